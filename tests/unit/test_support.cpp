@@ -1,0 +1,32 @@
+#include "test_support.hpp"
+
+#include <cstdlib>
+#include <fstream>
+#include <stdexcept>
+
+namespace preflight::testing {
+
+TempDir::TempDir() {
+  std::string pattern = (std::filesystem::temp_directory_path() / "preflight-test-XXXXXX").string();
+  if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+  path_ = pattern;
+}
+
+TempDir::~TempDir() {
+  std::error_code ignored;
+  std::filesystem::remove_all(path_, ignored);
+}
+
+std::filesystem::path TempDir::write(const std::string& relative, const std::string& content) const {
+  std::filesystem::path full = path_ / relative;
+  std::filesystem::create_directories(full.parent_path());
+  std::ofstream(full, std::ios::binary) << content;
+  return full;
+}
+
+std::filesystem::path source_dir() {
+  if (const char* dir = std::getenv("PREFLIGHT_SOURCE_DIR")) return dir;
+  return PREFLIGHT_SOURCE_DATA_DIR;
+}
+
+}  // namespace preflight::testing

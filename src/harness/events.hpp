@@ -1,0 +1,69 @@
+// What the harness inside the job reports (emulator/, docs/formats.md "events"): JSON lines
+// written to the events file, parsed here into typed records for diagnosis and reports.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "util/error.hpp"
+
+namespace preflight::harness {
+
+// Stage names in contract order (report.json v1).
+inline constexpr const char* kStageNames[] = {"setup", "init",     "data",     "model",  "train",
+                                              "validate", "checkpoint", "evaluate", "predict"};
+
+struct Frame {
+  std::string file;      // path as the job saw it, e.g. /job/code/main.py
+  int line = 0;
+  std::string function;
+  bool user = false;     // inside the job's code folder
+};
+
+// A stage the job entered, at time t (seconds since the harness started in that process).
+struct StageEvent {
+  std::string stage;
+  double t = 0;
+  int pid = 0;
+  std::string why;        // "DataLoader iterated", "optimizer.step()", ...
+  std::optional<Frame> where;
+};
+
+// An uncaught exception (or one the harness saw escape a hooked call).
+struct ExceptionEvent {
+  std::string type;       // qualified for non-builtins: "torch.cuda.OutOfMemoryError"
+  std::string message;
+  std::optional<int> errno_value;
+  std::string path;       // OSError.filename, or the file argument of a failed torch.save
+  std::string stage;      // the stage it struck in
+  double t = 0;
+  int pid = 0;
+  std::vector<Frame> frames;  // outermost first, innermost last
+  // The innermost frame in the user's code, if any.
+  const Frame* user_frame() const;
+};
+
+// A loop the harness cut short for the dry run.
+struct CapEvent {
+  std::string what;       // "DataLoader"
+  int limit = 0;
+  std::optional<Frame> where;
+};
+
+struct HarnessEvents {
+  bool started = false;          // the harness loaded in at least one process
+  std::string python_version;    // of the first process, e.g. "3.11.2"
+  std::vector<StageEvent> stages;
+  std::vector<ExceptionEvent> exceptions;
+  std::vector<CapEvent> caps;
+  std::optional<int> exit_code;  // the main process reached interpreter exit normally
+};
+
+// Parses an events file; a missing file gives empty events (the harness never loaded),
+// a malformed line is skipped (a job killed mid-write leaves a partial last line).
+HarnessEvents read_events(const std::filesystem::path& file);
+HarnessEvents parse_events(const std::string& text);
+
+}  // namespace preflight::harness

@@ -1,0 +1,69 @@
+// Images: references (built-in | docker-archive:PATH | oci:PATH[:TAG] | rootfs:PATH |
+// docker://REF), built-in recipes (images/NAME.yaml, built with mmdebstrap into an OCI
+// layout), and the digest-keyed cache of unpacked root filesystems. A warm resolve copies
+// no image data.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "util/error.hpp"
+
+namespace preflight::image {
+
+struct ImageRef {
+  enum class Kind { Builtin, DockerArchive, OciLayout, Rootfs, Registry };
+  Kind kind = Kind::Builtin;
+  std::string text;             // as the user wrote it
+  std::string name;             // built-in name, or registry reference
+  std::filesystem::path path;   // for archive/layout/rootfs kinds, absolute
+  std::string tag;              // oci:PATH:TAG
+};
+
+// The parts of the image configuration a run needs (OCI image config "config" object).
+struct ImageConfig {
+  std::vector<std::string> env;  // "KEY=VALUE"
+  std::string user;
+  std::string working_dir;
+  std::vector<std::string> entrypoint;
+  std::vector<std::string> cmd;
+};
+
+struct UnpackedImage {
+  std::string ref;                 // as the user wrote it
+  std::string digest;              // "sha256:<hex>": the image config digest (image ID)
+  std::filesystem::path rootfs;    // read-only lower layer for the container; never written
+  ImageConfig config;
+};
+
+// Progress lines for long steps ("building image pytorch: ..."); may be a no-op.
+using ProgressSink = std::function<void(const std::string&)>;
+
+// Relative paths resolve against `base_dir` (the job file's folder). Unknown scheme → exit 2.
+Result<ImageRef> parse_image_ref(const std::string& text, const std::filesystem::path& base_dir);
+
+class ImageStore {
+ public:
+  // cache_dir: e.g. ~/.cache/preflight; recipes_dir: the repository's images/ folder.
+  ImageStore(std::filesystem::path cache_dir, std::filesystem::path recipes_dir);
+
+  // Makes the image's root filesystem available: builds a missing built-in image, unpacks
+  // archives and layouts into the cache once (keyed by digest), then returns the cached copy.
+  Result<UnpackedImage> resolve(const ImageRef& ref, const ProgressSink& progress);
+
+  // Builds (or rebuilds) a built-in image from its recipe; returns its digest.
+  Result<std::string> build(const std::string& name, const ProgressSink& progress);
+
+  std::vector<std::string> builtin_names() const;
+
+ private:
+  std::filesystem::path cache_dir_;
+  std::filesystem::path recipes_dir_;
+};
+
+// The cache folder: $PREFLIGHT_CACHE, else $XDG_CACHE_HOME/preflight, else ~/.cache/preflight.
+std::filesystem::path default_cache_dir();
+
+}  // namespace preflight::image

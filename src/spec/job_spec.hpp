@@ -1,0 +1,65 @@
+// job.yaml v1 (docs/formats.md): what the user wants run, as written, with the location of
+// every value that a later error may need to point at.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "util/error.hpp"
+
+namespace preflight::spec {
+
+struct InputSpec {
+  std::string name;
+  std::filesystem::path path;  // absolute, resolved against the job file's folder
+  SourceLocation where;        // of the input's entry
+};
+
+struct OutputSpec {
+  std::string name;
+  SourceLocation where;
+};
+
+struct DryrunSpec {
+  int steps = 2;                             // batches per DataLoader loop
+  std::chrono::milliseconds timeout{600000};  // whole dry run
+  SourceLocation where;
+};
+
+struct JobSpec {
+  std::filesystem::path file;   // the job.yaml, absolute
+  std::string name;             // default: the job file's folder name
+  std::string platform;         // empty: not given (the caller picks --platform or philly)
+  SourceLocation platform_where;
+  std::string image;            // empty: not given (the profile's default image)
+  SourceLocation image_where;
+  std::filesystem::path code_dir;  // absolute; default: the job file's folder
+  std::optional<std::string> setup;
+  SourceLocation setup_where;
+  std::string command;          // raw, with ${{inputs.x}} / ${{outputs.y}} still in it
+  SourceLocation command_where;
+  std::vector<InputSpec> inputs;
+  std::vector<OutputSpec> outputs;
+  std::map<std::string, std::string> environment;
+  int gpus = 0;
+  int nodes = 1;
+  DryrunSpec dryrun;
+};
+
+// Loads and validates a job file. Errors (exit 2) carry file:line:column; unknown keys get a
+// did-you-mean. AzureML's $schema, type: command, environment, resources.instance_count and
+// distribution are accepted.
+Result<JobSpec> load_job(const std::filesystem::path& file);
+
+// Replaces ${{inputs.NAME}} and ${{outputs.NAME}} in `text` with the given paths. An unknown
+// reference is an error at `where` (the column points into the string where possible).
+Result<std::string> substitute_references(const std::string& text,
+                                          const std::map<std::string, std::string>& inputs,
+                                          const std::map<std::string, std::string>& outputs,
+                                          const SourceLocation& where);
+
+}  // namespace preflight::spec

@@ -1,0 +1,57 @@
+// What a dry run leaves behind for diagnosis: how the container ended, what it printed, what
+// the harness reported, and the facts about the platform needed to name an environment
+// difference (which mount a path is on, what the host has that the image lacks).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/events.hpp"
+
+namespace preflight::diagnosis {
+
+struct OutputLine {
+  enum class Stream { Stdout, Stderr };
+  Stream stream = Stream::Stderr;
+  bool setup = false;  // printed by the setup step, not the command
+  std::string text;    // without the trailing newline
+};
+
+struct RunOutcome {
+  int exit_code = 0;          // of the launcher (setup + command); 128+N for a signal
+  int signal = 0;             // terminating signal of the job's process, 0 if none
+  bool oom_killed = false;    // the memory cgroup recorded an OOM kill
+  bool timed_out = false;     // Preflight stopped it at the dry-run timeout
+  double timeout_s = 0;
+  std::optional<int> setup_exit;  // set when the job had a setup step and it finished
+  std::vector<OutputLine> output;  // the last lines of each stream, in arrival order
+  harness::HarnessEvents events;
+};
+
+// A mount as the platform lays it out, seen from both sides.
+struct MountFact {
+  enum class Kind { Code, Input, Output, Writable, Scratch, Harness };
+  Kind kind = Kind::Code;
+  std::string name;            // input/output name; empty otherwise
+  std::string container_path;  // e.g. /job/code
+  std::string host_path;       // e.g. /home/alice/mnist (empty for fresh tmpfs)
+  bool read_only = true;
+};
+
+struct PlatformFacts {
+  std::string platform;        // profile name
+  std::string user;            // "job (uid 1000)"
+  unsigned uid = 1000;
+  std::string home;            // in the container
+  std::vector<MountFact> mounts;
+  std::string code_container_dir;  // frames under it are the user's; reported relative
+  std::string code_host_dir;
+  // Whether the host's python3 can import a top-level module; unset: don't ask.
+  std::function<bool(const std::string&)> host_has_module;
+  // Whether a path exists on this machine (the laptop); unset: don't ask.
+  std::function<bool(const std::string&)> host_path_exists;
+};
+
+}  // namespace preflight::diagnosis

@@ -1,0 +1,85 @@
+// The RunPlan: everything the sandbox needs to run a job as the platform would — process,
+// user, environment, mounts, limits — derived purely from the job spec, the platform profile
+// and the image's facts. Building it starts nothing and touches no file, so it is tested
+// without a container.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "diagnosis/evidence.hpp"
+#include "image/image_store.hpp"
+#include "spec/job_spec.hpp"
+#include "spec/platform_profile.hpp"
+#include "util/error.hpp"
+
+namespace preflight::plan {
+
+// Fixed places of Preflight's own parts inside the container.
+inline constexpr const char* kEmulatorMount = "/opt/preflight/emulator";
+inline constexpr const char* kRunMount = "/opt/preflight/run";
+inline constexpr const char* kEventsFile = "/opt/preflight/run/events.jsonl";
+
+struct MountPlan {
+  enum class Type { Bind, Tmpfs };
+  diagnosis::MountFact::Kind kind = diagnosis::MountFact::Kind::Code;
+  std::string name;                 // input/output name
+  Type type = Type::Bind;
+  std::string destination;          // in the container
+  std::filesystem::path source;     // on the host (bind mounts)
+  bool read_only = true;
+  std::string tmpfs_options;        // "size=64m,mode=1777"
+};
+
+// A folder Preflight creates in the run folder before the container starts, owned by the
+// job's user so that the platform's writable places are writable to it.
+struct PreparedDir {
+  std::filesystem::path path;  // on the host
+  unsigned uid = 0;
+  unsigned gid = 0;
+};
+
+struct ProcessPlan {
+  std::vector<std::string> args;  // the launcher: setup, then command
+  std::vector<std::string> env;   // "KEY=VALUE", complete: the host's never leaks in
+  std::string cwd;
+  unsigned uid = 0;
+  unsigned gid = 0;
+};
+
+struct RunPlan {
+  std::string job_name;
+  std::string job_id;
+  std::string container_id;     // runc's name for the container
+  std::string platform;
+  std::string hostname;
+  std::filesystem::path run_dir;  // this run's own folder on the host: all it writes is here
+  std::string setup;            // after substitution; empty: none
+  std::string command;          // after substitution
+  ProcessPlan process;
+  std::vector<MountPlan> mounts;
+  std::vector<PreparedDir> prepare;
+  std::vector<std::string> home_dirs;  // created in the container's root, owned by the user
+  spec::ResourceLimits limits;
+  bool network = false;
+  int steps = 2;
+  std::chrono::milliseconds timeout{600000};
+  diagnosis::PlatformFacts facts;  // for diagnosis (functions left unset here)
+};
+
+// What the caller decides about this particular run (names, folders); keeps planning pure.
+struct PlanContext {
+  std::filesystem::path run_dir;
+  std::filesystem::path emulator_dir;  // the repository's emulator/ folder
+  std::string job_id;                  // unique per run
+  std::optional<int> steps_override;   // --steps
+  std::optional<std::chrono::milliseconds> timeout_override;  // --timeout
+};
+
+Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile& profile,
+                          const image::ImageConfig& image, const PlanContext& context);
+
+}  // namespace preflight::plan

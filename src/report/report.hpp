@@ -1,0 +1,46 @@
+// The outcome of a run as the user sees it: verdict, stages, findings. Written as report.json
+// v1 (the contract in docs/formats.md) and as a terminal summary.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "report/finding.hpp"
+
+namespace preflight::report {
+
+struct StageResult {
+  std::string name;
+  std::string status;  // passed | failed | not_reached | absent
+  double seconds = 0;
+};
+
+struct Report {
+  std::string verdict;  // pass | fail | error
+  std::string job_name;
+  std::string job_file;
+  std::string platform;
+  std::string image_ref;
+  std::string image_digest;
+  std::vector<StageResult> stages;
+  std::vector<Finding> findings;
+  double duration_s = 0;
+};
+
+// "fail" when a finding is an error, else "pass".
+std::string verdict_of(const std::vector<Finding>& findings);
+// The exit status the contract gives a verdict: pass 0, fail 1, error 3.
+int exit_status_of(const std::string& verdict);
+
+nlohmann::json to_json(const Report& report);
+Status write_json(const Report& report, const std::filesystem::path& file);
+
+// The terminal summary; `color` adds ANSI colours (only on a terminal without NO_COLOR).
+void print_summary(const Report& report, std::ostream& out, bool color);
+// Whether colour should be used on a stream with this file descriptor.
+bool use_color(int fd);
+
+}  // namespace preflight::report

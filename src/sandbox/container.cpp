@@ -1,0 +1,271 @@
+#include "sandbox/container.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/process.hpp>
+#include <chrono>
+#include <csignal>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "sandbox/interrupt.hpp"
+#include "sandbox/oci_config.hpp"
+
+namespace preflight::sandbox {
+namespace fs = std::filesystem;
+namespace bp = boost::process;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// Runs a runtime subcommand to completion, returning its exit status and stderr.
+struct CommandResult {
+  int status = -1;
+  std::string err;
+};
+
+CommandResult run_runtime(const fs::path& runtime, const std::vector<std::string>& args) {
+  CommandResult result;
+  try {
+    bp::ipstream err;
+    bp::child child(runtime.string(), bp::args(args), bp::std_in < bp::null, bp::std_out > bp::null,
+                    bp::std_err > err);
+    std::string line;
+    while (std::getline(err, line)) result.err += line + "\n";
+    child.wait();
+    result.status = child.exit_code();
+  } catch (const bp::process_error& e) {
+    result.err = e.what();
+  }
+  return result;
+}
+
+// The overlay root of one container; unmounted when this goes out of scope.
+class OverlayRoot {
+ public:
+  Status mount(const fs::path& lower, const fs::path& run_dir) {
+    merged_ = run_dir / "bundle" / "rootfs";
+    std::error_code ec;
+    for (const auto& dir : {merged_, run_dir / "upper", run_dir / "work"}) fs::create_directories(dir, ec);
+    std::string options = fmt::format("lowerdir={},upperdir={},workdir={}", lower.string(),
+                                      (run_dir / "upper").string(), (run_dir / "work").string());
+    if (::mount("overlay", merged_.c_str(), "overlay", 0, options.c_str()) != 0)
+      return Error::runtime(fmt::format("cannot mount the container's root at {}: {}", merged_.string(),
+                                        std::strerror(errno)));
+    mounted_ = true;
+    return Ok{};
+  }
+  ~OverlayRoot() {
+    if (mounted_ && ::umount2(merged_.c_str(), 0) != 0) ::umount2(merged_.c_str(), MNT_DETACH);
+  }
+  const fs::path& path() const { return merged_; }
+
+ private:
+  fs::path merged_;
+  bool mounted_ = false;
+};
+
+// Deletes the container (killing what is left of it) when this goes out of scope.
+class ContainerGuard {
+ public:
+  ContainerGuard(fs::path runtime, std::string id) : runtime_(std::move(runtime)), id_(std::move(id)) {}
+  ~ContainerGuard() { run_runtime(runtime_, {"delete", "--force", id_}); }
+
+ private:
+  fs::path runtime_;
+  std::string id_;
+};
+
+// A pipe whose read end stays with us and whose write end goes to the container.
+struct OutputPipe {
+  bp::pipe pipe;
+  std::string pending;
+  bool open = true;
+  diagnosis::OutputLine::Stream stream;
+
+  void close_sink() {
+    ::close(pipe.native_sink());
+    pipe.assign_sink(-1);
+  }
+  // Reads what is there and hands complete lines on; false at end of file.
+  bool drain(const LineSink& on_line) {
+    char buffer[65536];
+    ssize_t n = ::read(pipe.native_source(), buffer, sizeof buffer);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return true;
+    if (n <= 0) {
+      if (!pending.empty()) on_line(stream, pending);
+      pending.clear();
+      return open = false;
+    }
+    pending.append(buffer, static_cast<size_t>(n));
+    size_t start = 0;
+    for (size_t nl; (nl = pending.find('\n', start)) != std::string::npos; start = nl + 1)
+      on_line(stream, std::string_view(pending).substr(start, nl - start));
+    pending.erase(0, start);
+    return true;
+  }
+};
+
+Status prepare_run_dir(const plan::RunPlan& plan) {
+  std::error_code ec;
+  for (const auto& dir : plan.prepare) {
+    fs::create_directories(dir.path, ec);
+    if (ec || ::chown(dir.path.c_str(), dir.uid, dir.gid) != 0)
+      return Error::runtime(fmt::format("cannot prepare {}: {}", dir.path.string(),
+                                        ec ? ec.message() : std::strerror(errno)));
+  }
+  return Ok{};
+}
+
+// The job's home and similar folders exist in the container's root, owned by the job's user,
+// as in a platform image that created its user. They land in the overlay's upper layer only.
+Status prepare_root(const plan::RunPlan& plan, const fs::path& root) {
+  for (const auto& dir : plan.home_dirs) {
+    fs::path inside = root / fs::path(dir).relative_path();
+    std::error_code ec;
+    fs::create_directories(inside, ec);
+    if (ec || ::chown(inside.c_str(), plan.process.uid, plan.process.gid) != 0)
+      return Error::runtime(fmt::format("cannot create {} in the container: {}", dir,
+                                        ec ? ec.message() : std::strerror(errno)));
+  }
+  return Ok{};
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Reads "key N" from a cgroup's flat-keyed file; 0 when absent.
+std::uint64_t cgroup_value(const std::string& text, const std::string& key) {
+  auto at = text.find(key + " ");
+  if (at == std::string::npos || (at > 0 && text[at - 1] != '\n')) return 0;
+  return std::strtoull(text.c_str() + at + key.size() + 1, nullptr, 10);
+}
+
+// Memory facts from the container's cgroup, read before the runtime removes it (v1 or v2).
+void read_memory_cgroup(const std::string& cgroup_path, ContainerExit& exit) {
+  fs::path v1 = fs::path("/sys/fs/cgroup/memory") / fs::path(cgroup_path).relative_path();
+  fs::path v2 = fs::path("/sys/fs/cgroup") / fs::path(cgroup_path).relative_path();
+  if (fs::exists(v1 / "memory.oom_control")) {
+    exit.oom_killed = cgroup_value(read_file(v1 / "memory.oom_control"), "oom_kill") > 0;
+    exit.peak_memory_bytes = std::strtoull(read_file(v1 / "memory.max_usage_in_bytes").c_str(), nullptr, 10);
+  } else if (fs::exists(v2 / "memory.events")) {
+    exit.oom_killed = cgroup_value(read_file(v2 / "memory.events"), "oom_kill") > 0;
+    exit.peak_memory_bytes = std::strtoull(read_file(v2 / "memory.peak").c_str(), nullptr, 10);
+  }
+}
+
+int pidfd_open(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
+
+}  // namespace
+
+fs::path find_runtime() {
+  if (const char* runtime = std::getenv("PREFLIGHT_RUNTIME"); runtime && *runtime) return runtime;
+  return bp::search_path("runc").string();
+}
+
+Result<ContainerExit> run_container(const plan::RunPlan& plan, const fs::path& image_rootfs,
+                                    const LineSink& on_line) {
+  fs::path runtime = find_runtime();
+  if (runtime.empty())
+    return Error::runtime("no OCI runtime found: install runc (apt-get install runc) or set PREFLIGHT_RUNTIME");
+  install_interrupt_handlers();
+  // Adopt the container's process when `runc create` exits, to wait for it and read its cgroup.
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+
+  if (auto status = prepare_run_dir(plan); !status) return std::move(status).error();
+  OverlayRoot root;
+  if (auto status = root.mount(image_rootfs, plan.run_dir); !status) return std::move(status).error();
+  if (auto status = prepare_root(plan, root.path()); !status) return std::move(status).error();
+
+  const std::string cgroup_path = "/preflight/" + plan.container_id;
+  fs::path bundle = plan.run_dir / "bundle";
+  std::ofstream(bundle / "config.json") << make_oci_config(plan, root.path(), cgroup_path).dump(2);
+
+  OutputPipe out{{}, {}, true, diagnosis::OutputLine::Stream::Stdout};
+  OutputPipe err{{}, {}, true, diagnosis::OutputLine::Stream::Stderr};
+  fs::path pid_file = plan.run_dir / "container.pid";
+  ContainerGuard guard(runtime, plan.container_id);
+  const auto started = Clock::now();
+  int create_status = -1;
+  try {
+    bp::child create(runtime.string(), "create", "--bundle", bundle.string(), "--pid-file", pid_file.string(),
+                     plan.container_id, bp::std_in < bp::null, bp::std_out > out.pipe, bp::std_err > err.pipe);
+    create.wait();
+    create_status = create.exit_code();
+  } catch (const bp::process_error& e) {
+    return Error::runtime(fmt::format("cannot start {}: {}", runtime.string(), e.what()));
+  }
+  out.close_sink();
+  err.close_sink();
+  if (create_status != 0) {
+    std::string message;
+    ::fcntl(err.pipe.native_source(), F_SETFL, O_NONBLOCK);
+    err.drain([&](auto, std::string_view line) { message += std::string(line) + "\n"; });
+    return Error::runtime(fmt::format("{} create failed (exit {}): {}", runtime.filename().string(),
+                                      create_status, message));
+  }
+  pid_t pid = std::atoi(read_file(pid_file).c_str());
+  int pidfd = pidfd_open(pid);
+  if (pid <= 0 || pidfd < 0) return Error::runtime("cannot follow the container's process (pid file " + pid_file.string() + ")");
+  if (auto start = run_runtime(runtime, {"start", plan.container_id}); start.status != 0) {
+    ::close(pidfd);
+    return Error::runtime(fmt::format("{} start failed: {}", runtime.filename().string(), start.err));
+  }
+
+  ContainerExit exit;
+  const auto deadline = started + plan.timeout;
+  bool exited = false, killed = false;
+  while (!exited || out.open || err.open) {
+    std::vector<pollfd> fds;
+    if (out.open) fds.push_back({out.pipe.native_source(), POLLIN, 0});
+    if (err.open) fds.push_back({err.pipe.native_source(), POLLIN, 0});
+    if (!exited) fds.push_back({pidfd, POLLIN, 0});
+    fds.push_back({interrupt_fd(), POLLIN, 0});
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    int ready = ::poll(fds.data(), fds.size(), killed ? 1000 : static_cast<int>(std::max<long>(left, 0)));
+    if (ready < 0 && errno != EINTR) break;
+    for (const auto& fd : fds) {
+      if (!(fd.revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      if (fd.fd == out.pipe.native_source()) out.drain(on_line);
+      else if (fd.fd == err.pipe.native_source()) err.drain(on_line);
+    }
+    if (!exited) {
+      int status = 0;
+      if (::waitpid(pid, &status, WNOHANG) == pid) {
+        exited = true;
+        if (WIFEXITED(status)) exit.exit_code = WEXITSTATUS(status);
+        if (WIFSIGNALED(status)) {
+          exit.signal = WTERMSIG(status);
+          exit.exit_code = 128 + exit.signal;
+        }
+      }
+    }
+    bool timed_out = !exited && Clock::now() >= deadline;
+    int interrupted = interrupt_signal();
+    if (!killed && !exited && (timed_out || interrupted)) {
+      exit.timed_out = timed_out && !interrupted;
+      exit.interrupted_by = interrupted;
+      run_runtime(runtime, {"kill", "--all", plan.container_id, "KILL"});
+      killed = true;
+    }
+    if (killed && exited && (out.open || err.open) && ready == 0) break;  // stray holders of the pipes
+  }
+  ::close(pidfd);
+  exit.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  read_memory_cgroup(cgroup_path, exit);
+  // Reap processes re-parented to us on their way out (the runtime's helpers).
+  while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+  }
+  return exit;
+}
+
+}  // namespace preflight::sandbox

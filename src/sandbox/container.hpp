@@ -1,0 +1,37 @@
+// Runs a RunPlan in a real container: an overlay root over the cached image (the image is
+// never written), an OCI bundle, and runc. Whatever it creates — overlay mount, container,
+// cgroup — is gone when run_container returns, on every path: success, failure, timeout
+// and Ctrl-C.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string_view>
+
+#include "diagnosis/evidence.hpp"
+#include "plan/run_plan.hpp"
+#include "util/error.hpp"
+
+namespace preflight::sandbox {
+
+struct ContainerExit {
+  int exit_code = 0;        // 128+N when killed by signal N, as a shell reports it
+  int signal = 0;
+  bool oom_killed = false;
+  bool timed_out = false;
+  int interrupted_by = 0;   // SIGINT/SIGTERM that stopped the run, 0 if none
+  std::uint64_t peak_memory_bytes = 0;
+  double seconds = 0;
+};
+
+// Called for each complete line the job prints, as it prints it.
+using LineSink = std::function<void(diagnosis::OutputLine::Stream, std::string_view)>;
+
+// The OCI runtime to use: $PREFLIGHT_RUNTIME, else runc on PATH. Empty when none.
+std::filesystem::path find_runtime();
+
+Result<ContainerExit> run_container(const plan::RunPlan& plan, const std::filesystem::path& image_rootfs,
+                                    const LineSink& on_line);
+
+}  // namespace preflight::sandbox

@@ -1,0 +1,92 @@
+#include "sandbox/oci_config.hpp"
+
+namespace preflight::sandbox {
+namespace {
+
+using nlohmann::json;
+
+json mount(const std::string& destination, const std::string& type, const std::string& source,
+           std::vector<std::string> options) {
+  return {{"destination", destination}, {"type", type}, {"source", source}, {"options", options}};
+}
+
+// The kernel file systems every container has, as runc's own default spec lays them out.
+json system_mounts(const plan::RunPlan& plan) {
+  json mounts = json::array();
+  mounts.push_back(mount("/proc", "proc", "proc", {}));
+  mounts.push_back(mount("/dev", "tmpfs", "tmpfs", {"nosuid", "strictatime", "mode=755", "size=65536k"}));
+  mounts.push_back(mount("/dev/pts", "devpts", "devpts",
+                         {"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"}));
+  mounts.push_back(mount("/dev/shm", "tmpfs", "shm",
+                         {"nosuid", "noexec", "nodev", "mode=1777",
+                          "size=" + std::to_string(plan.limits.shm_bytes)}));
+  mounts.push_back(mount("/dev/mqueue", "mqueue", "mqueue", {"nosuid", "noexec", "nodev"}));
+  mounts.push_back(mount("/sys", "sysfs", "sysfs", {"nosuid", "noexec", "nodev", "ro"}));
+  return mounts;
+}
+
+json plan_mount(const plan::MountPlan& m) {
+  if (m.type == plan::MountPlan::Type::Tmpfs) {
+    std::vector<std::string> options{"nosuid", "nodev"};
+    if (!m.tmpfs_options.empty()) options.push_back(m.tmpfs_options);
+    return mount(m.destination, "tmpfs", "tmpfs", options);
+  }
+  std::vector<std::string> options{"rbind", "nosuid", "nodev", m.read_only ? "ro" : "rw"};
+  return mount(m.destination, "bind", m.source.string(), options);
+}
+
+json resources(const plan::RunPlan& plan) {
+  json r = json::object();
+  if (plan.limits.memory_bytes > 0) {
+    // Swap is part of the limit, as on platforms that run without swap.
+    r["memory"] = {{"limit", plan.limits.memory_bytes}, {"swap", plan.limits.memory_bytes}};
+  }
+  if (plan.limits.pids > 0) r["pids"] = {{"limit", plan.limits.pids}};
+  if (plan.limits.cpus > 0) {
+    constexpr long period = 100000;
+    r["cpu"] = {{"period", period}, {"quota", static_cast<long>(plan.limits.cpus * period)}};
+  }
+  return r;
+}
+
+}  // namespace
+
+json make_oci_config(const plan::RunPlan& plan, const std::filesystem::path& rootfs,
+                     const std::string& cgroup_path) {
+  json mounts = system_mounts(plan);
+  for (const auto& m : plan.mounts) mounts.push_back(plan_mount(m));
+
+  json namespaces = json::array({{{"type", "pid"}}, {{"type", "ipc"}}, {{"type", "uts"}}, {{"type", "mount"}}});
+  if (!plan.network) namespaces.push_back({{"type", "network"}});
+
+  json capabilities = {{"bounding", json::array()}, {"effective", json::array()},
+                       {"permitted", json::array()}, {"inheritable", json::array()},
+                       {"ambient", json::array()}};
+  return {
+      {"ociVersion", "1.0.2"},
+      {"process",
+       {{"terminal", false},
+        {"user", {{"uid", plan.process.uid}, {"gid", plan.process.gid}}},
+        {"args", plan.process.args},
+        {"env", plan.process.env},
+        {"cwd", plan.process.cwd},
+        {"capabilities", capabilities},
+        {"rlimits", json::array({{{"type", "RLIMIT_NOFILE"}, {"hard", 1048576}, {"soft", 1048576}}})},
+        {"noNewPrivileges", true}}},
+      {"root", {{"path", rootfs.string()}, {"readonly", false}}},
+      {"hostname", plan.hostname},
+      {"mounts", mounts},
+      {"linux",
+       {{"namespaces", namespaces},
+        {"cgroupsPath", cgroup_path},
+        {"resources", resources(plan)},
+        {"maskedPaths",
+         {"/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
+          "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/sys/firmware",
+          "/proc/scsi"}},
+        {"readonlyPaths",
+         {"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"}}}},
+  };
+}
+
+}  // namespace preflight::sandbox

@@ -23,6 +23,7 @@ struct SourceLocation {
 enum class ErrorKind {
   BadInput,  // the user's spec, profile, image reference or archive: exit 2
   Runtime,   // Preflight could not run the job (runtime missing, unpack failed): exit 3
+  Interrupted,  // the user stopped the run (Ctrl-C, SIGTERM): exit 130, as a shell reports it
 };
 
 struct Error {
@@ -43,7 +44,14 @@ struct Error {
     return *this;
   }
 
-  int exit_status() const { return kind == ErrorKind::BadInput ? 2 : 3; }
+  int exit_status() const {
+    switch (kind) {
+      case ErrorKind::BadInput: return 2;
+      case ErrorKind::Runtime: return 3;
+      case ErrorKind::Interrupted: return 130;
+    }
+    return 3;
+  }
   // "job.yaml:12:5: unknown key ..." — the form every user-facing error takes.
   std::string str() const;
 };

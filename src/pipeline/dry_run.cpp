@@ -1,0 +1,180 @@
+#include "pipeline/dry_run.hpp"
+
+#include <boost/process.hpp>
+#include <chrono>
+#include <deque>
+#include <random>
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include "diagnosis/diagnose.hpp"
+#include "harness/events.hpp"
+#include "image/image_store.hpp"
+#include "pipeline/stages.hpp"
+#include "plan/run_plan.hpp"
+#include "sandbox/container.hpp"
+#include "spec/job_spec.hpp"
+#include "spec/platform_profile.hpp"
+#include "util/data_dir.hpp"
+
+namespace preflight::pipeline {
+namespace fs = std::filesystem;
+namespace bp = boost::process;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr const char* kDefaultPlatform = "philly";
+constexpr const char* kSetupMarker = "\036preflight:setup-exit ";
+constexpr size_t kKeptLines = 400;  // of the job's output, for diagnosis
+
+// "mnist-20261122-013000-1a2b": readable, sortable, unique enough for one machine.
+std::string make_job_id(const std::string& name) {
+  std::random_device random;
+  auto now = std::chrono::system_clock::now();
+  return fmt::format("{}-{:%Y%m%d-%H%M%S}-{:04x}", name, fmt::localtime(std::chrono::system_clock::to_time_t(now)),
+                     random() & 0xffff);
+}
+
+bool host_has_module(const std::string& module) {
+  auto python = bp::search_path("python3");
+  if (python.empty()) return false;
+  try {
+    return bp::system(python, "-c",
+                      "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec(sys.argv[1]) else 1)",
+                      module, bp::std_out > bp::null, bp::std_err > bp::null, bp::std_in < bp::null) == 0;
+  } catch (const bp::process_error&) {
+    return false;
+  }
+}
+
+// Splits the job's output into setup and command parts at the launcher's marker.
+class OutputCollector {
+ public:
+  explicit OutputCollector(const Console& console, bool has_setup, Clock::time_point start)
+      : console_(console), in_setup_{has_setup, has_setup}, start_(start) {}
+
+  void add(diagnosis::OutputLine::Stream stream, std::string_view line) {
+    const bool is_err = stream == diagnosis::OutputLine::Stream::Stderr;
+    if (line.rfind(kSetupMarker, 0) == 0) {
+      in_setup_[is_err] = false;
+      setup_exit_ = std::atoi(std::string(line.substr(std::strlen(kSetupMarker))).c_str());
+      setup_seconds_ = std::chrono::duration<double>(Clock::now() - start_).count();
+      return;
+    }
+    if (console_.job_output) console_.job_output(is_err, line);
+    lines_.push_back({stream, in_setup_[is_err], std::string(line)});
+    if (lines_.size() > kKeptLines) lines_.pop_front();
+  }
+
+  std::vector<diagnosis::OutputLine> lines() const { return {lines_.begin(), lines_.end()}; }
+  std::optional<int> setup_exit() const { return setup_exit_; }
+  double setup_seconds() const { return setup_seconds_; }
+
+ private:
+  const Console& console_;
+  bool in_setup_[2];
+  Clock::time_point start_;
+  std::deque<diagnosis::OutputLine> lines_;
+  std::optional<int> setup_exit_;
+  double setup_seconds_ = 0;
+};
+
+void say(const Console& console, const std::string& text) {
+  if (console.progress) console.progress(text);
+}
+
+// Keeps what a user may want to look at (outputs, events, config) and drops the container's
+// scratch layers.
+void tidy_run_dir(const fs::path& run_dir) {
+  std::error_code ignored;
+  for (const char* scratch : {"upper", "work", "bundle/rootfs"}) fs::remove_all(run_dir / scratch, ignored);
+}
+
+}  // namespace
+
+Result<report::Report> dry_run(const DryRunOptions& options, const Console& console) {
+  const auto started = Clock::now();
+  auto job = spec::load_job(fs::absolute(options.job_file));
+  if (!job) return std::move(job).error();
+
+  std::string platform_name = options.platform.value_or(job->platform.empty() ? kDefaultPlatform : job->platform);
+  auto profile = spec::load_platform(platform_name, spec::shipped_platforms_dir());
+  if (!profile) {
+    if (!options.platform && !job->platform.empty()) profile.error().where = job->platform_where;
+    return std::move(profile).error();
+  }
+
+  std::string image_text = options.image.value_or(job->image.empty() ? profile->default_image : job->image);
+  auto ref = image::parse_image_ref(image_text, job->file.parent_path());
+  if (!ref) {
+    if (!options.image && !job->image.empty()) ref.error().where = job->image_where;
+    return std::move(ref).error();
+  }
+  image::ImageStore store(image::default_cache_dir(), data_dir() / "images");
+  say(console, fmt::format("image {}", image_text));
+  auto image = store.resolve(*ref, console.progress);
+  if (!image) return std::move(image).error().context("image " + image_text);
+
+  auto rules = diagnosis::load_rules(diagnosis::shipped_rules_file());
+  if (!rules) return std::move(rules).error();
+
+  plan::PlanContext context;
+  context.job_id = make_job_id(job->name);
+  context.run_dir = image::default_cache_dir() / "runs" / context.job_id;
+  context.emulator_dir = data_dir() / "emulator";
+  context.steps_override = options.steps;
+  context.timeout_override = options.timeout;
+  auto plan = plan::make_plan(*job, *profile, image->config, context);
+  if (!plan) return std::move(plan).error();
+
+  say(console, fmt::format("running {} on {} as {}", job->name, profile->name, plan->facts.user));
+  OutputCollector output(console, !plan->setup.empty(), Clock::now());
+  auto exit = sandbox::run_container(*plan, image->rootfs,
+                                     [&](auto stream, std::string_view line) { output.add(stream, line); });
+  if (!exit) {
+    tidy_run_dir(plan->run_dir);
+    return std::move(exit).error();
+  }
+
+  diagnosis::RunOutcome outcome;
+  outcome.exit_code = exit->exit_code;
+  outcome.signal = exit->signal;
+  outcome.oom_killed = exit->oom_killed;
+  outcome.timed_out = exit->timed_out;
+  outcome.timeout_s = std::chrono::duration<double>(plan->timeout).count();
+  outcome.setup_exit = output.setup_exit();
+  outcome.output = output.lines();
+  outcome.events = harness::read_events(plan->run_dir / "harness" / "events.jsonl");
+  tidy_run_dir(plan->run_dir);
+  if (exit->interrupted_by)
+    return Error{ErrorKind::Interrupted,
+                 fmt::format("interrupted by {}; the container was stopped and removed", strsignal(exit->interrupted_by)),
+                 {}};
+
+  diagnosis::PlatformFacts facts = plan->facts;
+  facts.host_has_module = host_has_module;
+  facts.host_path_exists = [](const std::string& path) {
+    std::error_code ec;
+    return fs::exists(path, ec);
+  };
+
+  report::Report report;
+  report.findings = diagnosis::diagnose(*rules, outcome, facts);
+  report.verdict = report::verdict_of(report.findings);
+  report.job_name = job->name;
+  report.job_file = fs::relative(job->file).string();
+  report.platform = profile->name;
+  report.image_ref = image_text;
+  report.image_digest = image->digest;
+  std::optional<std::string> failed_stage;
+  for (const auto& finding : report.findings)
+    if (finding.severity == report::Severity::Error && !failed_stage) failed_stage = finding.stage;
+  report.stages = stage_results(outcome.events, failed_stage, !plan->setup.empty(), output.setup_seconds(),
+                                exit->seconds);
+  report.duration_s = std::chrono::duration<double>(Clock::now() - started).count();
+  return report;
+}
+
+}  // namespace preflight::pipeline

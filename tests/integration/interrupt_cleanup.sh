@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Ctrl-C during a dry run stops the job's container and removes it: afterwards runc lists
+# nothing of the run, no mount or cgroup remains, and preflight exits 130.
+# Usage: interrupt_cleanup.sh PREFLIGHT_BINARY
+set -u
+source "$(dirname "$0")/lib.sh"
+preflight=$1
+require_runtime
+
+job=$(cd "$(dirname "$0")/../jobs/timeout_sleeping_job" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+"$preflight" run "$job/job.yaml" --timeout 5m >"$work/out" 2>"$work/err" &
+pid=$!
+for _ in $(seq 1 300); do
+  runc list -q 2>/dev/null | grep -q '^preflight-sleeper-' && break
+  sleep 0.1
+done
+runc list -q 2>/dev/null | grep -q '^preflight-sleeper-' || fail "the container never started: $(cat "$work/err")"
+kill -INT "$pid"
+wait "$pid"
+check_equal "exit status" 130 "$?"
+check_contains "message" "interrupted" "$(cat "$work/err")"
+check_no_leftovers sleeper
+finish

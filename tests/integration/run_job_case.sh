@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Runs the real preflight binary under the real runc on one fixture job (tests/jobs/CASE) and
+# checks what the user would see against the case's `expect` file: verdict, exit status,
+# category, stage, file and line of the first error finding, stages passed. Afterwards no
+# container, mount or leftover process of the run may remain.
+# Usage: run_job_case.sh PREFLIGHT_BINARY CASE_DIR
+set -u
+source "$(dirname "$0")/lib.sh"
+
+preflight=$1
+case_dir=$2
+require_runtime
+
+declare -A expect=()
+while IFS='=' read -r key value; do
+  [[ -z $key || $key == \#* ]] && continue
+  expect[$key]=$value
+done <"$case_dir/expect"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+args=()
+[[ -n ${expect[args]:-} ]] && read -r -a args <<<"${expect[args]}"
+"$preflight" run "$case_dir/job.yaml" --json "$work/report.json" "${args[@]}" >"$work/stdout" 2>"$work/stderr"
+status=$?
+cat "$work/stdout"
+
+check_equal "exit status" "${expect[exit]}" "$status"
+[[ -f $work/report.json ]] || fail "no report.json written; stderr: $(tail -5 "$work/stderr")"
+first_error='[.findings[] | select(.severity == "error")][0]'
+check_equal "verdict" "${expect[verdict]}" "$(jq -r .verdict "$work/report.json")"
+[[ -n ${expect[category]:-} ]] && check_equal "category" "${expect[category]}" "$(jq -r "$first_error.category" "$work/report.json")"
+[[ -n ${expect[stage]:-} ]] && check_equal "stage" "${expect[stage]}" "$(jq -r "$first_error.stage" "$work/report.json")"
+[[ -n ${expect[file]:-} ]] && check_equal "file" "${expect[file]}" "$(jq -r "$first_error.location.file" "$work/report.json")"
+[[ -n ${expect[line]:-} ]] && check_equal "line" "${expect[line]}" "$(jq -r "$first_error.location.line" "$work/report.json")"
+[[ -n ${expect[message]:-} ]] && check_contains "message" "${expect[message]}" "$(jq -r "$first_error.message" "$work/report.json")"
+[[ -n ${expect[hint]:-} ]] && check_contains "hint" "${expect[hint]}" "$(jq -r "$first_error.hint" "$work/report.json")"
+for stage in ${expect[passed]:-}; do
+  check_equal "stage $stage" "passed" "$(jq -r ".stages[] | select(.name == \"$stage\") | .status" "$work/report.json")"
+done
+check_no_leftovers "$(jq -r .job.name "$work/report.json")"
+finish

@@ -1,0 +1,66 @@
+"""The sampled run: each DataLoader loop yields at most PREFLIGHT_STEPS batches."""
+
+import sys
+
+import preflight_harness as core
+from . import frames
+
+
+class CappedIterator(object):
+    """Wraps a DataLoader's iterator; len() and every other attribute stay the loader's."""
+
+    def __init__(self, iterator, loader, limit):
+        self._it = iterator
+        self._loader = loader
+        self._limit = limit
+        self._count = 0
+        self._stopped = False
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self._count >= self._limit:
+            stop = StopIteration()
+            try:
+                self._stop(sys._getframe(1))
+                core.state.cap_stops[id(stop)] = stop
+            except Exception as exc:
+                core.harness_error("DataLoader cap", exc)
+            raise stop
+        batch = next(self._it)
+        self._count += 1
+        return batch
+
+    next = __next__
+
+    def __len__(self):
+        return len(self._it)
+
+    def __getattr__(self, name):
+        if name == "_it":
+            raise AttributeError(name)
+        return getattr(self._it, name)
+
+    def _stop(self, frame):
+        if self._stopped:
+            return
+        self._stopped = True
+        more = True
+        try:
+            more = len(self._it) > self._count
+        except Exception:
+            pass  # an IterableDataset without a length: assume it had more
+        if not getattr(self._loader, "persistent_workers", False):
+            # Workers and their prefetched batches would otherwise stay alive (and hold
+            # shared memory) until the iterator is collected.
+            shutdown = getattr(self._it, "_shutdown_workers", None)
+            if shutdown is not None:
+                shutdown()
+        if more:
+            where = frames.where(frame)
+            key = (where["file"], where["line"]) if where else id(self._loader)
+            st = core.state
+            if key not in st.caps_seen:
+                st.caps_seen.add(key)
+                core.emit("cap", what="DataLoader", limit=self._limit, where=where)

@@ -1,0 +1,229 @@
+"""PyTorch patches, applied once `torch` has finished importing. Each wrapper does its
+bookkeeping inside try/except and calls the original outside it, so the job sees exactly the
+original behaviour and exceptions."""
+
+import functools
+import sys
+
+import preflight_harness as core
+from . import dataloader_cap, frames, report, stages
+
+# Module classes that are not models although they are nn.Modules.
+_NOT_MODELS = ("torchvision.transforms", "torchaudio.transforms")
+
+
+def install(torch):
+    st = core.state
+    if st.torch_patched:
+        return
+    st.torch_patched = True
+    for patch in (_patch_dataset, _patch_dataloader, _patch_module, _patch_autograd,
+                  _patch_optimizer, _patch_save):
+        try:
+            patch(torch)
+        except Exception as exc:
+            core.harness_error(patch.__name__, exc)
+
+
+def _guard(where, fn, *args):
+    try:
+        return fn(*args)
+    except Exception as exc:
+        core.harness_error(where, exc)
+        return None
+
+
+def _patch_dataset(torch):
+    dataset = torch.utils.data.Dataset
+    original = dataset.__new__
+    plain = original is object.__new__
+
+    def __new__(cls, *args, **kwargs):
+        _guard("Dataset", stages.on_data, "Dataset created: " + cls.__name__,
+               sys._getframe(1))
+        if plain:
+            return original(cls)  # object.__new__ refuses extra arguments
+        return original(cls, *args, **kwargs)
+
+    dataset.__new__ = staticmethod(__new__)
+
+
+def _patch_dataloader(torch):
+    loader_cls = torch.utils.data.DataLoader
+    original_init = loader_cls.__init__
+    original_iter = loader_cls.__iter__
+
+    @functools.wraps(original_init)
+    def __init__(self, *args, **kwargs):
+        _guard("DataLoader", stages.on_data, "DataLoader created", sys._getframe(1))
+        return original_init(self, *args, **kwargs)
+
+    @functools.wraps(original_iter)
+    def __iter__(self):
+        _guard("DataLoader", stages.on_data, "DataLoader iterated", sys._getframe(1))
+        iterator = original_iter(self)
+        limit = core.state.steps
+        if limit > 0:
+            try:
+                return dataloader_cap.CappedIterator(iterator, self, limit)
+            except Exception as exc:
+                core.harness_error("DataLoader cap", exc)
+        return iterator
+
+    loader_cls.__init__ = __init__
+    loader_cls.__iter__ = __iter__
+
+
+def _patch_module(torch):
+    module_cls = torch.nn.Module
+    dataset_cls = torch.utils.data.Dataset
+    is_grad_enabled = torch.is_grad_enabled
+    torch_module_file = module_cls.train.__code__.co_filename
+    original_init = module_cls.__init__
+    original_call = module_cls.__call__
+    original_train = module_cls.train
+    original_to = module_cls.to
+    original_cuda = module_cls.cuda
+    depth = {"call": 0, "train": 0}
+
+    def model_built(obj, frame):
+        st = core.state
+        if st.trained or st.stage not in ("setup", "init", "data"):
+            return
+        if type(obj).__module__.startswith(_NOT_MODELS):
+            return
+        if frames.inside_init_of(frame, (module_cls, dataset_cls), exclude=obj):
+            return  # a submodule, or a transform built by a dataset
+        stages.on_model("model created: " + type(obj).__name__, frame)
+
+    @functools.wraps(original_init)
+    def __init__(self, *args, **kwargs):
+        _guard("Module.__init__", model_built, self, sys._getframe(1))
+        return original_init(self, *args, **kwargs)
+
+    def forward_started(obj, frame):
+        in_eval = not obj.training
+        if not in_eval and is_grad_enabled():
+            return
+        if frames.inside_init_of(frame, module_cls):
+            return  # a shape probe inside a model's constructor
+        stages.on_eval_work("forward in eval mode" if in_eval else "forward under no_grad",
+                            frame, grad_only=not in_eval)
+
+    @functools.wraps(original_call)
+    def __call__(self, *args, **kwargs):
+        if depth["call"] == 0 and core.state.stage != "checkpoint":
+            _guard("Module.__call__", forward_started, self, sys._getframe(1))
+        depth["call"] += 1
+        try:
+            return original_call(self, *args, **kwargs)
+        finally:
+            depth["call"] -= 1
+
+    def mode_set(obj, mode, frame):
+        while frame is not None and frame.f_code.co_filename == torch_module_file:
+            frame = frame.f_back  # Module.eval() calls train(False)
+        if frame is None or isinstance(frames.self_of(frame), module_cls):
+            return  # a module switching its own parts (frozen batch norm, ...)
+        if not core.state.trained:
+            return
+        if mode:
+            stages.on_train_mode("model.train()", frame)
+        else:
+            stages.on_eval_work("model.eval()", frame, grad_only=False)
+
+    @functools.wraps(original_train)
+    def train(self, mode=True):
+        if depth["train"] == 0:
+            _guard("Module.train", mode_set, self, mode, sys._getframe(1))
+        depth["train"] += 1
+        try:
+            return original_train(self, mode)
+        finally:
+            depth["train"] -= 1
+
+    def moved(why):
+        def wrap(original):
+            @functools.wraps(original)
+            def method(self, *args, **kwargs):
+                _guard("Module." + why, stages.on_model, "model." + why + "()",
+                       sys._getframe(1))
+                return original(self, *args, **kwargs)
+            return method
+        return wrap
+
+    module_cls.__init__ = __init__
+    module_cls.__call__ = __call__
+    module_cls.train = train
+    module_cls.to = moved("to")(original_to)
+    module_cls.cuda = moved("cuda")(original_cuda)
+
+
+def _patch_autograd(torch):
+    # Tensor.backward() calls torch.autograd.backward(), so this sees both.
+    original = torch.autograd.backward
+
+    @functools.wraps(original)
+    def backward(*args, **kwargs):
+        if core.state.stage != "train":
+            _guard("backward", stages.on_train, "loss.backward()", sys._getframe(1))
+        return original(*args, **kwargs)
+
+    torch.autograd.backward = backward
+
+
+def _patch_optimizer(torch):
+    optimizer_cls = torch.optim.Optimizer
+    original_init = optimizer_cls.__init__
+    register = getattr(sys.modules.get("torch.optim.optimizer"),
+                       "register_optimizer_step_pre_hook", None)
+
+    def step_started(*_):
+        if core.state.stage != "train":
+            _guard("optimizer.step", stages.on_train, "optimizer.step()", sys._getframe(1))
+
+    if register is not None:
+        register(step_started)
+
+    def wrap_step(cls):
+        step = cls.step
+        if getattr(step, "_preflight", False):
+            return
+
+        @functools.wraps(step)
+        def wrapped(*args, **kwargs):
+            step_started()
+            return step(*args, **kwargs)
+
+        wrapped._preflight = True
+        cls.step = wrapped
+
+    @functools.wraps(original_init)
+    def __init__(self, *args, **kwargs):
+        core.state.optimizers += 1
+        result = original_init(self, *args, **kwargs)
+        if register is None:
+            _guard("optimizer.step", wrap_step, type(self))
+        return result
+
+    optimizer_cls.__init__ = __init__
+
+
+def _patch_save(torch):
+    original = torch.serialization.save
+
+    @functools.wraps(original)
+    def save(obj, f, *args, **kwargs):
+        caller = sys._getframe(1)
+        previous = _guard("torch.save", stages.on_checkpoint, caller)
+        try:
+            result = original(obj, f, *args, **kwargs)
+        except Exception as exc:
+            _guard("torch.save", report.escaped, exc, caller, "torch.save",
+                   report.path_argument(f))
+            raise
+        _guard("torch.save", stages.after_checkpoint, previous, caller)
+        return result
+
+    torch.serialization.save = save
+    torch.save = save

@@ -1,0 +1,215 @@
+#include "spec/yaml_doc.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "util/did_you_mean.hpp"
+
+namespace preflight::spec {
+
+namespace {
+
+SourceLocation location(const std::filesystem::path& file, const YAML::Mark& mark) {
+  if (mark.is_null() || mark.line < 0) return SourceLocation{file, 0, 0};
+  return SourceLocation{file, mark.line + 1, mark.column + 1};
+}
+
+std::string in_map(const std::string& path) { return path.empty() ? "" : " in " + path; }
+
+std::string join(const std::vector<std::string>& words) {
+  std::string out;
+  for (const std::string& word : words) out += (out.empty() ? "" : ", ") + word;
+  return out;
+}
+
+}  // namespace
+
+std::string describe(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Map: return "a map";
+    case YAML::NodeType::Scalar: return "\"" + node.Scalar() + "\"";
+    default: return "nothing";
+  }
+}
+
+bool is_identifier(const std::string& text) {
+  if (text.empty() || std::isdigit(static_cast<unsigned char>(text[0]))) return false;
+  return std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+Result<YamlDoc> YamlDoc::load(const std::filesystem::path& file) {
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec)) {
+    return Error::bad_input(file.string() + " does not exist");
+  }
+  if (std::filesystem::is_directory(file, ec)) {
+    return Error::bad_input(file.string() + " is a folder, not a YAML file");
+  }
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return Error::bad_input("cannot read " + file.string());
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse(text.str(), file);
+}
+
+Result<YamlDoc> YamlDoc::parse(const std::string& text, const std::filesystem::path& file) {
+  YamlDoc doc;
+  doc.file_ = file;
+  doc.text_ = text;
+  try {
+    std::vector<YAML::Node> documents = YAML::LoadAll(text);
+    if (documents.size() > 1) {
+      return Error::bad_input("expected one YAML document, found " +
+                                  std::to_string(documents.size()) + " (remove the \"---\")",
+                              location(file, documents[1].Mark()));
+    }
+    doc.root_ = documents.empty() ? YAML::Node() : documents[0];
+  } catch (const YAML::ParserException& e) {
+    return Error::bad_input("invalid YAML: " + e.msg, location(file, e.mark));
+  } catch (const YAML::Exception& e) {
+    return Error::bad_input("invalid YAML: " + e.msg, location(file, e.mark));
+  }
+  return doc;
+}
+
+SourceLocation YamlDoc::at(const YAML::Node& node) const { return location(file_, node.Mark()); }
+
+SourceLocation YamlDoc::at(const YamlField& field) const {
+  return field.value.IsNull() ? at(field.key_node) : at(field.value);
+}
+
+SourceLocation YamlDoc::text_at(const YAML::Node& node, bool* exact) const {
+  SourceLocation where = at(node);
+  *exact = false;
+  const YAML::Mark mark = node.Mark();
+  if (!node.IsScalar() || mark.is_null() || mark.pos < 0) return where;
+  const auto pos = static_cast<std::size_t>(mark.pos);
+  const std::string& scalar = node.Scalar();
+  if (pos >= text_.size() || scalar.find('\n') != std::string::npos) return where;
+  const char first = text_[pos];
+  if (first == '"' || first == '\'') {
+    // Column arithmetic holds only when the source is the value verbatim (no escapes).
+    if (text_.compare(pos + 1, scalar.size(), scalar) == 0 &&
+        pos + 1 + scalar.size() < text_.size() && text_[pos + 1 + scalar.size()] == first) {
+      where.column += 1;
+      *exact = true;
+    }
+  } else if (first != '|' && first != '>') {
+    *exact = text_.compare(pos, scalar.size(), scalar) == 0;
+  }
+  return where;
+}
+
+Result<std::vector<YamlField>> YamlDoc::fields(const YAML::Node& map, const std::string& path,
+                                               const std::vector<std::string>& allowed) const {
+  if (!map.IsMap()) {
+    std::string what = path.empty() ? "the top level" : path;
+    return Error::bad_input(what + ": expected a map of keys, got " + describe(map), at(map));
+  }
+  std::vector<YamlField> out;
+  std::map<std::string, YAML::Node> seen;
+  for (const auto& entry : map) {
+    const YAML::Node key = entry.first;
+    if (!key.IsScalar()) {
+      return Error::bad_input("expected a plain key" + in_map(path) + ", got " + describe(key),
+                              at(key));
+    }
+    const std::string name = key.Scalar();
+    if (auto previous = seen.find(name); previous != seen.end()) {
+      return Error::bad_input("duplicate key \"" + name + "\"" + in_map(path) +
+                                  " (first given on line " +
+                                  std::to_string(at(previous->second).line) + ")",
+                              at(key));
+    }
+    seen.emplace(name, key);
+    if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
+      std::string hint = did_you_mean(name, allowed);
+      if (hint.empty() && allowed.size() <= 8) hint = " (valid keys: " + join(allowed) + ")";
+      return Error::bad_input("unknown key \"" + name + "\"" + in_map(path) + hint, at(key));
+    }
+    out.push_back(YamlField{name, path.empty() ? name : path + "." + name, key, entry.second});
+  }
+  return out;
+}
+
+Result<std::vector<YamlField>> YamlDoc::fields(const YamlField& field,
+                                               const std::vector<std::string>& allowed) const {
+  if (field.value.IsNull()) return std::vector<YamlField>{};
+  if (!field.value.IsMap()) {
+    return error(field, "expected a map of keys, got " + describe(field.value));
+  }
+  return fields(field.value, field.path, allowed);
+}
+
+Error YamlDoc::error(const YamlField& field, const std::string& message) const {
+  return Error::bad_input(field.path + ": " + message, at(field));
+}
+
+Result<std::string> YamlDoc::string(const YamlField& field) const {
+  if (!field.value.IsScalar()) return error(field, "expected a string, got " + describe(field.value));
+  return field.value.Scalar();
+}
+
+Result<long long> YamlDoc::integer(const YamlField& field) const {
+  if (!field.value.IsScalar()) {
+    return error(field, "expected an integer, got " + describe(field.value));
+  }
+  const std::string& text = field.value.Scalar();
+  const char* begin = text.data() + (!text.empty() && text[0] == '+' ? 1 : 0);
+  long long value = 0;
+  auto [end, ec] = std::from_chars(begin, text.data() + text.size(), value);
+  if (ec == std::errc::result_out_of_range) return error(field, "\"" + text + "\" is too large");
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) {
+    return error(field, "expected an integer, got " + describe(field.value));
+  }
+  return value;
+}
+
+Result<double> YamlDoc::number(const YamlField& field) const {
+  if (!field.value.IsScalar()) return error(field, "expected a number, got " + describe(field.value));
+  const std::string& text = field.value.Scalar();
+  const char* begin = text.data() + (!text.empty() && text[0] == '+' ? 1 : 0);
+  double value = 0;
+  auto [end, ec] = std::from_chars(begin, text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) {
+    return error(field, "expected a number, got " + describe(field.value));
+  }
+  return value;
+}
+
+Result<bool> YamlDoc::boolean(const YamlField& field) const {
+  if (field.value.IsScalar()) {
+    std::string text = field.value.Scalar();
+    for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    // YAML 1.1's spellings too, as yaml-cpp and PyYAML read them.
+    if (text == "true" || text == "yes" || text == "on") return true;
+    if (text == "false" || text == "no" || text == "off") return false;
+  }
+  return error(field, "expected true or false, got " + describe(field.value));
+}
+
+Result<std::vector<std::string>> YamlDoc::string_list(const YamlField& field) const {
+  if (!field.value.IsSequence()) {
+    return error(field, "expected a list of strings, got " + describe(field.value));
+  }
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < field.value.size(); ++i) {
+    const YAML::Node item = field.value[i];
+    if (!item.IsScalar()) {
+      return Error::bad_input(field.path + "[" + std::to_string(i) +
+                                  "]: expected a string, got " + describe(item),
+                              at(item));
+    }
+    out.push_back(item.Scalar());
+  }
+  return out;
+}
+
+}  // namespace preflight::spec

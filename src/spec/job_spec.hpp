@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -15,8 +16,12 @@ namespace preflight::spec {
 
 struct InputSpec {
   std::string name;
-  std::filesystem::path path;  // absolute, resolved against the job file's folder
+  std::filesystem::path path;  // absolute, resolved against the job file's folder; empty for a literal
   SourceLocation where;        // of the input's entry
+  // AzureML literal inputs (`epochs: 10`, `learning_rate: 0.2`, `shuffle: true`): substituted
+  // into ${{inputs.NAME}} as written; nothing is mounted.
+  std::optional<std::string> value;
+  SourceLocation path_where;   // of the path (or literal) value
 };
 
 struct OutputSpec {
@@ -27,6 +32,12 @@ struct OutputSpec {
 struct DryrunSpec {
   int steps = 2;                             // batches per DataLoader loop
   std::chrono::milliseconds timeout{600000};  // whole dry run
+  SourceLocation where;
+};
+
+// Something accepted but not acted on (AzureML's environment:), for the caller to show.
+struct SpecNote {
+  std::string message;
   SourceLocation where;
 };
 
@@ -47,7 +58,9 @@ struct JobSpec {
   std::map<std::string, std::string> environment;
   int gpus = 0;
   int nodes = 1;
+  std::optional<std::uint64_t> shm_bytes;  // resources.shm_size (AzureML); else the profile's
   DryrunSpec dryrun;
+  std::vector<SpecNote> notes;
 };
 
 // Loads and validates a job file. Errors (exit 2) carry file:line:column; unknown keys get a

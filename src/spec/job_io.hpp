@@ -1,0 +1,20 @@
+// The inputs: and outputs: sections of job.yaml (internal to load_job).
+#pragma once
+
+#include <filesystem>
+#include <vector>
+
+#include "spec/job_spec.hpp"
+#include "spec/yaml_doc.hpp"
+
+namespace preflight::spec {
+
+// inputs: {NAME: {path: P, type: uri_folder, mode: ro_mount}} or NAME: P, or an AzureML
+// literal (NAME: 10). Paths are resolved against `job_dir` and must exist.
+Result<std::vector<InputSpec>> read_inputs(const YamlDoc& doc, const YamlField& section,
+                                           const std::filesystem::path& job_dir);
+
+// outputs: {NAME: {} | null | {type:, mode:, path:, ...}}.
+Result<std::vector<OutputSpec>> read_outputs(const YamlDoc& doc, const YamlField& section);
+
+}  // namespace preflight::spec

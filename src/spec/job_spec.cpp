@@ -1,0 +1,276 @@
+#include "spec/job_spec.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include "spec/job_io.hpp"
+#include "spec/platform_profile.hpp"
+#include "spec/references.hpp"
+#include "spec/yaml_doc.hpp"
+
+namespace preflight::spec {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::vector<std::string> kTopKeys = {
+    "name", "platform", "image", "code", "setup", "command", "inputs", "outputs",
+    "environment_variables", "resources", "dryrun",
+    // AzureML command-job keys, accepted so the same file can be submitted there.
+    "$schema", "type", "display_name", "experiment_name", "description", "tags", "environment",
+    "distribution", "compute"};
+const std::vector<std::string> kResourceKeys = {"gpus", "nodes", "instance_count",
+                                                "instance_type", "shm_size"};
+const std::vector<std::string> kDryrunKeys = {"steps", "timeout"};
+
+bool valid_job_name(const std::string& name) {
+  if (name.empty() || !std::isalnum(static_cast<unsigned char>(name[0]))) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  });
+}
+
+// Reads a string that must not be empty or blank.
+Result<std::string> text(const YamlDoc& doc, const YamlField& field) {
+  auto value = doc.string(field);
+  if (!value) return value;
+  if (value->find_first_not_of(" \t\r\n") == std::string::npos) {
+    return doc.error(field, "must not be empty");
+  }
+  return value;
+}
+
+Result<int> count(const YamlDoc& doc, const YamlField& field, int minimum) {
+  auto value = doc.integer(field);
+  if (!value) return std::move(value).error();
+  if (*value < minimum) {
+    return doc.error(field, "must be at least " + std::to_string(minimum) + ", got " +
+                                std::to_string(*value));
+  }
+  if (*value > 1000000) return doc.error(field, std::to_string(*value) + " is too large");
+  return static_cast<int>(*value);
+}
+
+Result<fs::path> read_code(const YamlDoc& doc, const YamlField& field, const fs::path& job_dir) {
+  auto written = text(doc, field);
+  if (!written) return std::move(written).error();
+  if (written->rfind("azureml:", 0) == 0 || written->find("://") != std::string::npos) {
+    return doc.error(field, "\"" + *written + "\" is not a local folder; set code: to the "
+                                              "folder holding your training code");
+  }
+  const fs::path code = (job_dir / *written).lexically_normal();
+  std::error_code ec;
+  const auto status = fs::status(code, ec);
+  if (!fs::exists(status)) {
+    return doc.error(field, "code folder " + code.string() + " does not exist (\"" + *written +
+                                "\", relative to " + job_dir.string() +
+                                "); set code: to the folder holding your training code");
+  }
+  if (!fs::is_directory(status)) {
+    return doc.error(field, code.string() + " is not a folder; code: names the folder that is "
+                                            "uploaded with the job");
+  }
+  return code;
+}
+
+Status read_resources(const YamlDoc& doc, const YamlField& section, JobSpec& job) {
+  auto fields = doc.fields(section, kResourceKeys);
+  if (!fields) return std::move(fields).error();
+  const YamlField* nodes_field = nullptr;
+  for (const YamlField& field : *fields) {
+    if (field.key == "gpus") {
+      auto value = count(doc, field, 0);
+      if (!value) return std::move(value).error();
+      job.gpus = *value;
+    } else if (field.key == "nodes" || field.key == "instance_count") {
+      if (nodes_field != nullptr) {
+        return doc.error(field, "give either resources.nodes or resources.instance_count, "
+                                "not both (" + nodes_field->key + " is on line " +
+                                std::to_string(doc.at(nodes_field->key_node).line) + ")");
+      }
+      nodes_field = &field;
+      auto value = count(doc, field, 1);
+      if (!value) return std::move(value).error();
+      job.nodes = *value;
+    } else if (field.key == "instance_type") {
+      if (auto value = doc.string(field); !value) return std::move(value).error();
+    } else if (field.key == "shm_size") {
+      auto value = doc.string(field);
+      if (!value) return std::move(value).error();
+      auto bytes = parse_size(*value);
+      if (!bytes) return doc.error(field, bytes.error().message);
+      job.shm_bytes = *bytes;
+    }
+  }
+  return Ok{};
+}
+
+Status read_dryrun(const YamlDoc& doc, const YamlField& section, DryrunSpec& dryrun) {
+  dryrun.where = doc.at(section.key_node);
+  auto fields = doc.fields(section, kDryrunKeys);
+  if (!fields) return std::move(fields).error();
+  for (const YamlField& field : *fields) {
+    if (field.key == "steps") {
+      auto value = count(doc, field, 1);
+      if (!value) return std::move(value).error();
+      dryrun.steps = *value;
+    } else if (field.key == "timeout") {
+      auto value = doc.string(field);
+      if (!value) return std::move(value).error();
+      auto duration = parse_duration(*value);
+      if (!duration) return doc.error(field, duration.error().message);
+      if (duration->count() <= 0) return doc.error(field, "must be longer than zero");
+      dryrun.timeout = *duration;
+    }
+  }
+  return Ok{};
+}
+
+Status read_environment_variables(const YamlDoc& doc, const YamlField& section, JobSpec& job) {
+  auto fields = doc.fields(section, {});
+  if (!fields) return std::move(fields).error();
+  for (const YamlField& field : *fields) {
+    if (!is_identifier(field.key)) {
+      return Error::bad_input("environment variable name \"" + field.key +
+                                  "\" must be letters, digits and \"_\", not starting with a digit",
+                              doc.at(field.key_node));
+    }
+    if (field.value.IsNull()) {
+      return doc.error(field, "expected a value, got nothing (write \"\" for an empty string)");
+    }
+    auto value = doc.string(field);
+    if (!value) return std::move(value).error();
+    job.environment[field.key] = *value;
+  }
+  return Ok{};
+}
+
+// Anything accepted for AzureML's sake: checked for shape, otherwise left alone.
+Status read_azureml_key(const YamlDoc& doc, const YamlField& field, JobSpec& job) {
+  if (field.key == "type") {
+    auto value = doc.string(field);
+    if (!value) return std::move(value).error();
+    if (*value != "command") {
+      return doc.error(field, "only command jobs are supported, got \"" + *value + "\"");
+    }
+  } else if (field.key == "tags") {
+    auto tags = doc.fields(field, {});
+    if (!tags) return std::move(tags).error();
+  } else if (field.key == "distribution") {
+    if (!field.value.IsMap()) {
+      return doc.error(field, "expected a map such as {type: pytorch}, got " + describe(field.value));
+    }
+  } else if (field.key == "environment") {
+    if (!field.value.IsScalar() && !field.value.IsMap()) {
+      return doc.error(field, "expected an environment name or a map, got " + describe(field.value));
+    }
+    job.notes.push_back(SpecNote{"environment: is AzureML's and is not used; Preflight runs "
+                                 "image: (or the platform's default image)",
+                                 doc.at(field.key_node)});
+  } else if (auto value = doc.string(field); !value) {
+    return std::move(value).error();
+  }
+  return Ok{};
+}
+
+Status read_field(const YamlDoc& doc, const YamlField& field, const fs::path& job_dir,
+                  JobSpec& job) {
+  bool exact = false;
+  if (field.key == "name") {
+    auto value = text(doc, field);
+    if (!value) return std::move(value).error();
+    if (!valid_job_name(*value)) {
+      return doc.error(field, "\"" + *value + "\" may contain only letters, digits, \"-\", "
+                                              "\"_\" and \".\", starting with a letter or digit");
+    }
+    job.name = *value;
+  } else if (field.key == "platform" || field.key == "image") {
+    auto value = text(doc, field);
+    if (!value) return std::move(value).error();
+    (field.key == "platform" ? job.platform : job.image) = *value;
+    (field.key == "platform" ? job.platform_where : job.image_where) = doc.at(field);
+  } else if (field.key == "code") {
+    auto code = read_code(doc, field, job_dir);
+    if (!code) return std::move(code).error();
+    job.code_dir = *code;
+  } else if (field.key == "setup" || field.key == "command") {
+    auto value = text(doc, field);
+    if (!value) return std::move(value).error();
+    const SourceLocation where = doc.text_at(field.value, &exact);
+    if (field.key == "setup") {
+      job.setup = *value, job.setup_where = where;
+    } else {
+      job.command = *value, job.command_where = where;
+    }
+  } else if (field.key == "inputs") {
+    auto inputs = read_inputs(doc, field, job_dir);
+    if (!inputs) return std::move(inputs).error();
+    job.inputs = std::move(*inputs);
+  } else if (field.key == "outputs") {
+    auto outputs = read_outputs(doc, field);
+    if (!outputs) return std::move(outputs).error();
+    job.outputs = std::move(*outputs);
+  } else if (field.key == "environment_variables") {
+    return read_environment_variables(doc, field, job);
+  } else if (field.key == "resources") {
+    return read_resources(doc, field, job);
+  } else if (field.key == "dryrun") {
+    return read_dryrun(doc, field, job.dryrun);
+  } else {
+    return read_azureml_key(doc, field, job);
+  }
+  return Ok{};
+}
+
+// ${{inputs.x}} in command and setup must name declared inputs and outputs; checked here so
+// that `preflight check` reports a typo at its column.
+Status check_command_references(const YamlDoc& doc, const std::vector<YamlField>& fields,
+                                 const JobSpec& job) {
+  std::vector<std::string> inputs, outputs;
+  for (const InputSpec& input : job.inputs) inputs.push_back(input.name);
+  for (const OutputSpec& output : job.outputs) outputs.push_back(output.name);
+  for (const YamlField& field : fields) {
+    if (field.key != "command" && field.key != "setup") continue;
+    bool exact = false;
+    const SourceLocation where = doc.text_at(field.value, &exact);
+    if (auto ok = check_references(field.value.Scalar(), inputs, outputs, where, exact); !ok) {
+      return ok;
+    }
+  }
+  return Ok{};
+}
+
+}  // namespace
+
+Result<JobSpec> load_job(const fs::path& file) {
+  const fs::path absolute = fs::absolute(file).lexically_normal();
+  // Messages name the file as the user did; the spec keeps the absolute path.
+  auto doc = YamlDoc::load(file);
+  if (!doc) return std::move(doc).error();
+  const YamlDoc& yaml = *doc;
+  if (yaml.root().IsNull()) {
+    return Error::bad_input("the job file is empty; it needs at least command:",
+                            SourceLocation{file, 1, 1});
+  }
+  auto fields = yaml.fields(yaml.root(), "", kTopKeys);
+  if (!fields) return std::move(fields).error();
+
+  JobSpec job;
+  job.file = absolute;
+  const fs::path job_dir = absolute.parent_path();
+  job.code_dir = job_dir;
+  job.name = job_dir.filename().string();
+  for (const YamlField& field : *fields) {
+    if (auto ok = read_field(yaml, field, job_dir, job); !ok) return std::move(ok).error();
+  }
+  if (job.command.empty()) {
+    return Error::bad_input("missing required key \"command\" (the shell command that starts "
+                            "training, e.g. command: python train.py)",
+                            yaml.at(yaml.root()));
+  }
+  if (auto ok = check_command_references(yaml, *fields, job); !ok) return std::move(ok).error();
+  return job;
+}
+
+}  // namespace preflight::spec

@@ -1,0 +1,228 @@
+#include "spec/profile_sections.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include "spec/template.hpp"
+
+namespace preflight::spec {
+
+namespace {
+
+const std::vector<std::string> kUserKeys = {"name", "uid", "gid", "home", "sudo"};
+const std::vector<std::string> kMountKeys = {"code",    "input",       "output",
+                                             "scratch", "working_dir", "writable"};
+const std::vector<std::string> kLimitKeys = {"memory", "shm", "pids", "cpus"};
+const std::vector<std::string> kGpuKeys = {"name", "memory"};
+const std::vector<std::string> kRetryKeys = {"attempts"};
+
+// A string whose {{...}} variables are all known.
+Result<std::string> template_string(const YamlDoc& doc, const YamlField& field, bool per_entry) {
+  auto value = doc.string(field);
+  if (!value) return value;
+  bool exact = false;
+  const SourceLocation where = doc.text_at(field.value, &exact);
+  if (auto ok = check_template(*value, per_entry, where); !ok) {
+    Error error = std::move(ok).error();
+    error.message = field.path + ": " + error.message;
+    return error;
+  }
+  return value;
+}
+
+// A path inside the container: absolute, or starting with a template such as {{code}}.
+Result<std::string> container_path(const YamlDoc& doc, const YamlField& field, bool per_entry) {
+  auto value = template_string(doc, field, per_entry);
+  if (!value) return value;
+  if (value->rfind('/', 0) != 0 && value->rfind("{{", 0) != 0) {
+    return doc.error(field, "expected an absolute path inside the container, got \"" + *value +
+                                "\"");
+  }
+  return value;
+}
+
+Result<std::uint64_t> size(const YamlDoc& doc, const YamlField& field) {
+  auto text = doc.string(field);
+  if (!text) return std::move(text).error();
+  auto bytes = parse_size(*text);
+  if (!bytes) return doc.error(field, bytes.error().message);
+  if (*bytes == 0) return doc.error(field, "must be more than zero (leave it out for no limit)");
+  return *bytes;
+}
+
+Result<long long> bounded(const YamlDoc& doc, const YamlField& field, long long low,
+                          long long high) {
+  auto value = doc.integer(field);
+  if (!value) return value;
+  if (*value < low || *value > high) {
+    return doc.error(field, "must be between " + std::to_string(low) + " and " +
+                                std::to_string(high) + ", got " + std::to_string(*value));
+  }
+  return value;
+}
+
+bool valid_user_name(const std::string& name) {
+  if (name.empty() || name[0] == '-' || name.size() > 32) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  });
+}
+
+// "PHILLY_INPUT_{{NAME}}" is a valid variable name once its templates are filled in.
+bool valid_env_name_template(const std::string& name) {
+  std::string filled;
+  for (std::size_t i = 0; i < name.size();) {
+    const std::size_t open = name.find("{{", i);
+    const std::size_t close = open == std::string::npos ? open : name.find("}}", open);
+    if (close == std::string::npos) {
+      filled += name.substr(i);
+      break;
+    }
+    filled += name.substr(i, open - i) + "X";
+    i = close + 2;
+  }
+  return is_identifier(filled);
+}
+
+}  // namespace
+
+Status read_user(const YamlDoc& doc, const YamlField& section, PlatformUser& user) {
+  auto fields = doc.fields(section, kUserKeys);
+  if (!fields) return std::move(fields).error();
+  for (const YamlField& field : *fields) {
+    if (field.key == "name") {
+      auto value = doc.string(field);
+      if (!value) return std::move(value).error();
+      if (!valid_user_name(*value)) return doc.error(field, "\"" + *value + "\" is not a user name");
+      user.name = *value;
+    } else if (field.key == "uid" || field.key == "gid") {
+      auto value = bounded(doc, field, 0, 4294967294LL);
+      if (!value) return std::move(value).error();
+      (field.key == "uid" ? user.uid : user.gid) = static_cast<unsigned>(*value);
+    } else if (field.key == "home") {
+      auto value = doc.string(field);
+      if (!value) return std::move(value).error();
+      if (value->rfind('/', 0) != 0) return doc.error(field, "expected an absolute path");
+      user.home = *value;
+    } else if (field.key == "sudo") {
+      auto value = doc.boolean(field);
+      if (!value) return std::move(value).error();
+      user.sudo = *value;
+    }
+  }
+  return Ok{};
+}
+
+Status read_mounts(const YamlDoc& doc, const YamlField& section, MountLayout& mounts) {
+  auto fields = doc.fields(section, kMountKeys);
+  if (!fields) return std::move(fields).error();
+  for (const YamlField& field : *fields) {
+    if (field.key == "writable") {
+      auto list = doc.string_list(field);
+      if (!list) return std::move(list).error();
+      for (const std::string& path : *list) {
+        if (path.rfind('/', 0) != 0) {
+          return doc.error(field, "expected absolute paths, got \"" + path + "\"");
+        }
+      }
+      mounts.writable = std::move(*list);
+      continue;
+    }
+    if (field.key == "scratch" && field.value.IsNull()) {
+      mounts.scratch.clear();
+      continue;
+    }
+    const bool per_entry = field.key == "input" || field.key == "output";
+    auto value = container_path(doc, field, per_entry);
+    if (!value) return std::move(value).error();
+    if (per_entry && value->find("{{name}}") == std::string::npos &&
+        value->find("{{NAME}}") == std::string::npos) {
+      return doc.error(field, "must contain {{name}} so that each " + field.key +
+                                  " gets its own folder");
+    }
+    if (field.key == "code") mounts.code = *value;
+    if (field.key == "input") mounts.input = *value;
+    if (field.key == "output") mounts.output = *value;
+    if (field.key == "scratch") mounts.scratch = *value;
+    if (field.key == "working_dir") mounts.working_dir = *value;
+  }
+  return Ok{};
+}
+
+Status read_limits(const YamlDoc& doc, const YamlField& section, ResourceLimits& limits) {
+  auto fields = doc.fields(section, kLimitKeys);
+  if (!fields) return std::move(fields).error();
+  for (const YamlField& field : *fields) {
+    if (field.key == "memory" || field.key == "shm") {
+      auto bytes = size(doc, field);
+      if (!bytes) return std::move(bytes).error();
+      (field.key == "memory" ? limits.memory_bytes : limits.shm_bytes) = *bytes;
+    } else if (field.key == "pids") {
+      auto value = bounded(doc, field, 1, 4194304);
+      if (!value) return std::move(value).error();
+      limits.pids = static_cast<int>(*value);
+    } else if (field.key == "cpus") {
+      auto value = doc.number(field);
+      if (!value) return std::move(value).error();
+      if (!(*value > 0) || *value > 4096) return doc.error(field, "must be more than zero");
+      limits.cpus = *value;
+    }
+  }
+  return Ok{};
+}
+
+Status read_gpu(const YamlDoc& doc, const YamlField& section, GpuModel& gpu) {
+  auto fields = doc.fields(section, kGpuKeys);
+  if (!fields) return std::move(fields).error();
+  for (const YamlField& field : *fields) {
+    if (field.key == "name") {
+      auto value = doc.string(field);
+      if (!value) return std::move(value).error();
+      gpu.name = *value;
+    } else {
+      auto bytes = size(doc, field);
+      if (!bytes) return std::move(bytes).error();
+      gpu.memory_bytes = *bytes;
+    }
+  }
+  return Ok{};
+}
+
+Status read_retry(const YamlDoc& doc, const YamlField& section, int& attempts) {
+  auto fields = doc.fields(section, kRetryKeys);
+  if (!fields) return std::move(fields).error();
+  for (const YamlField& field : *fields) {
+    auto value = bounded(doc, field, 1, 100);
+    if (!value) return std::move(value).error();
+    attempts = static_cast<int>(*value);
+  }
+  return Ok{};
+}
+
+Result<std::vector<EnvTemplate>> read_environment(const YamlDoc& doc, const YamlField& section,
+                                                  bool per_entry) {
+  auto fields = doc.fields(section, {});
+  if (!fields) return std::move(fields).error();
+  std::vector<EnvTemplate> out;
+  for (const YamlField& field : *fields) {
+    bool exact = false;
+    const SourceLocation key_where = doc.text_at(field.key_node, &exact);
+    if (auto ok = check_template(field.key, per_entry, key_where); !ok) {
+      return std::move(ok).error();
+    }
+    if (!valid_env_name_template(field.key)) {
+      return Error::bad_input("environment variable name \"" + field.key +
+                                  "\" must be letters, digits and \"_\", not starting with a digit",
+                              doc.at(field.key_node));
+    }
+    if (field.value.IsNull()) {
+      return doc.error(field, "expected a value, got nothing (write \"\" for an empty string)");
+    }
+    auto value = template_string(doc, field, per_entry);
+    if (!value) return std::move(value).error();
+    out.push_back(EnvTemplate{field.key, *value, doc.text_at(field.value, &exact)});
+  }
+  return out;
+}
+
+}  // namespace preflight::spec

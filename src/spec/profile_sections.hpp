@@ -1,0 +1,22 @@
+// The sections of a platform profile (internal to load_platform): each reads one key's map
+// strictly and checks its templates against the documented variables.
+#pragma once
+
+#include <vector>
+
+#include "spec/platform_profile.hpp"
+#include "spec/yaml_doc.hpp"
+
+namespace preflight::spec {
+
+Status read_user(const YamlDoc& doc, const YamlField& section, PlatformUser& user);
+Status read_mounts(const YamlDoc& doc, const YamlField& section, MountLayout& mounts);
+Status read_limits(const YamlDoc& doc, const YamlField& section, ResourceLimits& limits);
+Status read_gpu(const YamlDoc& doc, const YamlField& section, GpuModel& gpu);
+Status read_retry(const YamlDoc& doc, const YamlField& section, int& attempts);
+// environment:, or input_environment: / output_environment: when `per_entry` (names may be
+// templates too: PHILLY_INPUT_{{NAME}}).
+Result<std::vector<EnvTemplate>> read_environment(const YamlDoc& doc, const YamlField& section,
+                                                  bool per_entry);
+
+}  // namespace preflight::spec

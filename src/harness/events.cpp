@@ -1,0 +1,137 @@
+// Reads the harness's JSON lines (docs/harness.md) into typed records. Lenient by design: the
+// job may be killed mid-write, and unknown events or fields from a newer harness are ignored.
+#include "harness/events.hpp"
+
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace preflight::harness {
+
+namespace {
+
+using nlohmann::json;
+
+std::string text(const json& event, const char* key) {
+  auto it = event.find(key);
+  return it != event.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+int integer(const json& event, const char* key, int fallback = 0) {
+  auto it = event.find(key);
+  return it != event.end() && it->is_number_integer() ? it->get<int>() : fallback;
+}
+
+double seconds(const json& event) {
+  auto it = event.find("t");
+  return it != event.end() && it->is_number() ? it->get<double>() : 0.0;
+}
+
+std::optional<Frame> frame(const json& value) {
+  if (!value.is_object()) return std::nullopt;
+  Frame f;
+  f.file = text(value, "file");
+  f.line = integer(value, "line");
+  f.function = text(value, "function");
+  auto user = value.find("user");
+  f.user = user != value.end() && user->is_boolean() && user->get<bool>();
+  return f;
+}
+
+std::optional<Frame> frame_at(const json& event, const char* key) {
+  auto it = event.find(key);
+  return it == event.end() ? std::nullopt : frame(*it);
+}
+
+ExceptionEvent exception_event(const json& event) {
+  ExceptionEvent e;
+  e.type = text(event, "type");
+  e.message = text(event, "message");
+  auto err = event.find("errno");
+  if (err != event.end() && err->is_number_integer()) e.errno_value = err->get<int>();
+  e.path = text(event, "path");
+  e.stage = text(event, "stage");
+  e.t = seconds(event);
+  e.pid = integer(event, "pid");
+  auto frames = event.find("frames");
+  if (frames != event.end() && frames->is_array()) {
+    for (const auto& value : *frames) {
+      if (auto f = frame(value)) e.frames.push_back(std::move(*f));
+    }
+  }
+  return e;
+}
+
+// The main process is the first one started for the job's command; a setup phase's
+// processes (pip, say) come earlier and do not decide the exit code.
+struct ExitTracking {
+  std::optional<int> first_pid;
+  std::optional<int> command_pid;
+  std::vector<std::pair<int, int>> exits;  // pid, code
+
+  int main_pid() const { return command_pid ? *command_pid : first_pid.value_or(-1); }
+};
+
+}  // namespace
+
+const Frame* ExceptionEvent::user_frame() const {
+  for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
+    if (it->user) return &*it;
+  }
+  return nullptr;
+}
+
+HarnessEvents parse_events(const std::string& text_in) {
+  HarnessEvents out;
+  ExitTracking tracking;
+  std::istringstream lines(text_in);
+  std::string line;
+  while (std::getline(lines, line)) {
+    json event = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!event.is_object()) continue;  // malformed, or cut short by a kill
+    const std::string ev = text(event, "ev");
+    const int pid = integer(event, "pid");
+    if (ev == "start") {
+      if (!out.started) out.python_version = text(event, "python");
+      out.started = true;
+      if (!tracking.first_pid) tracking.first_pid = pid;
+      if (!tracking.command_pid && text(event, "phase") != "setup") tracking.command_pid = pid;
+    } else if (ev == "stage") {
+      StageEvent s;
+      s.stage = text(event, "stage");
+      s.t = seconds(event);
+      s.pid = pid;
+      s.why = text(event, "why");
+      s.where = frame_at(event, "where");
+      if (!s.stage.empty()) out.stages.push_back(std::move(s));
+    } else if (ev == "exception") {
+      out.exceptions.push_back(exception_event(event));
+    } else if (ev == "cap") {
+      CapEvent c;
+      c.what = text(event, "what");
+      c.limit = integer(event, "limit");
+      c.where = frame_at(event, "where");
+      out.caps.push_back(std::move(c));
+    } else if (ev == "exit") {
+      auto code = event.find("code");
+      if (code != event.end() && code->is_number_integer()) {
+        tracking.exits.emplace_back(pid, code->get<int>());
+      }
+    }
+  }
+  for (const auto& [pid, code] : tracking.exits) {
+    if (pid == tracking.main_pid()) out.exit_code = code;
+  }
+  return out;
+}
+
+HarnessEvents read_events(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return {};
+  std::ostringstream content;
+  content << in.rdbuf();
+  return parse_events(content.str());
+}
+
+}  // namespace preflight::harness

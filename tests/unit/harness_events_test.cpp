@@ -1,0 +1,149 @@
+#include "harness/events.hpp"
+
+#include <gtest/gtest.h>
+
+#include "test_support.hpp"
+
+namespace preflight::harness {
+namespace {
+
+using preflight::testing::TempDir;
+
+TEST(HarnessEvents, MissingFileMeansTheHarnessNeverLoaded) {
+  TempDir dir;
+  HarnessEvents events = read_events(dir.path() / "events.jsonl");
+  EXPECT_FALSE(events.started);
+  EXPECT_TRUE(events.stages.empty());
+  EXPECT_TRUE(events.exceptions.empty());
+  EXPECT_FALSE(events.exit_code.has_value());
+}
+
+TEST(HarnessEvents, ReadsStartStagesCapsAndExit) {
+  HarnessEvents events = parse_events(
+      R"j({"ev":"start","t":0.0,"pid":10,"python":"3.11.2","argv":["main.py"],"phase":"command","stage":"init"})j"
+      "\n"
+      R"j({"ev":"stage","t":1.5,"pid":10,"stage":"data","why":"DataLoader iterated","where":{"file":"/job/code/main.py","line":21,"function":"train","user":true}})j"
+      "\n"
+      R"j({"ev":"cap","t":1.6,"pid":10,"what":"DataLoader","limit":2,"where":{"file":"/job/code/main.py","line":21,"function":"train","user":true}})j"
+      "\n"
+      R"j({"ev":"stage","t":1.7,"pid":10,"stage":"train","why":"loss.backward()","where":null})j"
+      "\n"
+      R"j({"ev":"exit","t":2.0,"pid":10,"code":0})j"
+      "\n");
+  EXPECT_TRUE(events.started);
+  EXPECT_EQ(events.python_version, "3.11.2");
+  ASSERT_EQ(events.stages.size(), 2u);
+  EXPECT_EQ(events.stages[0].stage, "data");
+  EXPECT_DOUBLE_EQ(events.stages[0].t, 1.5);
+  EXPECT_EQ(events.stages[0].pid, 10);
+  EXPECT_EQ(events.stages[0].why, "DataLoader iterated");
+  ASSERT_TRUE(events.stages[0].where.has_value());
+  EXPECT_EQ(events.stages[0].where->file, "/job/code/main.py");
+  EXPECT_EQ(events.stages[0].where->line, 21);
+  EXPECT_EQ(events.stages[0].where->function, "train");
+  EXPECT_TRUE(events.stages[0].where->user);
+  EXPECT_FALSE(events.stages[1].where.has_value());
+  ASSERT_EQ(events.caps.size(), 1u);
+  EXPECT_EQ(events.caps[0].what, "DataLoader");
+  EXPECT_EQ(events.caps[0].limit, 2);
+  EXPECT_EQ(events.exit_code, 0);
+}
+
+TEST(HarnessEvents, ReadsAnExceptionWithErrnoPathAndFrames) {
+  HarnessEvents events = parse_events(
+      R"j({"ev":"exception","t":3.2,"pid":7,"type":"FileNotFoundError","message":"[Errno 2] No such file or directory: '/data/x.csv'","errno":2,"path":"/data/x.csv","stage":"data","frames":[{"file":"/job/code/main.py","line":60,"function":"<module>","user":true},{"file":"/job/code/data.py","line":5,"function":"__init__","user":true},{"file":"/usr/lib/python3.11/codecs.py","line":9,"function":"open","user":false}],"origin":"excepthook"})j"
+      "\n");
+  ASSERT_EQ(events.exceptions.size(), 1u);
+  const ExceptionEvent& e = events.exceptions[0];
+  EXPECT_EQ(e.type, "FileNotFoundError");
+  EXPECT_EQ(e.errno_value, 2);
+  EXPECT_EQ(e.path, "/data/x.csv");
+  EXPECT_EQ(e.stage, "data");
+  EXPECT_EQ(e.pid, 7);
+  ASSERT_EQ(e.frames.size(), 3u);
+  ASSERT_NE(e.user_frame(), nullptr);
+  EXPECT_EQ(e.user_frame()->file, "/job/code/data.py");
+  EXPECT_EQ(e.user_frame()->line, 5);
+}
+
+TEST(HarnessEvents, NullErrnoAndNoUserFrame) {
+  HarnessEvents events = parse_events(
+      R"j({"ev":"exception","t":1,"pid":7,"type":"RuntimeError","message":"File /out/m.pt cannot be opened.","errno":null,"path":"/out/m.pt","stage":"checkpoint","frames":[{"file":"/usr/lib/python3/dist-packages/torch/serialization.py","line":422,"function":"save","user":false}]})j"
+      "\n");
+  ASSERT_EQ(events.exceptions.size(), 1u);
+  EXPECT_FALSE(events.exceptions[0].errno_value.has_value());
+  EXPECT_EQ(events.exceptions[0].user_frame(), nullptr);
+}
+
+TEST(HarnessEvents, SkipsMalformedAndPartialLines) {
+  HarnessEvents events = parse_events(
+      "not json\n"
+      "[1,2,3]\n"
+      R"j({"ev":"start","t":0,"pid":1,"python":"3.6.15","argv":[],"phase":"command"})j"
+      "\n"
+      "\n"
+      R"j({"ev":"unknown_future_event","t":0,"pid":1})j"
+      "\n"
+      R"j({"ev":"stage","t":0.1,"pid":1,"stage":"model","why":"model created: Net","where":{"file":"/job/code/m)j");
+  EXPECT_TRUE(events.started);
+  EXPECT_EQ(events.python_version, "3.6.15");
+  EXPECT_TRUE(events.stages.empty());
+  EXPECT_FALSE(events.exit_code.has_value());
+}
+
+TEST(HarnessEvents, ExitCodeComesFromTheMainProcessOnly) {
+  HarnessEvents events = parse_events(
+      R"j({"ev":"start","t":0,"pid":5,"python":"3.11.2","argv":["-m","pip"],"phase":"setup","stage":"setup"})j"
+      "\n"
+      R"j({"ev":"exit","t":1,"pid":5,"code":0})j"
+      "\n"
+      R"j({"ev":"start","t":0,"pid":20,"python":"3.11.2","argv":["main.py"],"phase":"command","stage":"init"})j"
+      "\n"
+      R"j({"ev":"start","t":0,"pid":21,"python":"3.11.2","argv":["helper.py"],"phase":"command","stage":"init"})j"
+      "\n"
+      R"j({"ev":"exit","t":2,"pid":21,"code":0})j"
+      "\n"
+      R"j({"ev":"exit","t":3,"pid":20,"code":1})j"
+      "\n");
+  EXPECT_EQ(events.exit_code, 1);
+}
+
+TEST(HarnessEvents, NoExitCodeWhenTheMainProcessWasKilled) {
+  HarnessEvents events = parse_events(
+      R"j({"ev":"start","t":0,"pid":20,"python":"3.11.2","argv":["main.py"],"phase":"command"})j"
+      "\n"
+      R"j({"ev":"start","t":0,"pid":21,"python":"3.11.2","argv":["child.py"],"phase":"command"})j"
+      "\n"
+      R"j({"ev":"exit","t":2,"pid":21,"code":0})j"
+      "\n");
+  EXPECT_FALSE(events.exit_code.has_value());
+}
+
+TEST(HarnessEvents, FixtureFromARealRunReadsAsEvaluateFailure) {
+  HarnessEvents events = read_events(preflight::testing::source_dir() /
+                                     "tests/harness/fixtures/mnist_evaluate_keyerror.jsonl");
+  ASSERT_TRUE(events.started);
+  ASSERT_EQ(events.exceptions.size(), 1u);
+  EXPECT_EQ(events.exceptions[0].type, "KeyError");
+  EXPECT_EQ(events.exceptions[0].stage, "evaluate");
+  ASSERT_NE(events.exceptions[0].user_frame(), nullptr);
+  EXPECT_EQ(events.exceptions[0].user_frame()->function, "evaluate");
+  bool validated = false;
+  for (const auto& s : events.stages) validated = validated || s.stage == "validate";
+  EXPECT_TRUE(validated);
+  EXPECT_FALSE(events.caps.empty());
+  EXPECT_EQ(events.exit_code, 1);
+}
+
+TEST(HarnessEvents, FixtureFromARealRunCarriesTheCheckpointPath) {
+  HarnessEvents events = read_events(preflight::testing::source_dir() /
+                                     "tests/harness/fixtures/save_readonly.jsonl");
+  ASSERT_EQ(events.exceptions.size(), 1u);
+  EXPECT_EQ(events.exceptions[0].type, "RuntimeError");
+  EXPECT_EQ(events.exceptions[0].stage, "checkpoint");
+  EXPECT_EQ(events.exceptions[0].path, "/outputs/ro/model.pt");
+  EXPECT_FALSE(events.exceptions[0].errno_value.has_value());
+}
+
+}  // namespace
+}  // namespace preflight::harness

@@ -17,20 +17,23 @@ std::string lower(std::string_view text) {
 }  // namespace
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
-  // One row of the dynamic-programming table at a time.
-  std::vector<std::size_t> row(b.size() + 1);
-  std::iota(row.begin(), row.end(), std::size_t{0});
+  // Optimal string alignment: Levenshtein plus swapping two neighbours ("stpes" → "steps"),
+  // the most common typing slip. Three rows of the table are enough.
+  std::vector<std::size_t> before(b.size() + 1), previous(b.size() + 1), row(b.size() + 1);
+  std::iota(previous.begin(), previous.end(), std::size_t{0});
   for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
     row[0] = i;
     for (std::size_t j = 1; j <= b.size(); ++j) {
-      std::size_t above = row[j];
-      std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + cost});
-      diagonal = above;
+      const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      row[j] = std::min({previous[j] + 1, row[j - 1] + 1, previous[j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        row[j] = std::min(row[j], before[j - 2] + 1);
+      }
     }
+    std::swap(before, previous);
+    std::swap(previous, row);
   }
-  return row[b.size()];
+  return previous[b.size()];
 }
 
 std::optional<std::string> closest_match(std::string_view word,

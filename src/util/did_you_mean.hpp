@@ -10,7 +10,8 @@
 
 namespace preflight {
 
-// Levenshtein distance: insertions, deletions and substitutions each cost 1.
+// Edit distance: insertions, deletions, substitutions and swaps of two neighbouring
+// characters each cost 1 (Levenshtein with transpositions).
 std::size_t edit_distance(std::string_view a, std::string_view b);
 
 // The candidate closest to `word` (ignoring case), if it is within about a third of the

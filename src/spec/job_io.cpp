@@ -146,7 +146,7 @@ Result<InputSpec> read_input(const YamlDoc& doc, const YamlField& entry, const f
                                       "\" is not a local path; Preflight needs a local copy or "
                                       "sample of the data: set path: to a folder such as ./data");
   }
-  input.path = (job_dir / *written).lexically_normal();
+  input.path = resolve_path(job_dir, *written);
   if (auto ok = check_path(doc, *path_field, entry.key, *written, input.path, job_dir, type); !ok) {
     return std::move(ok).error();
   }
@@ -154,6 +154,14 @@ Result<InputSpec> read_input(const YamlDoc& doc, const YamlField& entry, const f
 }
 
 }  // namespace
+
+fs::path resolve_path(const fs::path& job_dir, const std::string& written) {
+  fs::path path = (job_dir / written).lexically_normal();
+  if (!path.has_filename() && path.has_parent_path() && path != path.root_path()) {
+    path = path.parent_path();
+  }
+  return path;
+}
 
 Result<std::vector<InputSpec>> read_inputs(const YamlDoc& doc, const YamlField& section,
                                            const fs::path& job_dir) {

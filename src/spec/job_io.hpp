@@ -9,6 +9,10 @@
 
 namespace preflight::spec {
 
+// `written` (as in job.yaml) resolved against the job's folder, normalised, without a
+// trailing "/".
+std::filesystem::path resolve_path(const std::filesystem::path& job_dir, const std::string& written);
+
 // inputs: {NAME: {path: P, type: uri_folder, mode: ro_mount}} or NAME: P, or an AzureML
 // literal (NAME: 10). Paths are resolved against `job_dir` and must exist.
 Result<std::vector<InputSpec>> read_inputs(const YamlDoc& doc, const YamlField& section,

@@ -59,7 +59,7 @@ Result<fs::path> read_code(const YamlDoc& doc, const YamlField& field, const fs:
     return doc.error(field, "\"" + *written + "\" is not a local folder; set code: to the "
                                               "folder holding your training code");
   }
-  const fs::path code = (job_dir / *written).lexically_normal();
+  const fs::path code = resolve_path(job_dir, *written);
   std::error_code ec;
   const auto status = fs::status(code, ec);
   if (!fs::exists(status)) {

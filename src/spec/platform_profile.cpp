@@ -69,7 +69,7 @@ Status read_field(const YamlDoc& doc, const YamlField& field, PlatformProfile& p
 
 Result<PlatformProfile> load_profile_file(const fs::path& file) {
   auto doc = YamlDoc::load(file);
-  if (!doc) return std::move(doc).error().context("loading platform profile");
+  if (!doc) return std::move(doc).error();
   if (doc->root().IsNull()) {
     return Error::bad_input("the platform profile is empty", SourceLocation{file, 1, 1});
   }

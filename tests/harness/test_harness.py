@@ -1,0 +1,278 @@
+"""Tests of the harness inside the job (emulator/site), run with any python3 >= 3.6:
+
+    python3 tests/harness/test_harness.py [-v]
+
+Each case runs a small script in a fresh interpreter with the harness injected the way the
+sandbox does it and checks the events file. Cases that need PyTorch are skipped when the
+interpreter cannot import torch (run it inside the `pytorch` image for those)."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+
+SITE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "emulator", "site")
+SITE = os.path.normpath(SITE)
+
+
+def _has_torch():
+    return subprocess.call([sys.executable, "-c", "import torch"], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL) == 0
+
+
+HAS_TORCH = _has_torch()
+
+
+class HarnessCase(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="preflight-harness-")
+        self.code = os.path.join(self.dir, "code")
+        os.mkdir(self.code)
+        self.events_file = os.path.join(self.dir, "events.jsonl")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def run_script(self, source, args=(), harness=True, extra_path=None, timeout=300):
+        script = os.path.join(self.code, "main.py")
+        with open(script, "w") as f:
+            f.write(textwrap.dedent(source))
+        env = dict((k, v) for k, v in os.environ.items()
+                   if not k.startswith(("PYTHON", "PREFLIGHT")))
+        env["PYTHONPATH"] = os.pathsep.join([SITE] + ([extra_path] if extra_path else []))
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        if harness:
+            env.update(PREFLIGHT_EVENTS=self.events_file, PREFLIGHT_CODE_DIR=self.code,
+                       PREFLIGHT_STEPS="2", PREFLIGHT_PHASE="command")
+        proc = subprocess.Popen([sys.executable, script] + list(args), cwd=self.code, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        out, err = proc.communicate(timeout=timeout)
+        return proc.returncode, out.decode(), err.decode()
+
+    def events(self, ev=None):
+        if not os.path.exists(self.events_file):
+            return []
+        with open(self.events_file) as f:
+            found = [json.loads(line) for line in f]
+        return [e for e in found if ev is None or e["ev"] == ev]
+
+    def stages(self):
+        return [e["stage"] for e in self.events("stage")]
+
+    def only_exception(self):
+        found = self.events("exception")
+        self.assertEqual(len(found), 1, found)
+        return found[0]
+
+
+class WithoutTorch(HarnessCase):
+    def test_start_and_exit(self):
+        code, _, _ = self.run_script("import sys\nsys.exit(3)\n", args=["--lr", "0.1"])
+        self.assertEqual(code, 3)
+        start = self.events("start")[0]
+        self.assertEqual(start["argv"][1:], ["--lr", "0.1"])
+        self.assertEqual(start["phase"], "command")
+        self.assertEqual(start["stage"], "init")
+        self.assertEqual(self.events("exit")[0]["code"], 3)
+        self.assertEqual(self.events("harness_error"), [])
+
+    def test_nothing_without_events_variable(self):
+        code, out, err = self.run_script("import sys\nprint(sys.excepthook.__module__)\n",
+                                         harness=False)
+        self.assertEqual(code, 0, err)
+        self.assertEqual(out.strip(), "sys")
+        self.assertFalse(os.path.exists(self.events_file))
+
+    def test_uncaught_file_not_found(self):
+        code, _, err = self.run_script("""
+            def load(path):
+                return open(path)
+            load("/nonexistent/preflight/data.csv")
+        """)
+        self.assertEqual(code, 1)
+        self.assertIn("FileNotFoundError", err)  # the original hook still prints
+        e = self.only_exception()
+        self.assertEqual(e["type"], "FileNotFoundError")
+        self.assertEqual(e["errno"], 2)
+        self.assertEqual(e["path"], "/nonexistent/preflight/data.csv")
+        self.assertEqual(e["stage"], "init")
+        self.assertEqual([f["function"] for f in e["frames"]], ["<module>", "load"])
+        self.assertTrue(all(f["user"] for f in e["frames"]))
+        self.assertEqual(self.events("exit")[0]["code"], 1)
+
+    def test_qualified_type_and_replaced_excepthook(self):
+        self.run_script("""
+            import sys, json
+            sys.excepthook = lambda *a: None
+            raise json.JSONDecodeError("bad", "doc", 0)
+        """)
+        e = self.only_exception()
+        self.assertEqual(e["type"], "json.decoder.JSONDecodeError")
+        self.assertEqual(e["origin"], "last_value")
+
+    def test_startup_imports_nothing_heavy(self):
+        _, out, _ = self.run_script("""
+            import sys
+            print(sorted(m for m in ("json", "inspect", "dis", "re", "torch") if m in sys.modules))
+        """)
+        self.assertNotIn("json", out)
+        self.assertNotIn("dis", out)
+        self.assertNotIn("torch", out)
+
+    def test_chains_to_the_next_sitecustomize(self):
+        other = os.path.join(self.dir, "other")
+        os.mkdir(other)
+        with open(os.path.join(other, "sitecustomize.py"), "w") as f:
+            f.write("import builtins\nbuiltins.PREFLIGHT_CHAINED = __name__\n")
+        for harness in (True, False):
+            _, out, err = self.run_script("print(PREFLIGHT_CHAINED)\n", harness=harness,
+                                          extra_path=other)
+            self.assertEqual(out.strip(), "sitecustomize", err)
+
+    @unittest.skipIf(sys.version_info < (3, 8), "threading.excepthook is Python 3.8+")
+    def test_thread_exception(self):
+        self.run_script("""
+            import threading
+            def work():
+                {}["missing"]
+            t = threading.Thread(target=work)
+            t.start(); t.join()
+        """)
+        e = self.only_exception()
+        self.assertEqual((e["type"], e["origin"]), ("KeyError", "thread"))
+        self.assertEqual(self.events("exit")[0]["code"], 0)
+
+    def test_concurrent_processes_write_whole_lines(self):
+        self.run_script("""
+            import os
+            pids = []
+            for _ in range(4):
+                pid = os.fork()
+                if pid == 0:
+                    import preflight_harness
+                    for i in range(200):
+                        preflight_harness.emit("probe", i=i, pad="x" * 300)
+                    os._exit(0)
+                pids.append(pid)
+            for pid in pids:
+                os.waitpid(pid, 0)
+        """)
+        self.assertEqual(len(self.events("probe")), 800)  # json.loads raised on a torn line
+
+
+TRAINING = """
+import sys, torch, torch.nn as nn, torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 3)
+    def forward(self, x):
+        return F.log_softmax(self.fc(x), dim=1)
+
+def train(model, loader, optimizer):
+    model.train()
+    for x, y in loader:
+        optimizer.zero_grad()
+        F.nll_loss(model(x), y).backward()
+        optimizer.step()
+
+def test(model, loader):
+    model.eval()
+    with torch.no_grad():
+        for x, y in loader:
+            model(x)
+
+def evaluate(model, loader, metrics):
+    model.eval()
+    with torch.no_grad():
+        for x, y in loader:
+            model(x)
+    return metrics["top5"]
+
+x, y = torch.randn(64, 8), torch.randint(0, 3, (64,))
+loader = DataLoader(TensorDataset(x, y), batch_size=4, num_workers=int(sys.argv[1]))
+model = Net()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(3):
+    train(model, loader, optimizer)
+    test(model, loader)
+    if len(sys.argv) > 2:
+        torch.save(model.state_dict(), sys.argv[2] + "/model.pt")
+evaluate(model, loader, {"top1": 1.0})
+"""
+
+
+@unittest.skipUnless(HAS_TORCH, "PyTorch is not importable by this python3")
+class WithTorch(HarnessCase):
+    def test_validate_each_epoch_then_evaluate(self):
+        code, _, err = self.run_script(TRAINING, args=["0"])
+        self.assertEqual(code, 1, err)
+        stages = self.stages()
+        self.assertEqual(stages[:4], ["data", "model", "data", "train"])
+        self.assertIn("validate", stages)
+        self.assertEqual(stages[-1], "evaluate")
+        e = self.only_exception()
+        self.assertEqual((e["type"], e["stage"]), ("KeyError", "evaluate"))
+        self.assertEqual(e["frames"][-1]["function"], "evaluate")
+        cap = self.events("cap")[0]
+        self.assertEqual((cap["what"], cap["limit"]), ("DataLoader", 2))
+        self.assertEqual(self.events("harness_error"), [])
+
+    def test_workers_are_capped_without_hanging(self):
+        code, _, err = self.run_script(TRAINING, args=["2"], timeout=120)
+        self.assertEqual(code, 1, err)
+        self.assertEqual(self.only_exception()["stage"], "evaluate")
+
+    def test_checkpoint_failure_carries_the_path(self):
+        missing = os.path.join(self.dir, "no", "such", "folder")
+        self.run_script(TRAINING, args=["0", missing])
+        e = self.only_exception()
+        self.assertEqual(e["stage"], "checkpoint")
+        self.assertEqual(e["path"], missing + "/model.pt")
+        self.assertEqual(e["origin"], "torch.save")
+
+    def test_checkpoint_returns_to_the_previous_stage(self):
+        self.run_script(TRAINING, args=["0", self.dir])
+        stages = self.stages()
+        at = stages.index("checkpoint")
+        self.assertEqual(stages[at - 1], stages[at + 1])
+        self.assertEqual(self.only_exception()["stage"], "evaluate")
+
+    def test_missing_file_in_dataset_is_a_data_failure(self):
+        self.run_script("""
+            import torch
+            from torch.utils.data import Dataset
+            class Csv(Dataset):
+                def __init__(self, path):
+                    self.rows = open(path).readlines()
+            Csv("/nonexistent/preflight/train.csv")
+        """)
+        e = self.only_exception()
+        self.assertEqual((e["type"], e["stage"], e["errno"]), ("FileNotFoundError", "data", 2))
+        self.assertEqual(e["frames"][-1]["function"], "__init__")
+
+    def test_worker_failure_keeps_the_worker_frames(self):
+        self.run_script("""
+            import torch
+            from torch.utils.data import DataLoader, Dataset
+            class Files(Dataset):
+                def __len__(self): return 8
+                def __getitem__(self, i): return open("/nonexistent/img_%d.png" % i).read()
+            for batch in DataLoader(Files(), batch_size=2, num_workers=2):
+                pass
+        """, timeout=120)
+        e = self.only_exception()
+        self.assertEqual((e["errno"], e["stage"]), (2, "data"))
+        self.assertTrue(e["path"].startswith("/nonexistent/img_"))
+        self.assertEqual(e["frames"][-1]["function"], "__getitem__")
+        self.assertTrue(e["frames"][-1]["user"])
+
+
+if __name__ == "__main__":
+    unittest.main()

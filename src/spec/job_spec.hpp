@@ -50,9 +50,9 @@ struct JobSpec {
   SourceLocation image_where;
   std::filesystem::path code_dir;  // absolute; default: the job file's folder
   std::optional<std::string> setup;
-  SourceLocation setup_where;
+  SourceLocation setup_where;   // where the text starts (inside the quotes, if quoted)
   std::string command;          // raw, with ${{inputs.x}} / ${{outputs.y}} still in it
-  SourceLocation command_where;
+  SourceLocation command_where; // where the text starts (inside the quotes, if quoted)
   std::vector<InputSpec> inputs;
   std::vector<OutputSpec> outputs;
   std::map<std::string, std::string> environment;

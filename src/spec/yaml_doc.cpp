@@ -32,7 +32,13 @@ std::string describe(const YAML::Node& node) {
   switch (node.Type()) {
     case YAML::NodeType::Sequence: return "a list";
     case YAML::NodeType::Map: return "a map";
-    case YAML::NodeType::Scalar: return "\"" + node.Scalar() + "\"";
+    case YAML::NodeType::Scalar: {
+      // Long values (a whole script) would drown the message.
+      const std::string& text = node.Scalar();
+      const bool long_text = text.size() > 60 || text.find('\n') != std::string::npos;
+      return "\"" + (long_text ? text.substr(0, std::min<std::size_t>(40, text.find('\n'))) + "...\""
+                                : text + "\"");
+    }
     default: return "nothing";
   }
 }

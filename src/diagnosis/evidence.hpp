@@ -42,6 +42,7 @@ struct MountFact {
 
 struct PlatformFacts {
   std::string platform;        // profile name
+  std::string image;           // image reference as the job names it, e.g. "pytorch"
   std::string user;            // "job (uid 1000)"
   unsigned uid = 1000;
   std::string home;            // in the container

@@ -1,0 +1,249 @@
+#include "diagnosis/attribution.hpp"
+
+#include <map>
+
+#include <re2/re2.h>
+
+#include "diagnosis/traceback.hpp"
+
+namespace preflight::diagnosis {
+
+namespace {
+
+std::string joined(const std::string& dir, const std::string& rest) {
+  if (rest.empty()) return dir;
+  if (dir.empty() || dir.back() == '/') return dir + rest;
+  return dir + "/" + rest;
+}
+
+// The part of `path` below `dir` ("" when they are the same).
+std::string below(const std::string& path, const std::string& dir) {
+  if (path.size() <= dir.size()) return {};
+  return path.substr(dir.size() + (dir.back() == '/' ? 0 : 1));
+}
+
+bool exists_here(const PlatformFacts& facts, const std::string& path) {
+  return facts.host_path_exists && !path.empty() && facts.host_path_exists(path);
+}
+
+std::string job_user(const PlatformFacts& facts) {
+  return facts.user.empty() ? "uid " + std::to_string(facts.uid) : facts.user;
+}
+
+// A name for a new input: the folder's last component, as an identifier.
+std::string input_name(const std::string& folder) {
+  std::string base = folder.substr(folder.find_last_of("/\\") + 1);
+  std::string name;
+  for (char c : base) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return name.empty() || std::isdigit(static_cast<unsigned char>(name[0])) ? "data" : name;
+}
+
+// A file is usually mounted through its folder: "/data/mnist/train.csv" → "/data/mnist".
+std::string folder_to_mount(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  const std::string base = path.substr(slash + 1);
+  if (base.find('.') == std::string::npos || slash == 0 || slash == std::string::npos) return path;
+  return path.substr(0, slash);
+}
+
+std::string add_input_hint(const std::string& path) {
+  const std::string folder = folder_to_mount(path);
+  const std::string name = input_name(folder);
+  std::string use = "${{inputs." + name + "}}";
+  if (folder != path) use += path.substr(folder.size());
+  return "add it as an input in job.yaml (inputs: {" + name + ": {path: " + folder +
+         "}}) and use " + use + " in place of the literal path";
+}
+
+// "write to ${{outputs.model}} instead (outputs: model at /job/outputs/model)".
+std::string write_to_output_hint(const PlatformFacts& facts) {
+  std::string listed;
+  const MountFact* first = nullptr;
+  for (const MountFact& mount : facts.mounts) {
+    if (mount.kind != MountFact::Kind::Output) continue;
+    if (!first) first = &mount;
+    listed += (listed.empty() ? "" : ", ") + mount.name + " at " + mount.container_path;
+  }
+  if (!first) {
+    return "declare an output in job.yaml (outputs: {model: {}}) and write to "
+           "${{outputs.model}} instead";
+  }
+  return "write to ${{outputs." + first->name + "}} instead (outputs: " + listed + ")";
+}
+
+// "/home/alice/data" → "the home folder of alice on a developer's machine", when it is not
+// the platform user's own home.
+std::string laptop_home(const std::string& path, const PlatformFacts& facts) {
+  static const re2::RE2 linux_home(R"(/home/([^/]+)(?:/.*)?)");
+  static const re2::RE2 mac_home(R"(/Users/([^/]+)(?:/.*)?)");
+  static const re2::RE2 windows(R"([A-Za-z]:[\\/].*)");
+  std::string who;
+  if (!facts.home.empty() && (path == facts.home || is_under(path, facts.home))) return {};
+  if (re2::RE2::FullMatch(path, linux_home, &who) || re2::RE2::FullMatch(path, mac_home, &who)) {
+    return "is under the home folder of " + who + ", a path of a developer's machine (the job "
+           "runs as " + job_user(facts) + (facts.home.empty() ? "" : ", home " + facts.home) + ")";
+  }
+  if (re2::RE2::FullMatch(path, windows)) return "is a Windows path; the platform runs Linux";
+  return {};
+}
+
+std::optional<EnvironmentDifference> missing_on_mount(const std::string& path,
+                                                      const MountFact& mount,
+                                                      const PlatformFacts& facts) {
+  const std::string rest = below(path, mount.container_path);
+  switch (mount.kind) {
+    case MountFact::Kind::Input: {
+      const std::string here = joined(mount.host_path, rest);
+      if (!facts.host_path_exists || mount.host_path.empty()) return std::nullopt;
+      const std::string use = "${{inputs." + mount.name + "}}";
+      if (exists_here(facts, here)) {
+        return EnvironmentDifference{
+            here + " exists on this machine but not inside the mounted input \"" + mount.name +
+                "\" (a symbolic link pointing outside " + mount.host_path + "?)",
+            "copy the file into the input folder instead of linking to it, or make its target "
+            "an input of its own"};
+      }
+      return EnvironmentDifference{
+          "the local copy of input \"" + mount.name + "\" (" + mount.host_path + ") has no " +
+              (rest.empty() ? "such folder" : rest) + " either",
+          "check the path the code builds from " + use +
+              ": the input you mount must have the layout the code expects"};
+    }
+    case MountFact::Kind::Output:
+      return EnvironmentDifference{
+          "outputs start empty on the platform; nothing wrote " + path + " earlier in this run",
+          "read files the job needs from an input (add it in job.yaml and use "
+          "${{inputs.NAME}}), not from an output folder"};
+    case MountFact::Kind::Writable:
+    case MountFact::Kind::Scratch:
+      return EnvironmentDifference{mount.container_path + " starts empty on the platform",
+                                   "create " + path + " in the job before reading it, or "
+                                   "provide it as an input in job.yaml"};
+    case MountFact::Kind::Code: {
+      if (!facts.host_path_exists || facts.code_host_dir.empty()) return std::nullopt;
+      const std::string here = joined(facts.code_host_dir, rest);
+      if (exists_here(facts, here)) return std::nullopt;
+      return EnvironmentDifference{
+          rest + " is not in the code folder " + facts.code_host_dir +
+              " either, so it is not uploaded with the job",
+          "put it in the code folder, or if it is data kept elsewhere, " + add_input_hint(here)};
+    }
+    case MountFact::Kind::Harness:
+      break;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+const MountFact* mount_of(const std::vector<MountFact>& mounts, const std::string& path) {
+  const MountFact* best = nullptr;
+  for (const MountFact& mount : mounts) {
+    if (mount.container_path.empty()) continue;
+    if (path != mount.container_path && !is_under(path, mount.container_path)) continue;
+    if (!best || mount.container_path.size() > best->container_path.size()) best = &mount;
+  }
+  return best;
+}
+
+std::string absolute_in_container(const std::string& path, const PlatformFacts& facts) {
+  if (path.empty() || path[0] == '/' || facts.code_container_dir.empty()) return path;
+  std::string rest = path;
+  while (rest.rfind("./", 0) == 0) rest.erase(0, 2);
+  return joined(facts.code_container_dir, rest);
+}
+
+std::optional<EnvironmentDifference> missing_path(const std::string& given,
+                                                  const PlatformFacts& facts) {
+  if (given.empty()) return std::nullopt;
+  if (given[0] == '~') {
+    return EnvironmentDifference{
+        "Python does not expand \"~\" in " + given,
+        "use os.path.expanduser(...) (on the platform ~ is " +
+            (facts.home.empty() ? std::string("the job user's home") : facts.home) +
+            "), or better, make the data an input in job.yaml and use ${{inputs.NAME}}"};
+  }
+  const std::string path = absolute_in_container(given, facts);
+  if (const MountFact* mount = mount_of(facts.mounts, path)) {
+    return missing_on_mount(path, *mount, facts);
+  }
+  const std::string laptop = laptop_home(path, facts);
+  if (exists_here(facts, path)) {
+    std::string note = path + " exists on this machine but the platform does not mount it";
+    if (!laptop.empty()) note += " (it " + laptop + ")";
+    return EnvironmentDifference{note, add_input_hint(path)};
+  }
+  if (!laptop.empty()) {
+    return EnvironmentDifference{path + " " + laptop,
+                                 "don't hard-code paths of your machine: " + add_input_hint(path)};
+  }
+  return std::nullopt;
+}
+
+std::optional<EnvironmentDifference> missing_module(const std::string& module,
+                                                    const PlatformFacts& facts) {
+  // Distribution names that differ from the module imported.
+  static const std::map<std::string, std::string> packages = {
+      {"cv2", "opencv-python-headless"}, {"PIL", "Pillow"}, {"sklearn", "scikit-learn"},
+      {"skimage", "scikit-image"},       {"yaml", "PyYAML"}, {"bs4", "beautifulsoup4"},
+      {"dateutil", "python-dateutil"},   {"attr", "attrs"}};
+  const std::string top = module.substr(0, module.find('.'));
+  if (top.empty() || !facts.host_has_module || !facts.host_has_module(top)) return std::nullopt;
+  auto known = packages.find(top);
+  const std::string package = known == packages.end() ? top : known->second;
+  const std::string image = facts.image.empty() ? "the platform's image" : "image " + facts.image;
+  return EnvironmentDifference{
+      top + " is installed on this machine but not in " + image,
+      "add " + package + " to the image, or install it in setup with pip install --user " +
+          package + " (the platform has no network: ship the wheel in the code folder and use "
+          "pip install --user --no-index --find-links wheels/ " + package + ")"};
+}
+
+std::optional<EnvironmentDifference> write_denied(const std::string& given,
+                                                  const PlatformFacts& facts) {
+  if (given.empty()) return std::nullopt;
+  const std::string path = absolute_in_container(given, facts);
+  const std::string instead = write_to_output_hint(facts);
+  if (const MountFact* mount = mount_of(facts.mounts, path)) {
+    if (!mount->read_only) return std::nullopt;
+    std::string what;
+    switch (mount->kind) {
+      case MountFact::Kind::Code: what = "the code folder " + mount->container_path; break;
+      case MountFact::Kind::Input:
+        what = "the input \"" + mount->name + "\" at " + mount->container_path;
+        break;
+      default: what = mount->container_path; break;
+    }
+    return EnvironmentDifference{what + " is read-only on the platform", instead};
+  }
+  if (!facts.home.empty() && (path == facts.home || is_under(path, facts.home))) {
+    return std::nullopt;
+  }
+  const std::string who = "the job runs as " + job_user(facts) + ", not root";
+  if (path.find("-packages/") != std::string::npos || path.find("/site-packages") != std::string::npos ||
+      path.find("/dist-packages") != std::string::npos) {
+    return EnvironmentDifference{
+        path + " belongs to the image's Python, owned by root; " + who,
+        "install packages with pip install --user (without --no-user, --target or sudo), or add "
+        "them to the image"};
+  }
+  return EnvironmentDifference{
+      path + " is a folder of the image, owned by root; " + who,
+      instead + "; for scratch files use /tmp or $HOME" +
+          (facts.home.empty() ? std::string() : " (" + facts.home + ")")};
+}
+
+std::optional<EnvironmentDifference> missing_env_var(const std::string& name,
+                                                     const std::string& raised_in,
+                                                     const PlatformFacts& facts) {
+  const bool environ = raised_in == "os.py" ||
+                       (raised_in.size() > 6 && raised_in.compare(raised_in.size() - 6, 6, "/os.py") == 0);
+  if (name.empty() || !environ) return std::nullopt;
+  const std::string platform = facts.platform.empty() ? "the platform" : "platform " + facts.platform;
+  return EnvironmentDifference{
+      "the environment variable " + name + " is not set on " + platform,
+      "read it with os.environ.get(\"" + name + "\", default), or set it in job.yaml under "
+      "environment_variables (see `preflight platform show` for what " + platform + " exports)"};
+}
+
+}  // namespace preflight::diagnosis

@@ -1,0 +1,19 @@
+// Diagnosis: what a dry run left behind (evidence.hpp) → classified findings, by the rules of
+// policies/rules/failures.yaml (docs/diagnosis.md for the order in which evidence is tried).
+#pragma once
+
+#include <vector>
+
+#include "diagnosis/evidence.hpp"
+#include "diagnosis/failure_rules.hpp"
+#include "report/finding.hpp"
+
+namespace preflight::diagnosis {
+
+// The findings of a dry run: none when the job passed, else one for the failure that ended
+// it — classified, staged, located in the user's code, with the environment difference
+// named where Preflight can tell it.
+std::vector<report::Finding> diagnose(const FailureRules& rules, const RunOutcome& outcome,
+                                      const PlatformFacts& facts);
+
+}  // namespace preflight::diagnosis

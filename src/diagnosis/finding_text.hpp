@@ -1,0 +1,33 @@
+// Writing a finding from a matched rule: its message and hint filled in from what was
+// captured, the environment difference named, the stage and the place in the user's code.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "diagnosis/evidence.hpp"
+#include "diagnosis/failure_rules.hpp"
+#include "diagnosis/rule_match.hpp"
+#include "report/finding.hpp"
+
+namespace preflight::diagnosis {
+
+// The step of the job that failed, with the exception it ended on (held here).
+struct FailedStep {
+  StepEvidence evidence;
+  std::optional<harness::ExceptionEvent> exception;
+  std::string stage;
+  std::string why;  // what the job was last seen doing ("DataLoader iterated")
+};
+
+report::Finding compose_finding(const FailureRules& rules, const FailureRule& rule,
+                                const RuleMatch& match, const FailedStep& step,
+                                const RunOutcome& outcome, const PlatformFacts& facts);
+
+// A failure no rule matched (a rules file without fallbacks): still an error finding.
+report::Finding unmatched_finding(const FailureRules& rules, const FailedStep& step);
+
+// Replaces each {{name}} that `vars` holds; "${{...}}" (job.yaml syntax) is left as written.
+std::string render(const std::string& text, const std::map<std::string, std::string>& vars);
+
+}  // namespace preflight::diagnosis

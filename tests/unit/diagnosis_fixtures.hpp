@@ -1,0 +1,96 @@
+// Shared by the diagnosis tests: the shipped rules, a Philly-like platform, and dry-run
+// outcomes built by hand the way the sandbox and the harness would report them.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include "diagnosis/diagnosis.hpp"
+#include "test_support.hpp"
+
+namespace preflight::diagnosis::fixtures {
+
+inline const FailureRules& shipped_rules() {
+  static const FailureRules rules = [] {
+    auto loaded = FailureRules::load(testing::source_dir() / "policies/rules/failures.yaml");
+    if (!loaded) throw std::runtime_error(loaded.error().str());
+    return std::move(*loaded);
+  }();
+  return rules;
+}
+
+// philly: code and input read-only, one output, running as uid 1000; this machine's side is
+// a laptop under /home/alice.
+inline PlatformFacts philly() {
+  PlatformFacts facts;
+  facts.platform = "philly";
+  facts.image = "pytorch";
+  facts.user = "job (uid 1000)";
+  facts.uid = 1000;
+  facts.home = "/home/job";
+  facts.code_container_dir = "/job/code";
+  facts.code_host_dir = "/home/alice/mnist";
+  facts.mounts = {
+      {MountFact::Kind::Code, "", "/job/code", "/home/alice/mnist", true},
+      {MountFact::Kind::Input, "mnist", "/job/inputs/mnist", "/home/alice/mnist/data", true},
+      {MountFact::Kind::Output, "model", "/job/outputs/model", "/tmp/run/outputs/model", false},
+      {MountFact::Kind::Writable, "", "/tmp", "", false},
+  };
+  return facts;
+}
+
+inline harness::Frame user_frame(const std::string& file = "/job/code/main.py", int line = 42) {
+  return harness::Frame{file, line, "main", true};
+}
+
+inline harness::Frame library_frame(const std::string& file =
+                                        "/usr/lib/python3/dist-packages/torch/nn/functional.py") {
+  return harness::Frame{file, 100, "f", false};
+}
+
+// A command that died on an uncaught exception in the main process, in stage `stage`.
+inline RunOutcome crashed(const std::string& type, const std::string& message,
+                          const std::string& stage = "train",
+                          std::vector<harness::Frame> frames = {user_frame()}) {
+  RunOutcome outcome;
+  outcome.exit_code = 1;
+  outcome.events.started = true;
+  outcome.events.stages = {{"init", 0.1, 10, "", std::nullopt},
+                           {stage, 0.5, 10, "", std::nullopt}};
+  harness::ExceptionEvent event;
+  event.type = type;
+  event.message = message;
+  event.stage = stage;
+  event.t = 0.6;
+  event.pid = 10;
+  event.frames = std::move(frames);
+  outcome.events.exceptions.push_back(event);
+  return outcome;
+}
+
+inline OutputLine line(const std::string& text, bool setup = false,
+                       OutputLine::Stream stream = OutputLine::Stream::Stderr) {
+  return OutputLine{stream, setup, text};
+}
+
+// A setup step that failed with `exit` after printing `lines` on stderr.
+inline RunOutcome setup_failed(int exit, const std::vector<std::string>& lines) {
+  RunOutcome outcome;
+  outcome.exit_code = exit;
+  outcome.setup_exit = exit;
+  for (const std::string& text : lines) outcome.output.push_back(line(text, true));
+  return outcome;
+}
+
+// The one finding of a failed run (a failed assertion if there is not exactly one).
+inline report::Finding only_finding(const RunOutcome& outcome,
+                                    const PlatformFacts& facts = philly()) {
+  std::vector<report::Finding> findings = diagnose(shipped_rules(), outcome, facts);
+  EXPECT_EQ(findings.size(), 1u);
+  return findings.empty() ? report::Finding{} : findings.front();
+}
+
+inline bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+}  // namespace preflight::diagnosis::fixtures

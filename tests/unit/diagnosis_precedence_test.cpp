@@ -1,0 +1,227 @@
+// Which evidence wins: how the run was stopped, then the job's exception (main process
+// first), then output lines, then the exit status; setup failures; the harness-less fallback.
+#include <gtest/gtest.h>
+
+#include "diagnosis_fixtures.hpp"
+
+namespace preflight::diagnosis {
+namespace {
+
+using namespace fixtures;
+
+TEST(DiagnosisPrecedence, APassingRunHasNoFinding) {
+  RunOutcome outcome;
+  outcome.output = {line("epoch 1 loss 0.3", false, OutputLine::Stream::Stdout)};
+  EXPECT_TRUE(diagnose(shipped_rules(), outcome, philly()).empty());
+}
+
+TEST(DiagnosisPrecedence, OomKillBeatsTheExceptionItCaused) {
+  RunOutcome outcome = crashed("RuntimeError", "DataLoader worker (pid 77) is killed by signal: Killed.");
+  outcome.exit_code = 137;
+  outcome.oom_killed = true;
+  report::Finding finding = only_finding(outcome);
+  EXPECT_EQ(finding.rule, "oom-killed");
+  EXPECT_EQ(finding.category, "CPU Out of Memory");
+  EXPECT_EQ(finding.stage, "train");
+  EXPECT_TRUE(contains(finding.message, "exit status 137")) << finding.message;
+}
+
+TEST(DiagnosisPrecedence, TimeoutIsItsOwnCategoryWithTheLastStage) {
+  RunOutcome outcome;
+  outcome.exit_code = 137;
+  outcome.signal = 9;
+  outcome.timed_out = true;
+  outcome.timeout_s = 600;
+  outcome.events.started = true;
+  outcome.events.stages = {{"init", 0.1, 10, "", std::nullopt},
+                           {"data", 1.0, 10, "DataLoader iterated", std::nullopt}};
+  report::Finding finding = only_finding(outcome);
+  EXPECT_EQ(finding.category, "Timeout/Hang");
+  EXPECT_EQ(finding.rule, "dryrun-timeout");
+  EXPECT_EQ(finding.retry, report::Retry::Useless);
+  EXPECT_EQ(finding.stage, "data");
+  EXPECT_TRUE(contains(finding.message, "within 10m")) << finding.message;
+  EXPECT_TRUE(contains(finding.hint, "dryrun")) << finding.hint;
+}
+
+TEST(DiagnosisPrecedence, TheExceptionBeatsOutputLines) {
+  RunOutcome outcome = crashed("KeyError", "'label'");
+  outcome.output = {line("sudo: a password is required"), line("Bus error")};
+  EXPECT_EQ(only_finding(outcome).category, "Key Not Found");
+}
+
+TEST(DiagnosisPrecedence, TheMainProcessExceptionBeatsAWorkers) {
+  RunOutcome outcome = crashed("ZeroDivisionError", "division by zero");
+  harness::ExceptionEvent worker;
+  worker.type = "KeyError";
+  worker.message = "'x'";
+  worker.pid = 11;
+  worker.stage = "data";
+  worker.t = 0.9;
+  outcome.events.exceptions.push_back(worker);
+  EXPECT_EQ(only_finding(outcome).category, "Division by Zero");
+
+  // Without a main-process exception, the worker's explains the failure.
+  outcome.events.exceptions.erase(outcome.events.exceptions.begin());
+  report::Finding finding = only_finding(outcome);
+  EXPECT_EQ(finding.category, "Key Not Found");
+  EXPECT_EQ(finding.stage, "data");
+}
+
+TEST(DiagnosisPrecedence, AReRaisedWorkerExceptionIsLocatedInTheWorker) {
+  RunOutcome outcome = crashed(
+      "KeyError",
+      "Caught KeyError in DataLoader worker process 0.\nOriginal Traceback (most recent call "
+      "last):\n  File \"/usr/lib/python3/dist-packages/torch/utils/data/_utils/worker.py\", line "
+      "308, in _worker_loop\n    data = fetcher.fetch(index)\n  File "
+      "\"/job/code/dataset.py\", line 21, in __getitem__\n    return row['label']\nKeyError: "
+      "'label'\n",
+      "train", {user_frame("/job/code/main.py", 60)});
+  report::Finding finding = only_finding(outcome);
+  EXPECT_EQ(finding.category, "Key Not Found");
+  EXPECT_EQ(finding.location.file, "dataset.py");
+  EXPECT_EQ(finding.location.line, 21);
+  EXPECT_EQ(finding.message, "KeyError: 'label'");
+}
+
+TEST(DiagnosisPrecedence, ASignalWithoutExceptionTakesTheLastStage) {
+  RunOutcome outcome;
+  outcome.exit_code = 135;  // 128 + SIGBUS, as the launcher's shell reports it
+  outcome.events.started = true;
+  outcome.events.stages = {{"init", 0.1, 10, "", std::nullopt},
+                           {"train", 2.0, 10, "", std::nullopt}};
+  report::Finding finding = only_finding(outcome);
+  EXPECT_EQ(finding.category, "Shared Memory Exhausted");
+  EXPECT_EQ(finding.rule, "bus-error");
+  EXPECT_EQ(finding.stage, "train");
+  EXPECT_TRUE(contains(finding.message, "SIGBUS")) << finding.message;
+}
+
+TEST(DiagnosisPrecedence, SigkillWithoutOomRecordIsLikelyMemory) {
+  RunOutcome outcome;
+  outcome.exit_code = 137;
+  outcome.signal = 9;
+  report::Finding finding = only_finding(outcome);
+  EXPECT_EQ(finding.rule, "killed");
+  EXPECT_EQ(finding.retry, report::Retry::MayHelp);
+  EXPECT_EQ(finding.stage, "init");
+}
+
+TEST(DiagnosisPrecedence, ANonZeroExitWithNothingElseIsUnclassified) {
+  RunOutcome outcome;
+  outcome.exit_code = 3;
+  outcome.output = {line("giving up")};
+  report::Finding finding = only_finding(outcome);
+  EXPECT_EQ(finding.rule, "nonzero-exit");
+  EXPECT_EQ(finding.category, "Unclassified");
+  EXPECT_TRUE(contains(finding.hint, "status 3")) << finding.hint;
+}
+
+TEST(DiagnosisPrecedence, ArgparseUsageErrors) {
+  RunOutcome outcome;
+  outcome.exit_code = 2;
+  outcome.output = {line("usage: main.py [-h] [--epochs EPOCHS]"),
+                    line("main.py: error: unrecognized arguments: --save-dir /job/outputs/model")};
+  report::Finding finding = only_finding(outcome);
+  EXPECT_EQ(finding.category, "Illegal Argument");
+  EXPECT_EQ(finding.rule, "argparse-error");
+  EXPECT_TRUE(contains(finding.message, "unrecognized arguments")) << finding.message;
+}
+
+TEST(DiagnosisPrecedence, NaNLossPrintedBeforeAnExit) {
+  RunOutcome outcome;
+  outcome.exit_code = 1;
+  outcome.output = {line("step 3 loss: nan", false, OutputLine::Stream::Stdout)};
+  EXPECT_EQ(only_finding(outcome).category, "Loss NaN");
+}
+
+TEST(DiagnosisPrecedence, SetupFailuresAreStagedSetupAndMatchSetupLines) {
+  report::Finding pip = only_finding(setup_failed(
+      1, {"Defaulting to user installation because normal site-packages is not writeable",
+          "WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) "
+          "after connection broken by 'NewConnectionError(': Failed to establish a new "
+          "connection: [Errno -3] Temporary failure in name resolution')'",
+          "ERROR: Could not find a version that satisfies the requirement timm (from versions: none)",
+          "ERROR: No matching distribution found for timm"}));
+  EXPECT_EQ(pip.category, "Library Not Found");
+  EXPECT_EQ(pip.rule, "pip-no-network");
+  EXPECT_EQ(pip.stage, "setup");
+  EXPECT_EQ(pip.retry, report::Retry::Useless);
+  EXPECT_TRUE(contains(pip.message, "no network")) << pip.message;
+  EXPECT_TRUE(contains(pip.message, "No matching distribution found for timm")) << pip.message;
+
+  report::Finding missing = only_finding(setup_failed(127, {"sh: 1: conda: not found"}));
+  EXPECT_EQ(missing.category, "Library Not Found");
+  EXPECT_EQ(missing.rule, "setup-command-not-found");
+  EXPECT_TRUE(contains(missing.message, "conda")) << missing.message;
+
+  report::Finding sudo = only_finding(setup_failed(127, {"sh: 1: sudo: not found"}));
+  EXPECT_EQ(sudo.category, "Permission Denied");
+  EXPECT_EQ(sudo.rule, "setup-sudo");
+  EXPECT_EQ(sudo.stage, "setup");
+}
+
+TEST(DiagnosisPrecedence, NetworkRulesForSetupDoNotFireOnTheCommand) {
+  RunOutcome outcome;
+  outcome.exit_code = 1;
+  outcome.output = {line("ERROR: No matching distribution found for timm")};
+  EXPECT_EQ(only_finding(outcome).rule, "nonzero-exit");
+}
+
+TEST(DiagnosisPrecedence, CommandNotFoundInTheCommand) {
+  RunOutcome outcome;
+  outcome.exit_code = 127;
+  outcome.output = {line("/bin/sh: 1: python2: not found")};
+  report::Finding finding = only_finding(outcome);
+  EXPECT_EQ(finding.category, "Library Not Found");
+  EXPECT_EQ(finding.rule, "command-not-found");
+  EXPECT_EQ(finding.stage, "init");
+}
+
+TEST(DiagnosisPrecedence, SetupThatPassedIsNotBlamed) {
+  RunOutcome outcome = crashed("NameError", "name 'x' is not defined");
+  outcome.setup_exit = 0;
+  outcome.output = {line("sudo: something odd", true)};
+  EXPECT_EQ(only_finding(outcome).category, "Undefined Variable");
+}
+
+TEST(DiagnosisPrecedence, WithoutTheHarnessTheTracebackOnStderrIsRead) {
+  RunOutcome outcome;
+  outcome.exit_code = 1;
+  outcome.output = {line("Epoch 1", false, OutputLine::Stream::Stdout),
+                    line("Traceback (most recent call last):"),
+                    line("  File \"/job/code/train.py\", line 12, in <module>"),
+                    line("    import timm"),
+                    line("ModuleNotFoundError: No module named 'timm'")};
+  report::Finding finding = only_finding(outcome);
+  EXPECT_EQ(finding.category, "Library Not Found");
+  EXPECT_EQ(finding.rule, "module-not-found");
+  EXPECT_EQ(finding.location.file, "train.py");
+  EXPECT_EQ(finding.location.line, 12);
+  EXPECT_EQ(finding.stage, "init");
+  EXPECT_TRUE(contains(finding.hint, "timm")) << finding.hint;
+}
+
+TEST(DiagnosisPrecedence, APythonScriptInSetupFailsWithATraceback) {
+  report::Finding finding = only_finding(setup_failed(
+      1, {"Traceback (most recent call last):",
+          "  File \"/job/code/prepare.py\", line 3, in <module>",
+          "KeyError: 'label'"}));
+  EXPECT_EQ(finding.category, "Key Not Found");
+  EXPECT_EQ(finding.stage, "setup");
+  EXPECT_EQ(finding.location.file, "prepare.py");
+}
+
+TEST(DiagnosisPrecedence, RulesWithoutAFallbackStillReportTheFailure) {
+  auto rules = FailureRules::parse("categories: {}\nrules: []\n", "empty.yaml");
+  ASSERT_TRUE(rules.ok()) << rules.error().str();
+  RunOutcome outcome;
+  outcome.exit_code = 4;
+  std::vector<report::Finding> findings = diagnose(*rules, outcome, philly());
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].severity, report::Severity::Error);
+  EXPECT_TRUE(contains(findings[0].message, "exit status 4")) << findings[0].message;
+}
+
+}  // namespace
+}  // namespace preflight::diagnosis

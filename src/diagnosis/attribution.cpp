@@ -147,7 +147,8 @@ const MountFact* mount_of(const std::vector<MountFact>& mounts, const std::strin
 }
 
 std::string absolute_in_container(const std::string& path, const PlatformFacts& facts) {
-  if (path.empty() || path[0] == '/' || facts.code_container_dir.empty()) return path;
+  const bool windows = path.size() > 2 && path[1] == ':' && (path[2] == '\\' || path[2] == '/');
+  if (path.empty() || path[0] == '/' || windows || facts.code_container_dir.empty()) return path;
   std::string rest = path;
   while (rest.rfind("./", 0) == 0) rest.erase(0, 2);
   return joined(facts.code_container_dir, rest);

@@ -30,7 +30,11 @@ TEST_P(DiagnosisCategories, ExceptionIsClassified) {
   EXPECT_FALSE(finding.dimension.empty());
   EXPECT_FALSE(finding.root_cause.empty());
   EXPECT_FALSE(finding.hint.empty());
-  EXPECT_NE(finding.hint.find("{{"), 0u);
+  for (const std::string* text : {&finding.message, &finding.hint}) {
+    for (auto at = text->find("{{"); at != std::string::npos; at = text->find("{{", at + 2)) {
+      EXPECT_TRUE(at > 0 && (*text)[at - 1] == '$') << "unfilled variable in: " << *text;
+    }
+  }
   EXPECT_TRUE(contains(finding.message, c.type)) << finding.message;
 }
 

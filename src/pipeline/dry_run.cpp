@@ -8,7 +8,7 @@
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
-#include "diagnosis/diagnose.hpp"
+#include "diagnosis/diagnosis.hpp"
 #include "harness/events.hpp"
 #include "image/image_store.hpp"
 #include "pipeline/stages.hpp"
@@ -117,7 +117,7 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
   auto image = store.resolve(*ref, console.progress);
   if (!image) return std::move(image).error().context("image " + image_text);
 
-  auto rules = diagnosis::load_rules(diagnosis::shipped_rules_file());
+  auto rules = diagnosis::FailureRules::load(diagnosis::shipped_failure_rules_file());
   if (!rules) return std::move(rules).error();
 
   plan::PlanContext context;

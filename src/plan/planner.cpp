@@ -68,12 +68,20 @@ Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile&
             {"gpus.count", std::to_string(job.gpus)},
             {"gpus.list", gpu_list(job.gpus)},
             {"nodes", std::to_string(job.nodes)},
+            {"node.rank", "0"},
+            {"host.name", plan.hostname},
             {"user.name", profile.user.name},
+            {"user.uid", std::to_string(profile.user.uid)},
+            {"user.gid", std::to_string(profile.user.gid)},
             {"user.home", profile.user.home}};
+  if (job.shm_bytes) plan.limits.shm_bytes = *job.shm_bytes;
   const SourceLocation profile_where{profile.file, 0, 0};
   auto code = spec::expand_template(profile.mounts.code, vars, profile_where);
   if (!code) return std::move(code).error();
   vars["code"] = *code;
+  auto scratch = spec::expand_template(profile.mounts.scratch, vars, profile_where);
+  if (!scratch) return std::move(scratch).error();
+  vars["scratch"] = *scratch;
 
   std::map<std::string, std::string> input_paths, output_paths;
   auto add_mount = [&](MountPlan mount) {
@@ -82,6 +90,10 @@ Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile&
   };
   add_mount({Kind::Code, "", MountPlan::Type::Bind, *code, job.code_dir, true, ""});
   for (const auto& input : job.inputs) {
+    if (input.value) {  // a literal: substituted as written, nothing mounted
+      input_paths[input.name] = vars["inputs." + input.name] = *input.value;
+      continue;
+    }
     auto where = spec::expand_template(profile.mounts.input, Vars{{"name", input.name}}, profile_where);
     if (!where) return std::move(where).error();
     input_paths[input.name] = vars["inputs." + input.name] = *where;
@@ -97,8 +109,8 @@ Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile&
   }
   for (const auto& dir : profile.mounts.writable)
     add_mount({Kind::Writable, "", MountPlan::Type::Tmpfs, dir, {}, false, "mode=1777"});
-  if (!profile.mounts.scratch.empty())
-    add_mount({Kind::Scratch, "", MountPlan::Type::Tmpfs, profile.mounts.scratch, {}, false, "mode=1777"});
+  if (!scratch->empty())
+    add_mount({Kind::Scratch, "", MountPlan::Type::Tmpfs, *scratch, {}, false, "mode=1777"});
   add_mount({Kind::Harness, "", MountPlan::Type::Bind, kEmulatorMount, context.emulator_dir, true, ""});
   auto harness_run = context.run_dir / "harness";
   plan.prepare.push_back({harness_run, profile.user.uid, profile.user.gid});
@@ -121,6 +133,7 @@ Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile&
   }
   if (auto status = add_templated_env(env, profile.environment, vars); !status) return std::move(status).error();
   for (const auto& input : job.inputs) {
+    if (input.value) continue;
     Vars per{{"name", input.name}, {"NAME", upper(input.name)}, {"path", input_paths[input.name]}};
     if (auto status = add_templated_env(env, profile.input_environment, per); !status)
       return std::move(status).error();

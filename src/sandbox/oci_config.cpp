@@ -71,7 +71,6 @@ json make_oci_config(const plan::RunPlan& plan, const std::filesystem::path& roo
         {"env", plan.process.env},
         {"cwd", plan.process.cwd},
         {"capabilities", capabilities},
-        {"rlimits", json::array({{{"type", "RLIMIT_NOFILE"}, {"hard", 1048576}, {"soft", 1048576}}})},
         {"noNewPrivileges", true}}},
       {"root", {{"path", rootfs.string()}, {"readonly", false}}},
       {"hostname", plan.hostname},

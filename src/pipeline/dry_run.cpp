@@ -28,6 +28,7 @@ namespace {
 constexpr const char* kDefaultPlatform = "philly";
 constexpr const char* kSetupMarker = "\036preflight:setup-exit ";
 constexpr size_t kKeptLines = 400;  // of the job's output, for diagnosis
+constexpr size_t kKeptRuns = 10;    // run folders kept in the cache
 
 // "mnist-20261122-013000-1a2b": readable, sortable, unique enough for one machine.
 std::string make_job_id(const std::string& name) {
@@ -92,6 +93,16 @@ void tidy_run_dir(const fs::path& run_dir) {
   for (const char* scratch : {"upper", "work", "bundle/rootfs"}) fs::remove_all(run_dir / scratch, ignored);
 }
 
+// Keeps the newest run folders (for a look at their outputs and events) and removes the rest.
+void prune_runs(const fs::path& runs_dir, size_t keep) {
+  std::error_code ec;
+  std::vector<std::pair<fs::file_time_type, fs::path>> runs;
+  for (const auto& entry : fs::directory_iterator(runs_dir, ec)) runs.emplace_back(entry.last_write_time(ec), entry.path());
+  if (runs.size() <= keep) return;
+  std::sort(runs.begin(), runs.end(), std::greater<>());
+  for (size_t i = keep; i < runs.size(); ++i) fs::remove_all(runs[i].second, ec);
+}
+
 }  // namespace
 
 Result<report::Report> dry_run(const DryRunOptions& options, const Console& console) {
@@ -122,7 +133,9 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
 
   plan::PlanContext context;
   context.job_id = make_job_id(job->name);
-  context.run_dir = image::default_cache_dir() / "runs" / context.job_id;
+  const fs::path runs_dir = image::default_cache_dir() / "runs";
+  prune_runs(runs_dir, kKeptRuns);
+  context.run_dir = runs_dir / context.job_id;
   context.emulator_dir = data_dir() / "emulator";
   context.steps_override = options.steps;
   context.timeout_override = options.timeout;

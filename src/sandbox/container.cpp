@@ -25,6 +25,8 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
+constexpr const char* kCgroupParent = "preflight";
+
 // Runs a runtime subcommand to completion, returning its exit status and stderr.
 struct CommandResult {
   int status = -1;
@@ -76,7 +78,14 @@ class OverlayRoot {
 class ContainerGuard {
  public:
   ContainerGuard(fs::path runtime, std::string id) : runtime_(std::move(runtime)), id_(std::move(id)) {}
-  ~ContainerGuard() { run_runtime(runtime_, {"delete", "--force", id_}); }
+  ~ContainerGuard() {
+    run_runtime(runtime_, {"delete", "--force", id_});
+    // The parent cgroup of Preflight's containers goes too once no other run uses it.
+    std::error_code ignored;
+    for (const auto& controller : fs::directory_iterator("/sys/fs/cgroup", ignored))
+      ::rmdir((controller.path() / kCgroupParent).c_str());
+    ::rmdir((fs::path("/sys/fs/cgroup") / kCgroupParent).c_str());
+  }
 
  private:
   fs::path runtime_;
@@ -186,7 +195,7 @@ Result<ContainerExit> run_container(const plan::RunPlan& plan, const fs::path& i
   if (auto status = root.mount(image_rootfs, plan.run_dir); !status) return std::move(status).error();
   if (auto status = prepare_root(plan, root.path()); !status) return std::move(status).error();
 
-  const std::string cgroup_path = "/preflight/" + plan.container_id;
+  const std::string cgroup_path = fmt::format("/{}/{}", kCgroupParent, plan.container_id);
   fs::path bundle = plan.run_dir / "bundle";
   std::ofstream(bundle / "config.json") << make_oci_config(plan, root.path(), cgroup_path).dump(2);
 

@@ -1,0 +1,328 @@
+#include "image/layer_unpacker.hpp"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <unistd.h>
+
+#include <memory>
+#include <vector>
+
+namespace preflight::image {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::size_t kReadBlock = 1 << 20;  // large reads: the unpack is I/O-bound
+constexpr int kMaxSymlinkHops = 40;          // as the kernel's ELOOP limit
+constexpr std::string_view kWhiteoutPrefix = ".wh.";
+constexpr std::string_view kOpaqueMarker = ".wh..wh..opq";
+
+struct ReadDeleter {
+  void operator()(archive* a) const { archive_read_free(a); }
+};
+struct WriteDeleter {
+  void operator()(archive* a) const { archive_write_free(a); }
+};
+using Reader = std::unique_ptr<archive, ReadDeleter>;
+
+Reader new_layer_reader() {
+  Reader a(archive_read_new());
+  archive_read_support_format_tar(a.get());
+  // Compression is detected by magic bytes: gzip, zstd, or none (also xz/bzip2 for odd images).
+  archive_read_support_filter_gzip(a.get());
+  archive_read_support_filter_zstd(a.get());
+  archive_read_support_filter_xz(a.get());
+  archive_read_support_filter_bzip2(a.get());
+  archive_read_support_filter_none(a.get());
+  return a;
+}
+
+// A layer stored as a member of an outer tar (docker save): its bytes are streamed from the
+// outer archive straight into the inner reader, never copied to disk.
+la_ssize_t read_from_outer(archive* inner, void* client, const void** buffer) {
+  auto* outer = static_cast<archive*>(client);
+  size_t size = 0;
+  la_int64_t offset = 0;
+  int r = archive_read_data_block(outer, buffer, &size, &offset);
+  if (r == ARCHIVE_EOF) return 0;
+  if (r < ARCHIVE_WARN) {
+    archive_set_error(inner, archive_errno(outer), "%s", archive_error_string(outer));
+    return -1;
+  }
+  return static_cast<la_ssize_t>(size);
+}
+
+std::string strip_dot_slash(std::string name) {
+  while (name.rfind("./", 0) == 0) name.erase(0, 2);
+  return name;
+}
+
+bool is_device(mode_t type) { return type == AE_IFCHR || type == AE_IFBLK || type == AE_IFIFO; }
+
+}  // namespace
+
+std::string normalize_entry_path(const std::string& raw, std::string& out) {
+  out.clear();
+  if (!raw.empty() && raw[0] == '/') return "it is an absolute path";
+  std::size_t pos = 0;
+  while (pos <= raw.size()) {
+    std::size_t end = raw.find('/', pos);
+    if (end == std::string::npos) end = raw.size();
+    std::string_view part(raw.data() + pos, end - pos);
+    if (part == "..") return "it has a \"..\" component";
+    if (!part.empty() && part != ".") {
+      if (!out.empty()) out += '/';
+      out.append(part);
+    }
+    pos = end + 1;
+  }
+  return {};
+}
+
+LayerUnpacker::LayerUnpacker(fs::path root) : root_(std::move(root)), root_prefix_(root_.string() + "/") {}
+
+std::string LayerUnpacker::resolve(const std::string& rel, bool follow_last, std::string& resolved) {
+  resolved.clear();
+  if (symlinks_.empty()) {
+    resolved = rel;
+    return {};
+  }
+  // Components still to walk, last first; symlink targets are pushed in front of the rest.
+  std::vector<std::string> pending;
+  for (std::size_t end = rel.size(), pos; end > 0; end = pos) {
+    pos = rel.rfind('/', end - 1);
+    std::size_t begin = pos == std::string::npos ? 0 : pos + 1;
+    pending.emplace_back(rel.substr(begin, end - begin));
+    if (pos == std::string::npos) break;
+  }
+  int hops = 0;
+  while (!pending.empty()) {
+    std::string part = std::move(pending.back());
+    pending.pop_back();
+    if (part.empty() || part == ".") continue;
+    if (part == "..") {
+      if (resolved.empty()) return "a symlink on its path leads above the image root";
+      auto slash = resolved.rfind('/');
+      resolved.resize(slash == std::string::npos ? 0 : slash);
+      continue;
+    }
+    std::size_t before = resolved.size();
+    if (!resolved.empty()) resolved += '/';
+    resolved += part;
+    if (pending.empty() && !follow_last) break;
+    auto link = symlinks_.find(resolved);
+    if (link == symlinks_.end()) continue;
+    if (++hops > kMaxSymlinkHops) return "its path has a symlink loop";
+    const std::string& target = link->second;
+    if (!target.empty() && target[0] == '/') {
+      return "its parent \"" + resolved + "\" is a symlink to the absolute path \"" + target +
+             "\", which points outside the image root";
+    }
+    std::string through = resolved;
+    resolved.resize(before);
+    std::vector<std::string> parts;
+    std::size_t pos = 0;
+    while (pos <= target.size()) {
+      std::size_t end = target.find('/', pos);
+      if (end == std::string::npos) end = target.size();
+      parts.emplace_back(target.substr(pos, end - pos));
+      pos = end + 1;
+    }
+    for (auto it = parts.rbegin(); it != parts.rend(); ++it) pending.push_back(std::move(*it));
+    // Track the escape through this link for a precise message.
+    std::string check = resolved;
+    for (const auto& p : parts) {
+      if (p == "..") {
+        if (check.empty()) {
+          return "its parent \"" + through + "\" is a symlink to \"" + target + "\", which leads above the image root";
+        }
+        auto slash = check.rfind('/');
+        check.resize(slash == std::string::npos ? 0 : slash);
+      } else if (!p.empty() && p != ".") {
+        check += (check.empty() ? "" : "/") + p;
+      }
+    }
+  }
+  return {};
+}
+
+void LayerUnpacker::forget_symlinks_under(const std::string& rel) {
+  std::string prefix = rel + "/";
+  for (auto it = symlinks_.begin(); it != symlinks_.end();) {
+    if (it->first == rel || it->first.rfind(prefix, 0) == 0) {
+      it = symlinks_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  last_dir_.clear();
+}
+
+Status LayerUnpacker::remove_path(const std::string& rel) {
+  std::error_code ec;
+  fs::remove_all(root_ / rel, ec);  // never follows symlinks
+  if (ec) return Error::runtime((root_ / rel).string() + ": cannot apply a whiteout: " + ec.message());
+  forget_symlinks_under(rel);
+  return Ok{};
+}
+
+// An opaque directory hides everything lower layers put in it; what this layer wrote stays.
+void LayerUnpacker::clear_opaque(const std::string& dir) {
+  std::error_code ec;
+  fs::directory_iterator it(dir.empty() ? root_ : root_ / dir, ec), end;
+  std::vector<fs::directory_entry> children;
+  for (; !ec && it != end; it.increment(ec)) children.push_back(*it);
+  for (const auto& child : children) {
+    std::string rel = (dir.empty() ? "" : dir + "/") + child.path().filename().string();
+    if (!layer_paths_.count(rel)) {
+      (void)remove_path(rel);
+    } else if (child.is_directory() && !child.is_symlink()) {
+      clear_opaque(rel);
+    }
+  }
+}
+
+Status LayerUnpacker::apply(const LayerSource& layer) {
+  layer_paths_.clear();
+  last_dir_.clear();
+  std::string where = layer.archive.string() + ": " + layer.label;
+  if (layer.member.empty()) {
+    Reader reader = new_layer_reader();
+    if (archive_read_open_filename(reader.get(), layer.archive.c_str(), kReadBlock) != ARCHIVE_OK) {
+      return Error::bad_input(where + ": cannot open the layer: " + archive_error_string(reader.get()));
+    }
+    return apply_entries(reader.get(), layer);
+  }
+  Reader outer(archive_read_new());
+  archive_read_support_format_tar(outer.get());
+  archive_read_support_filter_none(outer.get());
+  if (archive_read_open_filename(outer.get(), layer.archive.c_str(), kReadBlock) != ARCHIVE_OK) {
+    return Error::bad_input(layer.archive.string() + ": cannot open: " + archive_error_string(outer.get()));
+  }
+  std::string wanted = strip_dot_slash(layer.member);
+  archive_entry* entry = nullptr;
+  int r = 0;
+  while ((r = archive_read_next_header(outer.get(), &entry)) >= ARCHIVE_WARN) {
+    if (strip_dot_slash(archive_entry_pathname(entry)) != wanted) continue;
+    Reader inner = new_layer_reader();
+    if (archive_read_open(inner.get(), outer.get(), nullptr, read_from_outer, nullptr) != ARCHIVE_OK) {
+      return Error::bad_input(where + ": the layer is corrupt: " + archive_error_string(inner.get()) +
+                              "; re-export the image");
+    }
+    return apply_entries(inner.get(), layer);
+  }
+  if (r != ARCHIVE_EOF) {
+    return Error::bad_input(layer.archive.string() + ": truncated or corrupt tar (" +
+                            archive_error_string(outer.get()) + "); re-export the image with docker save");
+  }
+  return Error::bad_input(where + ": the layer named by manifest.json is not in the archive");
+}
+
+Status LayerUnpacker::apply_entries(archive* reader, const LayerSource& layer) {
+  std::string where = layer.archive.string() + ": " + layer.label;
+  std::unique_ptr<archive, WriteDeleter> writer(archive_write_disk_new());
+  // Owners are numeric (the image's /etc/passwd, not the host's); no name lookups, no fsync.
+  int flags = ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_XATTR;
+  if (geteuid() == 0) flags |= ARCHIVE_EXTRACT_OWNER;
+  archive_write_disk_set_options(writer.get(), flags);
+
+  archive_entry* entry = nullptr;
+  std::string rel, dir, parent, target, link;
+  for (;;) {
+    int r = archive_read_next_header(reader, &entry);
+    if (r == ARCHIVE_EOF) break;
+    if (r < ARCHIVE_WARN) {
+      return Error::bad_input(where + ": the layer is corrupt or truncated (" + archive_error_string(reader) +
+                              "); re-export the image");
+    }
+    std::string raw = archive_entry_pathname(entry) ? archive_entry_pathname(entry) : "";
+    auto refuse = [&](const std::string& why) {
+      return Error::bad_input(where + ": entry \"" + raw + "\" would be written outside the image root (" + why +
+                              "); the archive is unsafe and was refused");
+    };
+    if (std::string why = normalize_entry_path(raw, rel); !why.empty()) return refuse(why);
+    if (rel.empty()) continue;  // the root folder itself
+
+    auto slash = rel.rfind('/');
+    dir = slash == std::string::npos ? std::string() : rel.substr(0, slash);
+    std::string_view base = std::string_view(rel).substr(slash == std::string::npos ? 0 : slash + 1);
+    if (dir == last_dir_ && !last_dir_.empty()) {
+      parent = last_dir_resolved_;
+    } else {
+      if (std::string why = resolve(dir, true, parent); !why.empty()) return refuse(why);
+      last_dir_ = dir;
+      last_dir_resolved_ = parent;
+    }
+
+    if (base.substr(0, kWhiteoutPrefix.size()) == kWhiteoutPrefix) {
+      if (base == kOpaqueMarker) {
+        clear_opaque(parent);
+      } else if (base.substr(kWhiteoutPrefix.size(), kWhiteoutPrefix.size()) != kWhiteoutPrefix) {
+        std::string victim = (parent.empty() ? "" : parent + "/").append(base.substr(kWhiteoutPrefix.size()));
+        if (Status s = remove_path(victim); !s) return s.error().context(where);
+      }
+      continue;  // whiteouts are instructions, not files
+    }
+
+    target = parent.empty() ? std::string(base) : parent + "/" + std::string(base);
+    if (const char* hardlink = archive_entry_hardlink(entry)) {
+      std::string link_raw = hardlink;
+      std::string link_rel;
+      if (std::string why = normalize_entry_path(link_raw, link_rel); !why.empty()) {
+        return refuse("its hard-link target \"" + link_raw + "\": " + why);
+      }
+      if (std::string why = resolve(link_rel, false, link); !why.empty()) {
+        return refuse("its hard-link target \"" + link_raw + "\": " + why);
+      }
+      archive_entry_set_hardlink(entry, (root_prefix_ + link).c_str());
+      if (auto it = symlinks_.find(link); it != symlinks_.end()) {
+        std::string copy = it->second;
+        symlinks_[target] = copy;
+        last_dir_.clear();
+      }
+    }
+    mode_t type = archive_entry_filetype(entry);
+    if (auto it = symlinks_.find(target); it != symlinks_.end()) {
+      // Replace a symlink, never write through it.
+      ::unlink((root_prefix_ + target).c_str());
+      symlinks_.erase(it);
+      last_dir_.clear();
+    }
+    if (type == AE_IFLNK && !archive_entry_hardlink(entry)) {
+      symlinks_[target] = archive_entry_symlink(entry) ? archive_entry_symlink(entry) : "";
+      last_dir_.clear();
+    }
+    layer_paths_.insert(target);
+    archive_entry_set_pathname(entry, (root_prefix_ + target).c_str());
+
+    r = archive_write_header(writer.get(), entry);
+    if (r < ARCHIVE_WARN) {
+      if (is_device(type)) continue;  // device nodes that cannot be made (no privilege) are skipped
+      return Error::bad_input(where + ": cannot unpack entry \"" + raw + "\": " + archive_error_string(writer.get()));
+    }
+    if (archive_entry_size(entry) > 0 && type == AE_IFREG) {
+      const void* block = nullptr;
+      size_t size = 0;
+      la_int64_t offset = 0;
+      while ((r = archive_read_data_block(reader, &block, &size, &offset)) == ARCHIVE_OK) {
+        if (archive_write_data_block(writer.get(), block, size, offset) < ARCHIVE_WARN) {
+          return Error::runtime(where + ": cannot write \"" + raw + "\": " + archive_error_string(writer.get()));
+        }
+      }
+      if (r != ARCHIVE_EOF) {
+        return Error::bad_input(where + ": the layer is corrupt or truncated at \"" + raw + "\" (" +
+                                archive_error_string(reader) + "); re-export the image");
+      }
+    }
+    if (archive_write_finish_entry(writer.get()) < ARCHIVE_WARN) {
+      return Error::runtime(where + ": cannot finish \"" + raw + "\": " + archive_error_string(writer.get()));
+    }
+  }
+  // Closing applies the deferred directory modes and times of this layer, before the next.
+  if (archive_write_close(writer.get()) < ARCHIVE_WARN) {
+    return Error::runtime(where + ": cannot finish the layer: " + archive_error_string(writer.get()));
+  }
+  return Ok{};
+}
+
+}  // namespace preflight::image

@@ -100,7 +100,12 @@ void prune_runs(const fs::path& runs_dir, size_t keep) {
   for (const auto& entry : fs::directory_iterator(runs_dir, ec)) runs.emplace_back(entry.last_write_time(ec), entry.path());
   if (runs.size() <= keep) return;
   std::sort(runs.begin(), runs.end(), std::greater<>());
-  for (size_t i = keep; i < runs.size(); ++i) fs::remove_all(runs[i].second, ec);
+  const auto day_ago = fs::file_time_type::clock::now() - std::chrono::hours(24);
+  for (size_t i = keep; i < runs.size(); ++i) {
+    // A run still holding its scratch layer may be running now, in another preflight.
+    if (fs::exists(runs[i].second / "upper", ec) && runs[i].first > day_ago) continue;
+    fs::remove_all(runs[i].second, ec);
+  }
 }
 
 }  // namespace

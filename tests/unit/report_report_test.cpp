@@ -1,0 +1,68 @@
+// report.json v1 and the terminal summary, against golden files (tests/golden/).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "report/report.hpp"
+#include "test_support.hpp"
+
+namespace preflight {
+namespace {
+
+report::Report sample_report() {
+  report::Report r;
+  r.verdict = "fail";
+  r.job_name = "mnist";
+  r.job_file = "job.yaml";
+  r.platform = "philly";
+  r.image_ref = "pytorch";
+  r.image_digest = "sha256:0123456789abcdef";
+  r.stages = {{"setup", "absent", 0},     {"init", "passed", 0.5},     {"data", "passed", 0.25},
+              {"model", "passed", 0.125}, {"train", "passed", 1.5},    {"validate", "passed", 0.25},
+              {"checkpoint", "failed", 0}, {"evaluate", "not_reached", 0}, {"predict", "not_reached", 0}};
+  report::Finding f;
+  f.rule = "torch-save-read-only";
+  f.category = "Permission Denied";
+  f.dimension = "Execution Environment";
+  f.root_cause = "Environment Difference";
+  f.stage = "checkpoint";
+  f.message = "torch.save cannot write /philly/code/model.pt: the code folder is read-only on the platform";
+  f.location = {"train.py", 18, 0};
+  f.hint = "write checkpoints to ${{outputs.model}}";
+  r.findings = {f};
+  r.duration_s = 4.5;
+  return r;
+}
+
+std::string read(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST(ReportReport, JsonMatchesTheV1Golden) {
+  auto golden = nlohmann::json::parse(read(testing::source_dir() / "tests" / "golden" / "report.json"));
+  EXPECT_EQ(report::to_json(sample_report()), golden) << report::to_json(sample_report()).dump(2);
+}
+
+TEST(ReportReport, TerminalSummaryMatchesTheGoldenWithoutColour) {
+  std::ostringstream out;
+  report::print_summary(sample_report(), out, false);
+  EXPECT_EQ(out.str(), read(testing::source_dir() / "tests" / "golden" / "summary.txt"));
+}
+
+TEST(ReportReport, VerdictAndExitStatusFollowTheContract) {
+  report::Finding warning;
+  warning.severity = report::Severity::Warning;
+  EXPECT_EQ(report::verdict_of({}), "pass");
+  EXPECT_EQ(report::verdict_of({warning}), "pass");
+  EXPECT_EQ(report::verdict_of(sample_report().findings), "fail");
+  EXPECT_EQ(report::exit_status_of("pass"), 0);
+  EXPECT_EQ(report::exit_status_of("fail"), 1);
+  EXPECT_EQ(report::exit_status_of("error"), 3);
+}
+
+}  // namespace
+}  // namespace preflight

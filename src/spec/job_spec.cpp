@@ -190,6 +190,12 @@ Status read_field(const YamlDoc& doc, const YamlField& field, const fs::path& jo
     if (!value) return std::move(value).error();
     (field.key == "platform" ? job.platform : job.image) = *value;
     (field.key == "platform" ? job.platform_where : job.image_where) = doc.at(field);
+    // A profile file named in job.yaml is relative to the job file, like code: and inputs.
+    const bool profile_file = value->find('/') != std::string::npos ||
+                              value->ends_with(".yaml") || value->ends_with(".yml");
+    if (field.key == "platform" && profile_file) {
+      job.platform = resolve_path(job_dir, *value).string();
+    }
   } else if (field.key == "code") {
     auto code = read_code(doc, field, job_dir);
     if (!code) return std::move(code).error();

@@ -44,7 +44,8 @@ struct SpecNote {
 struct JobSpec {
   std::filesystem::path file;   // the job.yaml, absolute
   std::string name;             // default: the job file's folder name
-  std::string platform;         // empty: not given (the caller picks --platform or philly)
+  std::string platform;         // empty: not given (the caller picks --platform or philly);
+                                // a profile file is made absolute against the job's folder
   SourceLocation platform_where;
   std::string image;            // empty: not given (the profile's default image)
   SourceLocation image_where;

@@ -249,6 +249,16 @@ TEST(SpecJob, NumbersAndDurationsAreChecked) {
                "resources.instance_count, not both (nodes is on line 2)");
 }
 
+TEST(SpecJob, APlatformFileIsRelativeToTheJobFile) {
+  TempDir dir;
+  auto job = load(dir, "platform: ../profiles/ours.yaml\ncommand: x\n");
+  ASSERT_TRUE(job.ok()) << job.error().str();
+  EXPECT_EQ(job->platform, (dir.path() / "profiles" / "ours.yaml").string());
+  auto named = load(dir, "platform: sagemaker\ncommand: x\n");
+  ASSERT_TRUE(named.ok());
+  EXPECT_EQ(named->platform, "sagemaker");
+}
+
 TEST(SpecJob, OnlyCommandJobs) {
   TempDir dir;
   expect_error(load(dir, "type: sweep\ncommand: x\n"), 1, 7,

@@ -110,7 +110,12 @@ const ExceptionCase kCases[] = {
     {"mylib.ConfigError", "bad config", "Unclassified", "uncaught-exception"},
 };
 
-INSTANTIATE_TEST_SUITE_P(Shipped, DiagnosisCategories, ::testing::ValuesIn(kCases));
+INSTANTIATE_TEST_SUITE_P(DiagnosisShipped, DiagnosisCategories, ::testing::ValuesIn(kCases),
+                         [](const ::testing::TestParamInfo<ExceptionCase>& info) {
+                           std::string name = info.param.rule + "_" + std::to_string(info.index);
+                           for (char& c : name) c = c == '-' ? '_' : c;
+                           return name;
+                         });
 
 // Every category in the shipped file is reached by at least one case here or in the
 // precedence and attribution tests (which cover those needing more than an exception).

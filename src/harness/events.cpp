@@ -120,8 +120,10 @@ HarnessEvents parse_events(const std::string& text_in) {
       }
     }
   }
+  out.main_pid = tracking.main_pid();
+  out.command_started = tracking.command_pid.has_value();
   for (const auto& [pid, code] : tracking.exits) {
-    if (pid == tracking.main_pid()) out.exit_code = code;
+    if (pid == out.main_pid) out.exit_code = code;
   }
   return out;
 }

@@ -55,6 +55,8 @@ struct CapEvent {
 struct HarnessEvents {
   bool started = false;          // the harness loaded in at least one process
   std::string python_version;    // of the first process, e.g. "3.11.2"
+  bool command_started = false;  // a process of the job's command (not its setup) started
+  int main_pid = -1;             // the job command's first process; -1 if none started
   std::vector<StageEvent> stages;
   std::vector<ExceptionEvent> exceptions;
   std::vector<CapEvent> caps;

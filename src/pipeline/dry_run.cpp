@@ -172,6 +172,7 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
                  {}};
 
   diagnosis::PlatformFacts facts = plan->facts;
+  facts.image = image_text;
   facts.host_has_module = host_has_module;
   facts.host_path_exists = [](const std::string& path) {
     std::error_code ec;

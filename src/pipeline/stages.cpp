@@ -19,13 +19,13 @@ std::vector<report::StageResult> stage_results(const harness::HarnessEvents& eve
   // The harness starts every command process in init without a stage event for it.
   const harness::StageEvent init{"init", 0, events.main_pid, "", {}};
   const harness::StageEvent* previous = events.command_started ? &init : nullptr;
+  if (previous) entered["init"] = true;
   for (const auto& stage : events.stages) {
     if (stage.pid != events.main_pid) continue;
     entered[stage.stage] = true;
     if (previous) seconds[previous->stage] += stage.t - previous->t;
     previous = &stage;
   }
-  if (previous) entered[previous->stage] = true;
   if (previous) {
     // The last stage lasts until the container ended (its start-up counted in).
     seconds[previous->stage] += std::max(0.0, total_seconds - setup_seconds - previous->t);

@@ -1,0 +1,163 @@
+// Image references, recipes and the cache folder: pure parsing, no archives, no mmdebstrap.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <optional>
+
+#include "image/image_store.hpp"
+#include "image/recipe.hpp"
+#include "test_support.hpp"
+
+namespace preflight::image {
+namespace {
+
+using Kind = ImageRef::Kind;
+
+TEST(ImageRef, BuiltinName) {
+  auto ref = parse_image_ref("pytorch", "/jobs/a");
+  ASSERT_TRUE(ref.ok());
+  EXPECT_EQ(ref->kind, Kind::Builtin);
+  EXPECT_EQ(ref->name, "pytorch");
+  EXPECT_EQ(ref->text, "pytorch");
+}
+
+TEST(ImageRef, DockerArchiveRelativeToJobFolder) {
+  auto ref = parse_image_ref("docker-archive:../images/app.tar", "/jobs/a");
+  ASSERT_TRUE(ref.ok());
+  EXPECT_EQ(ref->kind, Kind::DockerArchive);
+  EXPECT_EQ(ref->path, "/jobs/images/app.tar");
+}
+
+TEST(ImageRef, OciLayoutWithAndWithoutTag) {
+  auto tagged = parse_image_ref("oci:/srv/layouts/app:v2", "/jobs/a");
+  ASSERT_TRUE(tagged.ok());
+  EXPECT_EQ(tagged->kind, Kind::OciLayout);
+  EXPECT_EQ(tagged->path, "/srv/layouts/app");
+  EXPECT_EQ(tagged->tag, "v2");
+
+  auto plain = parse_image_ref("oci:layout", "/jobs/a");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->path, "/jobs/a/layout");
+  EXPECT_EQ(plain->tag, "");
+
+  // A colon in a folder name before the last '/' is part of the path, not a tag.
+  auto colon_dir = parse_image_ref("oci:/srv/a:b/layout", "/");
+  ASSERT_TRUE(colon_dir.ok());
+  EXPECT_EQ(colon_dir->path, "/srv/a:b/layout");
+  EXPECT_EQ(colon_dir->tag, "");
+}
+
+TEST(ImageRef, RootfsAndRegistry) {
+  auto rootfs = parse_image_ref("rootfs:/var/lib/images/rootfs/", "/jobs/a");
+  ASSERT_TRUE(rootfs.ok());
+  EXPECT_EQ(rootfs->kind, Kind::Rootfs);
+  EXPECT_EQ(rootfs->path, "/var/lib/images/rootfs/");
+
+  auto registry = parse_image_ref("docker://pytorch/pytorch:2.1.0-runtime", "/jobs/a");
+  ASSERT_TRUE(registry.ok());
+  EXPECT_EQ(registry->kind, Kind::Registry);
+  EXPECT_EQ(registry->name, "pytorch/pytorch:2.1.0-runtime");
+}
+
+TEST(ImageRef, UnknownSchemeIsBadInputListingTheForms) {
+  for (const char* text : {"podman:foo", "ubuntu:22.04", "", "docker://", "oci:", "Torch!"}) {
+    auto ref = parse_image_ref(text, "/jobs/a");
+    ASSERT_FALSE(ref.ok()) << text;
+    EXPECT_EQ(ref.error().exit_status(), 2) << text;
+  }
+  auto ref = parse_image_ref("podman:foo", "/jobs/a");
+  EXPECT_NE(ref.error().message.find("docker-archive:PATH"), std::string::npos) << ref.error().message;
+  EXPECT_NE(ref.error().message.find("oci:PATH[:TAG]"), std::string::npos);
+  EXPECT_NE(ref.error().message.find("rootfs:PATH"), std::string::npos);
+  EXPECT_NE(ref.error().message.find("docker://REF"), std::string::npos);
+}
+
+// Sets an environment variable for one scope, restoring what was there.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) saved_ = old;
+    value ? setenv(name, value, 1) : unsetenv(name);
+  }
+  ~ScopedEnv() { saved_ ? setenv(name_, saved_->c_str(), 1) : unsetenv(name_); }
+
+ private:
+  const char* name_;
+  std::optional<std::string> saved_;
+};
+
+TEST(ImageCache, DefaultCacheDirFollowsEnvironment) {
+  {
+    ScopedEnv cache("PREFLIGHT_CACHE", "/var/cache/pf");
+    EXPECT_EQ(default_cache_dir(), "/var/cache/pf");
+  }
+  ScopedEnv cache("PREFLIGHT_CACHE", nullptr);
+  {
+    ScopedEnv xdg("XDG_CACHE_HOME", "/xdg");
+    EXPECT_EQ(default_cache_dir(), "/xdg/preflight");
+  }
+  ScopedEnv xdg("XDG_CACHE_HOME", nullptr);
+  ScopedEnv home("HOME", "/home/dev");
+  EXPECT_EQ(default_cache_dir(), "/home/dev/.cache/preflight");
+}
+
+TEST(ImageRecipe, BuiltinRecipesLoadAndListed) {
+  ImageStore store("/nonexistent-cache", testing::source_dir() / "images");
+  auto names = store.builtin_names();
+  EXPECT_NE(std::find(names.begin(), names.end(), "pytorch"), names.end());
+  EXPECT_NE(std::find(names.begin(), names.end(), "python"), names.end());
+
+  auto recipe = load_recipe(testing::source_dir() / "images" / "pytorch.yaml");
+  ASSERT_TRUE(recipe.ok()) << recipe.error().str();
+  EXPECT_EQ(recipe->suite, "bookworm");
+  EXPECT_NE(std::find(recipe->packages.begin(), recipe->packages.end(), "python3-torch"), recipe->packages.end());
+  EXPECT_NE(std::find(recipe->packages.begin(), recipe->packages.end(), "python-is-python3"), recipe->packages.end());
+
+  auto args = mmdebstrap_arguments(*recipe, "/tmp/out.tar");
+  std::string joined;
+  for (const auto& a : args) joined += a + "\n";
+  EXPECT_NE(joined.find("--format=tar\n"), std::string::npos);
+  EXPECT_NE(joined.find("EXTERNALLY-MANAGED"), std::string::npos);
+  EXPECT_NE(joined.find("--include=python3,"), std::string::npos);
+  EXPECT_EQ(args[args.size() - 2], "bookworm");
+  EXPECT_EQ(args.back(), "/tmp/out.tar");
+}
+
+TEST(ImageRecipe, UnknownKeyAndUnsafeRemoveAreBadInputWithLine) {
+  testing::TempDir dir;
+  auto file = dir.write("bad.yaml", "suite: bookworm\npackges: [python3]\n");
+  auto recipe = load_recipe(file);
+  ASSERT_FALSE(recipe.ok());
+  EXPECT_EQ(recipe.error().exit_status(), 2);
+  EXPECT_EQ(recipe.error().where.line, 2);
+  EXPECT_NE(recipe.error().message.find("packges"), std::string::npos);
+
+  auto unsafe = load_recipe(dir.write("unsafe.yaml", "suite: bookworm\nremove: ['/tmp; rm -rf /']\n"));
+  ASSERT_FALSE(unsafe.ok());
+  EXPECT_EQ(unsafe.error().where.line, 2);
+}
+
+TEST(ImageRecipe, HashChangesWithTheRecipe) {
+  testing::TempDir dir;
+  auto a = load_recipe(dir.write("a.yaml", "suite: bookworm\npackages: [python3]\n"));
+  auto b = load_recipe(dir.write("b.yaml", "suite: bookworm\npackages: [python3, python3-pip]\n"));
+  auto a2 = load_recipe(dir.write("c.yaml", "suite: bookworm\npackages: [python3]\n"));
+  ASSERT_TRUE(a.ok() && b.ok() && a2.ok());
+  EXPECT_NE(a->hash, b->hash);
+  EXPECT_EQ(a->hash, a2->hash);
+}
+
+TEST(ImageStoreBuild, UnknownBuiltinNamesTheKnownOnes) {
+  testing::TempDir cache;
+  ImageStore store(cache.path(), testing::source_dir() / "images");
+  auto ref = parse_image_ref("tensorflow", "/");
+  ASSERT_TRUE(ref.ok());
+  auto image = store.resolve(*ref, nullptr);
+  ASSERT_FALSE(image.ok());
+  EXPECT_EQ(image.error().exit_status(), 2);
+  EXPECT_NE(image.error().message.find("pytorch"), std::string::npos) << image.error().message;
+}
+
+}  // namespace
+}  // namespace preflight::image

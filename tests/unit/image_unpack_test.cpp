@@ -1,0 +1,387 @@
+// Unpacking docker-archive and OCI-layout images made here with libarchive: whiteouts,
+// opaque folders, links, compressed layers, refusal of escaping entries, corrupt archives,
+// and the warm cache.
+#include <archive.h>
+#include <archive_entry.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "image/digest.hpp"
+#include "image/image_store.hpp"
+#include "image/oci_writer.hpp"
+#include "image/recipe.hpp"
+#include "image/tool_run.hpp"
+#include "test_support.hpp"
+
+namespace preflight::image {
+namespace {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct Entry {
+  std::string path;
+  char type = 'f';  // f file, d dir, l symlink, h hard link
+  std::string data;  // file contents, or the link target
+  int mode = 0644;
+};
+
+enum class Compression { None, Gzip, Zstd };
+
+la_ssize_t append_to_string(archive*, void* client, const void* buffer, size_t length) {
+  static_cast<std::string*>(client)->append(static_cast<const char*>(buffer), length);
+  return static_cast<la_ssize_t>(length);
+}
+
+std::string make_tar(const std::vector<Entry>& entries, Compression compression = Compression::None) {
+  std::string out;
+  archive* a = archive_write_new();
+  archive_write_set_format_pax_restricted(a);
+  if (compression == Compression::Gzip) archive_write_add_filter_gzip(a);
+  if (compression == Compression::Zstd) archive_write_add_filter_zstd(a);
+  archive_write_set_bytes_in_last_block(a, 1);
+  archive_write_open(a, &out, nullptr, append_to_string, nullptr);
+  for (const auto& e : entries) {
+    archive_entry* entry = archive_entry_new();
+    archive_entry_set_pathname(entry, e.path.c_str());
+    archive_entry_set_mtime(entry, 1700000000, 0);
+    archive_entry_set_uid(entry, 0);
+    archive_entry_set_gid(entry, 0);
+    switch (e.type) {
+      case 'd':
+        archive_entry_set_filetype(entry, AE_IFDIR);
+        archive_entry_set_perm(entry, e.mode == 0644 ? 0755 : e.mode);
+        break;
+      case 'l':
+        archive_entry_set_filetype(entry, AE_IFLNK);
+        archive_entry_set_perm(entry, 0777);
+        archive_entry_set_symlink(entry, e.data.c_str());
+        break;
+      case 'h':
+        archive_entry_set_filetype(entry, AE_IFREG);
+        archive_entry_set_perm(entry, e.mode);
+        archive_entry_set_hardlink(entry, e.data.c_str());
+        break;
+      default:
+        archive_entry_set_filetype(entry, AE_IFREG);
+        archive_entry_set_perm(entry, e.mode);
+        archive_entry_set_size(entry, static_cast<la_int64_t>(e.data.size()));
+    }
+    archive_write_header(a, entry);
+    if (e.type == 'f' && !e.data.empty()) archive_write_data(a, e.data.data(), e.data.size());
+    archive_entry_free(entry);
+  }
+  archive_write_close(a);
+  archive_write_free(a);
+  return out;
+}
+
+std::string config_json(const std::vector<std::string>& layers) {
+  json diff_ids = json::array();
+  for (const auto& layer : layers) diff_ids.push_back("sha256:" + sha256_hex(layer));
+  return json{{"architecture", "amd64"},
+              {"os", "linux"},
+              {"config", {{"Env", {"PATH=/usr/bin:/bin", "LANG=C.UTF-8"}}, {"User", "1000"}, {"WorkingDir", "/work"},
+                          {"Cmd", {"python", "main.py"}}}},
+              {"rootfs", {{"type", "layers"}, {"diff_ids", diff_ids}}}}
+      .dump();
+}
+
+void write_file(const fs::path& file, const std::string& content) {
+  fs::create_directories(file.parent_path());
+  std::ofstream(file, std::ios::binary) << content;
+}
+
+std::string read_file(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A docker save tarball: manifest.json (written last, as docker does), config, layer tars.
+fs::path make_docker_archive(const fs::path& file, const std::vector<std::string>& layers) {
+  std::string config = config_json(layers);
+  std::string config_name = sha256_hex(config) + ".json";
+  std::vector<Entry> entries;
+  json layer_names = json::array();
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    std::string dir = "layer" + std::to_string(i);
+    entries.push_back({dir, 'd'});
+    entries.push_back({dir + "/layer.tar", 'f', layers[i]});
+    layer_names.push_back(dir + "/layer.tar");
+  }
+  entries.push_back({config_name, 'f', config});
+  json manifest = json::array({{{"Config", config_name}, {"RepoTags", {"app:latest"}}, {"Layers", layer_names}}});
+  entries.push_back({"manifest.json", 'f', manifest.dump()});
+  write_file(file, make_tar(entries));
+  return file;
+}
+
+// An OCI image layout with the layers as given (compressed or not) under tag "v1".
+fs::path make_oci_layout(const fs::path& dir, const std::vector<std::string>& layers,
+                         const std::vector<std::string>& uncompressed) {
+  auto blob = [&](const std::string& content, const std::string& media_type) {
+    std::string hex = sha256_hex(content);
+    write_file(dir / "blobs" / "sha256" / hex, content);
+    return json{{"mediaType", media_type}, {"digest", "sha256:" + hex}, {"size", content.size()}};
+  };
+  json layer_descriptors = json::array();
+  for (const auto& layer : layers) layer_descriptors.push_back(blob(layer, "application/vnd.oci.image.layer.v1.tar+gzip"));
+  json manifest = {{"schemaVersion", 2},
+                   {"config", blob(config_json(uncompressed), "application/vnd.oci.image.config.v1+json")},
+                   {"layers", layer_descriptors}};
+  json descriptor = blob(manifest.dump(), "application/vnd.oci.image.manifest.v1+json");
+  descriptor["annotations"] = {{"org.opencontainers.image.ref.name", "v1"}};
+  write_file(dir / "index.json", json{{"schemaVersion", 2}, {"manifests", {descriptor}}}.dump());
+  write_file(dir / "oci-layout", R"({"imageLayoutVersion":"1.0.0"})");
+  return dir;
+}
+
+class ImageUnpack : public ::testing::Test {
+ protected:
+  Result<UnpackedImage> resolve(const std::string& text) {
+    auto ref = parse_image_ref(text, work_.path());
+    if (!ref) return ref.error();
+    ImageStore store(cache_.path(), work_.path() / "recipes");
+    return store.resolve(*ref, nullptr);
+  }
+  // Nothing of a failed unpack may stay in the cache.
+  void expect_cache_clean() {
+    fs::path rootfs = cache_.path() / "rootfs";
+    if (!fs::exists(rootfs)) return;
+    EXPECT_TRUE(fs::is_empty(rootfs)) << fs::directory_iterator(rootfs)->path();
+  }
+  testing::TempDir work_, cache_;
+};
+
+std::vector<std::string> two_layers_with_whiteouts(Compression first, Compression second) {
+  std::string lower = make_tar({{"./", 'd'},
+                                {"./etc/", 'd'},
+                                {"./etc/keep.conf", 'f', "keep"},
+                                {"./etc/gone.conf", 'f', "gone"},
+                                {"./opaque/", 'd'},
+                                {"./opaque/old", 'f', "old"},
+                                {"./opaque/sub/", 'd'},
+                                {"./opaque/sub/older", 'f', "older"},
+                                {"./bin/", 'd'},
+                                {"./bin/tool", 'f', "#!/bin/sh\n", 0755},
+                                {"./bin/alias", 'h', "./bin/tool"},
+                                {"./usr/", 'd'},
+                                {"./usr/lib/", 'd'},
+                                {"./lib", 'l', "usr/lib"}},
+                               first);
+  std::string upper = make_tar({{"etc/.wh.gone.conf", 'f'},
+                                {"opaque/new", 'f', "new"},
+                                {"opaque/.wh..wh..opq", 'f'},
+                                {"lib/libnew.so", 'f', "elf"},
+                                {"etc/added", 'f', "added", 0600}},
+                               second);
+  return {lower, upper};
+}
+
+TEST_F(ImageUnpack, OciLayoutAppliesWhiteoutsOpaqueDirsAndLinks) {
+  auto layers = two_layers_with_whiteouts(Compression::Gzip, Compression::Zstd);
+  auto plain = two_layers_with_whiteouts(Compression::None, Compression::None);
+  make_oci_layout(work_.path() / "layout", layers, plain);
+  auto image = resolve("oci:layout:v1");
+  ASSERT_TRUE(image.ok()) << image.error().str();
+  const fs::path& root = image->rootfs;
+
+  EXPECT_EQ(read_file(root / "etc/keep.conf"), "keep");
+  EXPECT_FALSE(fs::exists(root / "etc/gone.conf"));
+  EXPECT_FALSE(fs::exists(root / "etc/.wh.gone.conf"));
+  EXPECT_EQ(read_file(root / "opaque/new"), "new");
+  EXPECT_FALSE(fs::exists(root / "opaque/old"));
+  EXPECT_FALSE(fs::exists(root / "opaque/sub"));
+  EXPECT_FALSE(fs::exists(root / "opaque/.wh..wh..opq"));
+  // Written through an in-root symlink: lands at its target.
+  EXPECT_TRUE(fs::is_symlink(root / "lib"));
+  EXPECT_EQ(read_file(root / "usr/lib/libnew.so"), "elf");
+
+  struct stat tool {}, alias {}, added {};
+  ASSERT_EQ(::stat((root / "bin/tool").c_str(), &tool), 0);
+  ASSERT_EQ(::stat((root / "bin/alias").c_str(), &alias), 0);
+  EXPECT_EQ(tool.st_ino, alias.st_ino);
+  EXPECT_EQ(tool.st_mode & 07777, 0755u);
+  EXPECT_EQ(tool.st_mtime, 1700000000);
+  ASSERT_EQ(::stat((root / "etc/added").c_str(), &added), 0);
+  EXPECT_EQ(added.st_mode & 07777, 0600u);
+
+  EXPECT_EQ(image->digest, "sha256:" + sha256_hex(config_json(plain)));
+  EXPECT_EQ(image->config.user, "1000");
+  EXPECT_EQ(image->config.working_dir, "/work");
+  EXPECT_EQ(image->config.cmd, (std::vector<std::string>{"python", "main.py"}));
+  EXPECT_EQ(image->config.env.size(), 2u);
+}
+
+TEST_F(ImageUnpack, OciLayoutUnknownTagListsTheTags) {
+  auto plain = two_layers_with_whiteouts(Compression::None, Compression::None);
+  make_oci_layout(work_.path() / "layout", plain, plain);
+  auto image = resolve("oci:layout:v9");
+  ASSERT_FALSE(image.ok());
+  EXPECT_EQ(image.error().exit_status(), 2);
+  EXPECT_NE(image.error().message.find("v1"), std::string::npos) << image.error().message;
+}
+
+TEST_F(ImageUnpack, DockerArchiveWithUncompressedAndGzipLayers) {
+  auto plain = two_layers_with_whiteouts(Compression::None, Compression::None);
+  auto mixed = two_layers_with_whiteouts(Compression::None, Compression::Gzip);
+  make_docker_archive(work_.path() / "app.tar", mixed);
+  auto image = resolve("docker-archive:app.tar");
+  ASSERT_TRUE(image.ok()) << image.error().str();
+  EXPECT_EQ(read_file(image->rootfs / "etc/keep.conf"), "keep");
+  EXPECT_FALSE(fs::exists(image->rootfs / "etc/gone.conf"));
+  EXPECT_FALSE(fs::exists(image->rootfs / "opaque/old"));
+  EXPECT_EQ(read_file(image->rootfs / "usr/lib/libnew.so"), "elf");
+  EXPECT_EQ(image->config.env[0], "PATH=/usr/bin:/bin");
+  EXPECT_EQ(image->rootfs, cache_.path() / "rootfs" / ("sha256-" + digest_hex(image->digest)) / "rootfs");
+}
+
+TEST_F(ImageUnpack, WarmResolveReturnsTheSameDigestWithoutUnpacking) {
+  auto plain = two_layers_with_whiteouts(Compression::None, Compression::None);
+  make_docker_archive(work_.path() / "app.tar", plain);
+  auto first = resolve("docker-archive:app.tar");
+  ASSERT_TRUE(first.ok()) << first.error().str();
+  // A file the unpacker would never write: it survives only if nothing is unpacked again.
+  write_file(first->rootfs / "sentinel", "still here");
+  struct stat before {};
+  ::stat(first->rootfs.c_str(), &before);
+
+  auto second = resolve("docker-archive:" + (work_.path() / "app.tar").string());
+  ASSERT_TRUE(second.ok()) << second.error().str();
+  EXPECT_EQ(second->digest, first->digest);
+  EXPECT_EQ(second->rootfs, first->rootfs);
+  EXPECT_EQ(read_file(second->rootfs / "sentinel"), "still here");
+  struct stat after {};
+  ::stat(second->rootfs.c_str(), &after);
+  EXPECT_EQ(before.st_ino, after.st_ino);
+}
+
+void expect_refused(const Result<UnpackedImage>& image, const std::string& archive, const std::string& layer,
+                    const std::string& entry) {
+  ASSERT_FALSE(image.ok());
+  EXPECT_EQ(image.error().exit_status(), 2);
+  const std::string& message = image.error().message;
+  EXPECT_NE(message.find(archive), std::string::npos) << message;
+  EXPECT_NE(message.find(layer), std::string::npos) << message;
+  EXPECT_NE(message.find("\"" + entry + "\""), std::string::npos) << message;
+  EXPECT_NE(message.find("outside the image root"), std::string::npos) << message;
+}
+
+TEST_F(ImageUnpack, RefusesDotDotEntry) {
+  fs::path outside = work_.path() / "escaped";
+  std::string layer = make_tar({{"etc/", 'd'}, {"etc/../../../../../../" + outside.relative_path().string(), 'f', "x"}});
+  make_docker_archive(work_.path() / "evil.tar", {layer});
+  auto image = resolve("docker-archive:evil.tar");
+  expect_refused(image, "evil.tar", "layer 1", "etc/../../../../../../" + outside.relative_path().string());
+  EXPECT_FALSE(fs::exists(outside));
+  expect_cache_clean();
+}
+
+TEST_F(ImageUnpack, RefusesAbsoluteEntry) {
+  fs::path outside = work_.path() / "absolute";
+  std::string layer = make_tar({{"ok", 'f', "fine"}, {outside.string(), 'f', "x"}});
+  make_oci_layout(work_.path() / "layout", {layer}, {layer});
+  auto image = resolve("oci:layout");
+  expect_refused(image, "layout", "layer 1", outside.string());
+  EXPECT_FALSE(fs::exists(outside));
+  expect_cache_clean();
+}
+
+TEST_F(ImageUnpack, RefusesWritingThroughASymlinkPlantedByAnEarlierLayer) {
+  fs::path outside = work_.path() / "target";
+  fs::create_directories(outside);
+  std::string lower = make_tar({{"usr/", 'd'}, {"usr/escape", 'l', "../../../../../../../../" + outside.relative_path().string()}});
+  std::string upper = make_tar({{"usr/escape/pwned", 'f', "x"}});
+  make_docker_archive(work_.path() / "evil.tar", {lower, upper});
+  auto image = resolve("docker-archive:evil.tar");
+  expect_refused(image, "evil.tar", "layer 2", "usr/escape/pwned");
+  EXPECT_FALSE(fs::exists(outside / "pwned"));
+  expect_cache_clean();
+}
+
+TEST_F(ImageUnpack, RefusesAbsoluteSymlinkParentAndHardLinkOut) {
+  fs::path outside = work_.path() / "abs";
+  fs::create_directories(outside);
+  std::string abs = make_tar({{"data", 'l', outside.string()}, {"data/file", 'f', "x"}});
+  make_docker_archive(work_.path() / "abs.tar", {abs});
+  expect_refused(resolve("docker-archive:abs.tar"), "abs.tar", "layer 1", "data/file");
+  EXPECT_FALSE(fs::exists(outside / "file"));
+
+  std::string link = make_tar({{"passwd", 'h', "../../../etc/passwd"}});
+  make_docker_archive(work_.path() / "link.tar", {link});
+  expect_refused(resolve("docker-archive:link.tar"), "link.tar", "layer 1", "passwd");
+  expect_cache_clean();
+}
+
+TEST_F(ImageUnpack, CorruptArchiveIsBadInputAndLeavesNothing) {
+  std::string layer = make_tar({{"big", 'f', std::string(200000, 'a')}, {"after", 'f', "b"}}, Compression::Gzip);
+  layer.resize(layer.size() / 2);  // truncated mid-stream
+  make_oci_layout(work_.path() / "layout", {layer}, {layer});
+  auto image = resolve("oci:layout");
+  ASSERT_FALSE(image.ok());
+  EXPECT_EQ(image.error().exit_status(), 2);
+  EXPECT_NE(image.error().message.find("layer 1"), std::string::npos) << image.error().message;
+  EXPECT_NE(image.error().message.find("corrupt or truncated"), std::string::npos) << image.error().message;
+  expect_cache_clean();
+
+  write_file(work_.path() / "garbage.tar", "this is not a tar file at all");
+  auto garbage = resolve("docker-archive:garbage.tar");
+  ASSERT_FALSE(garbage.ok());
+  EXPECT_EQ(garbage.error().exit_status(), 2);
+  EXPECT_NE(garbage.error().message.find("garbage.tar"), std::string::npos) << garbage.error().message;
+}
+
+TEST_F(ImageUnpack, MissingArchiveIsBadInput) {
+  auto image = resolve("docker-archive:nope.tar");
+  ASSERT_FALSE(image.ok());
+  EXPECT_EQ(image.error().exit_status(), 2);
+  EXPECT_NE(image.error().message.find("nope.tar"), std::string::npos);
+}
+
+TEST_F(ImageUnpack, RootfsFolderIsUsedInPlaceWithAStableIdentity) {
+  write_file(work_.path() / "root/bin/sh", "");
+  auto first = resolve("rootfs:root");
+  ASSERT_TRUE(first.ok()) << first.error().str();
+  EXPECT_EQ(first->rootfs, fs::canonical(work_.path() / "root"));
+  EXPECT_EQ(digest_hex(first->digest).size(), 64u);
+  auto second = resolve("rootfs:" + (work_.path() / "root").string());
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(first->digest, second->digest);
+  EXPECT_FALSE(fs::exists(cache_.path() / "rootfs"));
+}
+
+TEST_F(ImageUnpack, BuiltinImageWithAnUpToDateBuildIsNotRebuilt) {
+  // A recipe and a layout built "from it" (no mmdebstrap in unit tests): the recorded recipe
+  // hash matches, so resolve uses the layout as it is.
+  auto recipe_file = work_.write("recipes/tiny.yaml", "suite: bookworm\npackages: [python3]\n");
+  auto recipe = load_recipe(recipe_file);
+  ASSERT_TRUE(recipe.ok());
+  write_file(work_.path() / "rootfs.tar", make_tar({{"bin/", 'd'}, {"bin/python3", 'f', "py", 0755}}));
+  OciLayoutSpec spec;
+  spec.config.env = {"PATH=/usr/bin:/bin"};
+  spec.annotations[kRecipeHashAnnotation] = recipe->hash;
+  auto digest = write_oci_layout(cache_.path() / "images" / "tiny", work_.path() / "rootfs.tar", spec);
+  ASSERT_TRUE(digest.ok()) << digest.error().str();
+
+  auto image = resolve("tiny");
+  ASSERT_TRUE(image.ok()) << image.error().str();
+  EXPECT_EQ(image->digest, *digest);
+  EXPECT_EQ(read_file(image->rootfs / "bin/python3"), "py");
+  EXPECT_EQ(image->config.env, spec.config.env);
+}
+
+TEST_F(ImageUnpack, RegistryWithoutSkopeoIsARuntimeError) {
+  if (!find_program("skopeo").empty()) GTEST_SKIP() << "skopeo is installed; this checks its absence";
+  auto image = resolve("docker://busybox:latest");
+  ASSERT_FALSE(image.ok());
+  EXPECT_EQ(image.error().exit_status(), 3);
+  EXPECT_NE(image.error().message.find("skopeo"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace preflight::image

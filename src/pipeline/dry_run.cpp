@@ -3,6 +3,7 @@
 #include <boost/process.hpp>
 #include <chrono>
 #include <deque>
+#include <future>
 #include <random>
 
 #include <fmt/chrono.h>
@@ -133,8 +134,10 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
   auto image = store.resolve(*ref, console.progress);
   if (!image) return std::move(image).error().context("image " + image_text);
 
-  auto rules = diagnosis::FailureRules::load(diagnosis::shipped_failure_rules_file());
-  if (!rules) return std::move(rules).error();
+  // The rules are needed only after the run: read them while the container runs.
+  auto rules_loading = std::async(std::launch::async, [] {
+    return diagnosis::FailureRules::load(diagnosis::shipped_failure_rules_file());
+  });
 
   plan::PlanContext context;
   context.job_id = make_job_id(job->name);
@@ -171,6 +174,8 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
                  fmt::format("interrupted by {}; the container was stopped and removed", strsignal(exit->interrupted_by)),
                  {}};
 
+  auto rules = rules_loading.get();
+  if (!rules) return std::move(rules).error();
   diagnosis::PlatformFacts facts = plan->facts;
   facts.image = image_text;
   facts.host_has_module = host_has_module;

@@ -56,7 +56,8 @@ class OverlayRoot {
     merged_ = run_dir / "bundle" / "rootfs";
     std::error_code ec;
     for (const auto& dir : {merged_, run_dir / "upper", run_dir / "work"}) fs::create_directories(dir, ec);
-    std::string options = fmt::format("lowerdir={},upperdir={},workdir={}", lower.string(),
+    // volatile: the upper layer is thrown away after the run, so unmounting need not sync it.
+    std::string options = fmt::format("lowerdir={},upperdir={},workdir={},volatile", lower.string(),
                                       (run_dir / "upper").string(), (run_dir / "work").string());
     if (::mount("overlay", merged_.c_str(), "overlay", 0, options.c_str()) != 0)
       return Error::runtime(fmt::format("cannot mount the container's root at {}: {}", merged_.string(),

@@ -2,7 +2,12 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <memory>
 #include <vector>
@@ -58,6 +63,75 @@ std::string strip_dot_slash(std::string name) {
 }
 
 bool is_device(mode_t type) { return type == AE_IFCHR || type == AE_IFBLK || type == AE_IFIFO; }
+
+// Creates parent folders of `path` (as tar does, mode 0755); the layer's own folder entries
+// set their real modes.
+void make_parents(const std::string& path) {
+  auto slash = path.rfind('/');
+  if (slash == std::string::npos || slash == 0) return;
+  std::string dir = path.substr(0, slash);
+  if (::mkdir(dir.c_str(), 0755) == 0 || errno == EEXIST) return;
+  if (errno == ENOENT) {
+    make_parents(dir);
+    ::mkdir(dir.c_str(), 0755);
+  }
+}
+
+enum class FastWrite { Done, NotHandled, ReadError, WriteError };
+
+// Plain regular files (most of a root filesystem) are written here directly, with the
+// syscalls tar makes; libarchive's writer adds several per entry (umask, cloexec, lookups).
+// Anything unusual (xattrs, sparse files, an existing folder in the way) goes to libarchive.
+FastWrite write_regular_file(archive* reader, archive_entry* entry, const std::string& path, bool as_root,
+                             std::string& error) {
+  if (archive_entry_xattr_count(entry) > 0 || archive_entry_sparse_count(entry) > 0) return FastWrite::NotHandled;
+  constexpr int kFlags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW;
+  int fd = ::open(path.c_str(), kFlags, 0600);
+  if (fd < 0 && errno == ENOENT) {
+    make_parents(path);
+    fd = ::open(path.c_str(), kFlags, 0600);
+  }
+  if (fd < 0 && errno == EEXIST && ::unlink(path.c_str()) == 0) fd = ::open(path.c_str(), kFlags, 0600);
+  if (fd < 0) return FastWrite::NotHandled;
+  const void* block = nullptr;
+  size_t size = 0;
+  la_int64_t offset = 0;
+  la_int64_t position = 0;
+  int r = 0;
+  while ((r = archive_read_data_block(reader, &block, &size, &offset)) == ARCHIVE_OK) {
+    if (offset != position && ::lseek(fd, offset, SEEK_SET) < 0) break;
+    const char* data = static_cast<const char*>(block);
+    for (size_t done = 0; done < size;) {
+      ssize_t wrote = ::write(fd, data + done, size - done);
+      if (wrote < 0) {
+        if (errno == EINTR) continue;
+        error = std::strerror(errno);
+        ::close(fd);
+        return FastWrite::WriteError;
+      }
+      done += static_cast<size_t>(wrote);
+    }
+    position = offset + static_cast<la_int64_t>(size);
+  }
+  if (r != ARCHIVE_EOF) {
+    error = archive_error_string(reader) ? archive_error_string(reader) : "read error";
+    ::close(fd);
+    return FastWrite::ReadError;
+  }
+  if (position < archive_entry_size(entry)) (void)::ftruncate(fd, archive_entry_size(entry));
+  // Owner before mode: chown clears set-user-ID bits.
+  if (as_root) (void)::fchown(fd, static_cast<uid_t>(archive_entry_uid(entry)), static_cast<gid_t>(archive_entry_gid(entry)));
+  (void)::fchmod(fd, archive_entry_perm(entry));
+  timespec times[2] = {{archive_entry_atime(entry), archive_entry_atime_nsec(entry)},
+                       {archive_entry_mtime(entry), archive_entry_mtime_nsec(entry)}};
+  if (!archive_entry_atime_is_set(entry)) times[0] = times[1];
+  (void)::futimens(fd, times);
+  if (::close(fd) != 0) {
+    error = std::strerror(errno);
+    return FastWrite::WriteError;
+  }
+  return FastWrite::Done;
+}
 
 }  // namespace
 
@@ -223,7 +297,8 @@ Status LayerUnpacker::apply_entries(archive* reader, const LayerSource& layer) {
   std::unique_ptr<archive, WriteDeleter> writer(archive_write_disk_new());
   // Owners are numeric (the image's /etc/passwd, not the host's); no name lookups, no fsync.
   int flags = ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_XATTR;
-  if (geteuid() == 0) flags |= ARCHIVE_EXTRACT_OWNER;
+  const bool as_root = geteuid() == 0;
+  if (as_root) flags |= ARCHIVE_EXTRACT_OWNER;
   archive_write_disk_set_options(writer.get(), flags);
 
   archive_entry* entry = nullptr;
@@ -293,7 +368,22 @@ Status LayerUnpacker::apply_entries(archive* reader, const LayerSource& layer) {
       last_dir_.clear();
     }
     layer_paths_.insert(target);
-    archive_entry_set_pathname(entry, (root_prefix_ + target).c_str());
+    std::string full = root_prefix_ + target;
+    if (type == AE_IFREG && !archive_entry_hardlink(entry)) {
+      std::string error;
+      switch (write_regular_file(reader, entry, full, as_root, error)) {
+        case FastWrite::Done:
+          continue;
+        case FastWrite::ReadError:
+          return Error::bad_input(where + ": the layer is corrupt or truncated at \"" + raw + "\" (" + error +
+                                  "); re-export the image");
+        case FastWrite::WriteError:
+          return Error::runtime(where + ": cannot write \"" + raw + "\": " + error);
+        case FastWrite::NotHandled:
+          break;
+      }
+    }
+    archive_entry_set_pathname(entry, full.c_str());
 
     r = archive_write_header(writer.get(), entry);
     if (r < ARCHIVE_WARN) {

@@ -88,7 +88,7 @@ Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile&
     plan.facts.mounts.push_back(fact_of(mount));
     plan.mounts.push_back(std::move(mount));
   };
-  add_mount({Kind::Code, "", MountPlan::Type::Bind, *code, job.code_dir, true, ""});
+  add_mount({Kind::Code, "", *code, job.code_dir, true});
   for (const auto& input : job.inputs) {
     if (input.value) {  // a literal: substituted as written, nothing mounted
       input_paths[input.name] = vars["inputs." + input.name] = *input.value;
@@ -97,7 +97,7 @@ Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile&
     auto where = spec::expand_template(profile.mounts.input, Vars{{"name", input.name}}, profile_where);
     if (!where) return std::move(where).error();
     input_paths[input.name] = vars["inputs." + input.name] = *where;
-    add_mount({Kind::Input, input.name, MountPlan::Type::Bind, *where, input.path, true, ""});
+    add_mount({Kind::Input, input.name, *where, input.path, true});
   }
   for (const auto& output : job.outputs) {
     auto where = spec::expand_template(profile.mounts.output, Vars{{"name", output.name}}, profile_where);
@@ -105,16 +105,22 @@ Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile&
     output_paths[output.name] = vars["outputs." + output.name] = *where;
     auto source = context.run_dir / "outputs" / output.name;
     plan.prepare.push_back({source, profile.user.uid, profile.user.gid});
-    add_mount({Kind::Output, output.name, MountPlan::Type::Bind, *where, source, false, ""});
+    add_mount({Kind::Output, output.name, *where, source, false});
   }
-  for (const auto& dir : profile.mounts.writable)
-    add_mount({Kind::Writable, "", MountPlan::Type::Tmpfs, dir, {}, false, "mode=1777"});
-  if (!scratch->empty())
-    add_mount({Kind::Scratch, "", MountPlan::Type::Tmpfs, *scratch, {}, false, "mode=1777"});
-  add_mount({Kind::Harness, "", MountPlan::Type::Bind, kEmulatorMount, context.emulator_dir, true, ""});
+  // Writable folders are part of the container's own root, as on the platform: an image's
+  // folder keeps its owner and mode (/tmp stays 1777), a missing one is made for the user.
+  for (const auto& dir : profile.mounts.writable) {
+    plan.user_dirs.push_back({dir, dir == profile.user.home});
+    plan.facts.mounts.push_back({Kind::Writable, "", dir, "", false});
+  }
+  if (!scratch->empty()) {
+    plan.user_dirs.push_back({*scratch, false});
+    plan.facts.mounts.push_back({Kind::Scratch, "", *scratch, "", false});
+  }
+  add_mount({Kind::Harness, "", kEmulatorMount, context.emulator_dir, true});
   auto harness_run = context.run_dir / "harness";
   plan.prepare.push_back({harness_run, profile.user.uid, profile.user.gid});
-  add_mount({Kind::Harness, "", MountPlan::Type::Bind, kRunMount, harness_run, false, ""});
+  add_mount({Kind::Harness, "", kRunMount, harness_run, false});
 
   auto setup = job.setup ? spec::substitute_references(*job.setup, input_paths, output_paths, job.setup_where)
                          : Result<std::string>(std::string());
@@ -161,7 +167,7 @@ Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile&
   plan.process.gid = profile.user.gid;
   plan.process.args = {"/bin/sh", std::string(kEmulatorMount) + "/launch.sh", plan.setup, plan.command};
   plan.process.args.insert(plan.process.args.end(), profile.launcher.begin(), profile.launcher.end());
-  if (!profile.user.home.empty()) plan.home_dirs.push_back(profile.user.home);
+  if (!profile.user.home.empty()) plan.user_dirs.push_back({profile.user.home, true});
 
   plan.facts.platform = profile.name;
   plan.facts.user = profile.user.name + " (uid " + std::to_string(profile.user.uid) + ")";

@@ -23,15 +23,13 @@ inline constexpr const char* kEmulatorMount = "/opt/preflight/emulator";
 inline constexpr const char* kRunMount = "/opt/preflight/run";
 inline constexpr const char* kEventsFile = "/opt/preflight/run/events.jsonl";
 
+// A folder of the host bound into the container: the code, an input, an output, Preflight's own.
 struct MountPlan {
-  enum class Type { Bind, Tmpfs };
   diagnosis::MountFact::Kind kind = diagnosis::MountFact::Kind::Code;
   std::string name;                 // input/output name
-  Type type = Type::Bind;
   std::string destination;          // in the container
-  std::filesystem::path source;     // on the host (bind mounts)
+  std::filesystem::path source;     // on the host
   bool read_only = true;
-  std::string tmpfs_options;        // "size=64m,mode=1777"
 };
 
 // A folder Preflight creates in the run folder before the container starts, owned by the
@@ -40,6 +38,13 @@ struct PreparedDir {
   std::filesystem::path path;  // on the host
   unsigned uid = 0;
   unsigned gid = 0;
+};
+
+// A folder the platform gives the job's user in the container's own (writable) root: its
+// home, the profile's writable folders, scratch. Writes land in the run's overlay layer.
+struct UserDir {
+  std::string path;          // in the container
+  bool own_existing = false;  // chown it to the user even when the image has it (the home)
 };
 
 struct ProcessPlan {
@@ -62,7 +67,7 @@ struct RunPlan {
   ProcessPlan process;
   std::vector<MountPlan> mounts;
   std::vector<PreparedDir> prepare;
-  std::vector<std::string> home_dirs;  // created in the container's root, owned by the user
+  std::vector<UserDir> user_dirs;
   spec::ResourceLimits limits;
   bool network = false;
   int steps = 2;

@@ -134,16 +134,17 @@ Status prepare_run_dir(const plan::RunPlan& plan) {
   return Ok{};
 }
 
-// The job's home and similar folders exist in the container's root, owned by the job's user,
-// as in a platform image that created its user. They land in the overlay's upper layer only.
+// The folders the platform gives the job's user (home, writable folders, scratch) exist in
+// the container's root. They land in the overlay's upper layer only.
 Status prepare_root(const plan::RunPlan& plan, const fs::path& root) {
-  for (const auto& dir : plan.home_dirs) {
-    fs::path inside = root / fs::path(dir).relative_path();
+  for (const auto& dir : plan.user_dirs) {
+    fs::path inside = root / fs::path(dir.path).relative_path();
     std::error_code ec;
+    const bool existed = fs::exists(inside, ec);
     fs::create_directories(inside, ec);
-    if (ec || ::chown(inside.c_str(), plan.process.uid, plan.process.gid) != 0)
-      return Error::runtime(fmt::format("cannot create {} in the container: {}", dir,
-                                        ec ? ec.message() : std::strerror(errno)));
+    if (ec) return Error::runtime(fmt::format("cannot create {} in the container: {}", dir.path, ec.message()));
+    if ((!existed || dir.own_existing) && ::chown(inside.c_str(), plan.process.uid, plan.process.gid) != 0)
+      return Error::runtime(fmt::format("cannot give {} to the job's user: {}", dir.path, std::strerror(errno)));
   }
   return Ok{};
 }

@@ -26,11 +26,6 @@ json system_mounts(const plan::RunPlan& plan) {
 }
 
 json plan_mount(const plan::MountPlan& m) {
-  if (m.type == plan::MountPlan::Type::Tmpfs) {
-    std::vector<std::string> options{"nosuid", "nodev"};
-    if (!m.tmpfs_options.empty()) options.push_back(m.tmpfs_options);
-    return mount(m.destination, "tmpfs", "tmpfs", options);
-  }
   std::vector<std::string> options{"rbind", "nosuid", "nodev", m.read_only ? "ro" : "rw"};
   return mount(m.destination, "bind", m.source.string(), options);
 }

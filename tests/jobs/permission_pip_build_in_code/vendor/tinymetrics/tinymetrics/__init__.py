@@ -1,0 +1,2 @@
+def f1(p, r):
+    return 2 * p * r / (p + r)

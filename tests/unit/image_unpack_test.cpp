@@ -23,10 +23,12 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 struct Entry {
+  Entry(std::string path_, char type_ = 'f', std::string data_ = {}, int mode_ = 0644)
+      : path(std::move(path_)), type(type_), data(std::move(data_)), mode(mode_) {}
   std::string path;
-  char type = 'f';  // f file, d dir, l symlink, h hard link
+  char type;         // f file, d dir, l symlink, h hard link
   std::string data;  // file contents, or the link target
-  int mode = 0644;
+  int mode;
 };
 
 enum class Compression { None, Gzip, Zstd };

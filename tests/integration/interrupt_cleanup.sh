@@ -7,19 +7,22 @@ source "$(dirname "$0")/lib.sh"
 preflight=$1
 require_runtime
 
-job=$(cd "$(dirname "$0")/../jobs/timeout_sleeping_job" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+job=$work/job
+mkdir -p "$job"
+printf 'import time\nwhile True:\n    time.sleep(1)\n' >"$job/main.py"
+printf 'name: interrupted\nimage: python\ncommand: python main.py\n' >"$job/job.yaml"
 "$preflight" run "$job/job.yaml" --timeout 5m >"$work/out" 2>"$work/err" &
 pid=$!
 for _ in $(seq 1 300); do
-  runc list -q 2>/dev/null | grep -q '^preflight-sleeper-' && break
+  runc list -q 2>/dev/null | grep -q '^preflight-interrupted-' && break
   sleep 0.1
 done
-runc list -q 2>/dev/null | grep -q '^preflight-sleeper-' || fail "the container never started: $(cat "$work/err")"
+runc list -q 2>/dev/null | grep -q '^preflight-interrupted-' || fail "the container never started: $(cat "$work/err")"
 kill -INT "$pid"
 wait "$pid"
 check_equal "exit status" 130 "$?"
 check_contains "message" "interrupted" "$(cat "$work/err")"
-check_no_leftovers sleeper
+check_no_leftovers interrupted
 finish

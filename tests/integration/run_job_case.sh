@@ -21,6 +21,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 args=()
 [[ -n ${expect[args]:-} ]] && read -r -a args <<<"${expect[args]}"
+# A listing of a folder the run must not write (names, sizes, times).
+listing() { (cd "$case_dir/$1" && find . -printf '%p %s %T@\n' | sort); }
+[[ -n ${expect[untouched]:-} ]] && listing "${expect[untouched]}" >"$work/before"
 "$preflight" run "$case_dir/job.yaml" --json "$work/report.json" "${args[@]}" >"$work/stdout" 2>"$work/stderr"
 status=$?
 cat "$work/stdout"
@@ -38,5 +41,6 @@ check_equal "verdict" "${expect[verdict]}" "$(jq -r .verdict "$work/report.json"
 for stage in ${expect[passed]:-}; do
   check_equal "stage $stage" "passed" "$(jq -r ".stages[] | select(.name == \"$stage\") | .status" "$work/report.json")"
 done
+[[ -n ${expect[untouched]:-} ]] && check_equal "${expect[untouched]} untouched" "$(cat "$work/before")" "$(listing "${expect[untouched]}")"
 check_no_leftovers "$(jq -r .job.name "$work/report.json")"
 finish

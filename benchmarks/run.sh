@@ -55,11 +55,11 @@ compare_unpack() {  # IMAGE
   mkdir -p "$cache/images"
   cp -a "${PREFLIGHT_CACHE:-$HOME/.cache/preflight}/images/$image" "$cache/images/"
   layer=$(python3 -c 'import json,sys; m=json.load(open(sys.argv[1]+"/blobs/sha256/"+json.load(open(sys.argv[1]+"/index.json"))["manifests"][0]["digest"][7:])); print(m["layers"][0]["digest"][7:])' "$cache/images/$image")
-  hyperfine -N --runs 5 --export-json "$work/unpack-$image.json" \
-    --prepare "rm -rf $cache/rootfs" -n "preflight unpack (cold)" \
+  hyperfine -N --runs 7 --export-json "$work/unpack-$image.json" \
+    --prepare "sh -c 'rm -rf $cache/rootfs $work/tar-x; sync'" -n "preflight unpack (cold)" \
     "env PREFLIGHT_CACHE=$cache $preflight image build --if-missing $image" \
-    --prepare "rm -rf $work/tar-x && mkdir $work/tar-x" -n "tar -x" \
-    "tar -xf $cache/images/$image/blobs/sha256/$layer -C $work/tar-x" >&2
+    --prepare "sh -c 'rm -rf $cache/rootfs $work/tar-x; mkdir $work/tar-x; sync'" -n "tar -x" \
+    "tar --numeric-owner -xf $cache/images/$image/blobs/sha256/$layer -C $work/tar-x" >&2
   rm -rf "$cache" "$work/tar-x"
 }
 

@@ -189,7 +189,7 @@ Result<ContainerExit> run_container(const plan::RunPlan& plan, const fs::path& i
   if (runtime.empty())
     return Error::runtime("no OCI runtime found: install runc (apt-get install runc) or set PREFLIGHT_RUNTIME");
   install_interrupt_handlers();
-  // Adopt the container's process when `runc create` exits, to wait for it and read its cgroup.
+  // Adopt the container's process when the detached `runc run` exits, to wait for it and read its cgroup.
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
 
   if (auto status = prepare_run_dir(plan); !status) return std::move(status).error();
@@ -206,31 +206,29 @@ Result<ContainerExit> run_container(const plan::RunPlan& plan, const fs::path& i
   fs::path pid_file = plan.run_dir / "container.pid";
   ContainerGuard guard(runtime, plan.container_id);
   const auto started = Clock::now();
-  int create_status = -1;
+  int launch_status = -1;
   try {
-    bp::child create(runtime.string(), "create", "--bundle", bundle.string(), "--pid-file", pid_file.string(),
-                     plan.container_id, bp::std_in < bp::null, bp::std_out > out.pipe, bp::std_err > err.pipe);
-    create.wait();
-    create_status = create.exit_code();
+    // Detached: the runtime starts the container and exits; its process, re-parented to us,
+    // is ours to wait for, and its cgroup stays until `delete`, to be read.
+    bp::child launch(runtime.string(), "run", "--detach", "--bundle", bundle.string(), "--pid-file",
+                     pid_file.string(), plan.container_id, bp::std_in < bp::null, bp::std_out > out.pipe, bp::std_err > err.pipe);
+    launch.wait();
+    launch_status = launch.exit_code();
   } catch (const bp::process_error& e) {
     return Error::runtime(fmt::format("cannot start {}: {}", runtime.string(), e.what()));
   }
   out.close_sink();
   err.close_sink();
-  if (create_status != 0) {
+  if (launch_status != 0) {
     std::string message;
     ::fcntl(err.pipe.native_source(), F_SETFL, O_NONBLOCK);
     err.drain([&](auto, std::string_view line) { message += std::string(line) + "\n"; });
-    return Error::runtime(fmt::format("{} create failed (exit {}): {}", runtime.filename().string(),
-                                      create_status, message));
+    return Error::runtime(fmt::format("{} run failed (exit {}): {}", runtime.filename().string(),
+                                      launch_status, message));
   }
   pid_t pid = std::atoi(read_file(pid_file).c_str());
   int pidfd = pidfd_open(pid);
   if (pid <= 0 || pidfd < 0) return Error::runtime("cannot follow the container's process (pid file " + pid_file.string() + ")");
-  if (auto start = run_runtime(runtime, {"start", plan.container_id}); start.status != 0) {
-    ::close(pidfd);
-    return Error::runtime(fmt::format("{} start failed: {}", runtime.filename().string(), start.err));
-  }
 
   ContainerExit exit;
   const auto deadline = started + plan.timeout;

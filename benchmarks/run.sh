@@ -82,7 +82,7 @@ print("Measured by `benchmarks/run.sh` ({} runs each, hyperfine, warm caches unl
           runs, cpu, os.cpu_count(), platform.release()))
 print("## A warm `preflight run` against the bare container\n")
 print("The same command, root filesystem and user (uid 1000) three ways: the whole Preflight pipeline "
-      "(spec, profile, plan, overlay root, `runc create`/`start`/`delete`, harness, diagnosis, report); "
+      "(spec, profile, plan, overlay root, `runc run --detach` and `runc delete`, harness, diagnosis, report); "
       "`runc run` of a hand-made bundle; a bare `chroot`. Target: Preflight adds under 10% and under "
       "100 ms to the bare container.\n")
 print("| job | preflight run | runc run (hand-made bundle) | chroot | added to runc run |")

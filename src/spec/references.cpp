@@ -4,17 +4,11 @@
 
 #include "spec/job_spec.hpp"
 #include "util/did_you_mean.hpp"
+#include "util/text.hpp"
 
 namespace preflight::spec {
 
 namespace {
-
-std::string trim(const std::string& text) {
-  const auto first = text.find_first_not_of(" \t");
-  if (first == std::string::npos) return {};
-  const auto last = text.find_last_not_of(" \t");
-  return text.substr(first, last - first + 1);
-}
 
 SourceLocation moved(const SourceLocation& where, std::size_t offset, bool exact) {
   SourceLocation out = where;

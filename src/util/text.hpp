@@ -1,0 +1,17 @@
+// Small text helpers shared across modules.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace preflight {
+
+// `text` without leading and trailing spaces and tabs.
+inline std::string trim(std::string_view text) {
+  const auto first = text.find_first_not_of(" \t");
+  if (first == std::string_view::npos) return {};
+  const auto last = text.find_last_not_of(" \t");
+  return std::string(text.substr(first, last - first + 1));
+}
+
+}  // namespace preflight

@@ -132,7 +132,7 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
   image::ImageStore store(image::default_cache_dir(), data_dir() / "images");
   say(console, fmt::format("image {}", image_text));
   auto image = store.resolve(*ref, console.progress);
-  if (!image) return std::move(image).error().context("image " + image_text);
+  if (!image) return std::move(image).error();
 
   // The rules are needed only after the run: read them while the container runs.
   auto rules_loading = std::async(std::launch::async, [] {

@@ -30,6 +30,12 @@ void set_env(std::vector<std::string>& env, const std::string& key, const std::s
   env.push_back(key + "=" + value);
 }
 
+std::string env_value(const std::vector<std::string>& env, const std::string& key) {
+  for (const auto& entry : env)
+    if (entry.compare(0, key.size() + 1, key + "=") == 0) return entry.substr(key.size() + 1);
+  return {};
+}
+
 Status add_templated_env(std::vector<std::string>& env, const std::vector<spec::EnvTemplate>& entries,
                          const Vars& vars) {
   for (const auto& entry : entries) {
@@ -155,7 +161,10 @@ Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile&
     if (!expanded) return std::move(expanded).error();
     set_env(env, key, *expanded);
   }
-  set_env(env, "PYTHONPATH", std::string(kEmulatorMount) + "/site");
+  // The harness goes first on the job's own PYTHONPATH, which it keeps.
+  std::string python_path = std::string(kEmulatorMount) + "/site";
+  if (auto existing = env_value(env, "PYTHONPATH"); !existing.empty()) python_path += ":" + existing;
+  set_env(env, "PYTHONPATH", python_path);
   set_env(env, "PREFLIGHT_EVENTS", kEventsFile);
   set_env(env, "PREFLIGHT_STEPS", std::to_string(plan.steps));
   set_env(env, "PREFLIGHT_CODE_DIR", *code);

@@ -93,6 +93,12 @@ TEST(PlanPlanner, EnvironmentLayersImageThenPlatformThenJobAndNothingOfTheHost) 
   EXPECT_EQ(p.env("PREFLIGHT_EVENTS"), plan::kEventsFile);
 }
 
+TEST(PlanPlanner, HarnessComesFirstOnTheJobsOwnPythonPath) {
+  PlannedJob p("command: python main.py\nenvironment_variables: {PYTHONPATH: /philly/code/src}\n");
+  ASSERT_TRUE(p.plan.ok()) << p.plan.error().str();
+  EXPECT_EQ(p.env("PYTHONPATH"), std::string(plan::kEmulatorMount) + "/site:/philly/code/src");
+}
+
 TEST(PlanPlanner, LauncherRunsSetupThenCommandThroughThePlatformShell) {
   PlannedJob p("setup: pip install --user -r requirements.txt\ncommand: python main.py\n");
   ASSERT_TRUE(p.plan.ok()) << p.plan.error().str();

@@ -3,11 +3,10 @@
 // that runs once parsing succeeded; the action returns the process's exit status.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "util/error.hpp"
 

@@ -25,7 +25,8 @@ int main_with_args(int argc, char** argv) {
   } catch (const CLI::Success& done) {
     return app.exit(done);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "preflight: error: " << e.what() << "\n" << "Run 'preflight --help' for usage.\n";
+    std::cerr << "preflight: error: " << e.what() << "\n"
+              << "Run 'preflight --help' for usage.\n";
     return 2;
   }
   for (auto& [sub, action] : actions)

@@ -34,7 +34,8 @@ int explain(const std::string& name) {
 int list() {
   auto rules = diagnosis::FailureRules::load(diagnosis::shipped_failure_rules_file());
   if (!rules) return report_error(rules.error());
-  for (const auto& c : rules->categories()) std::cout << c.id << "\t" << c.name << "\t" << c.dimension << "\n";
+  for (const auto& c : rules->categories())
+    std::cout << c.id << "\t" << c.name << "\t" << c.dimension << "\n";
   return 0;
 }
 
@@ -44,7 +45,8 @@ Command explain_command() {
   return {"explain", "Explain a failure category and how it is usually fixed", [](CLI::App& app) -> Action {
             auto name = std::make_shared<std::string>();
             auto all = std::make_shared<bool>(false);
-            app.add_option("category", *name, "a category name or id, e.g. \"Path Not Found\" or path-not-found");
+            app.add_option("category", *name,
+                           "a category name or id, e.g. \"Path Not Found\" or path-not-found");
             app.add_flag("--list", *all, "list every category");
             return [name, all] {
               if (*all || name->empty()) return list();

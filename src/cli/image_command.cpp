@@ -39,7 +39,8 @@ Command image_command() {
   return {"image", "Build and manage the images jobs run in", [](CLI::App& app) -> Action {
             auto args = std::make_shared<BuildArgs>();
             app.require_subcommand(1);
-            auto* sub = app.add_subcommand("build", "build a built-in image from its recipe, images/NAME.yaml");
+            auto* sub =
+                app.add_subcommand("build", "build a built-in image from its recipe, images/NAME.yaml");
             sub->add_option("name", args->name, "the built-in image's name")->required();
             sub->add_flag("--if-missing", args->if_missing, "only when it is not built and unpacked yet");
             return [args] { return build(*args); };

@@ -1,8 +1,8 @@
-#include <iostream>
-#include <memory>
-
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
+
+#include <iostream>
+#include <memory>
 
 #include "cli/command.hpp"
 #include "spec/platform_profile.hpp"

@@ -55,7 +55,8 @@ Command run_command() {
             app.add_option("--image", args->image,
                            "image: built-in name, docker-archive:PATH, oci:PATH[:TAG], rootfs:PATH");
             app.add_option("--json", args->json, "write report.json v1 to FILE");
-            app.add_option("--steps", args->steps, "batches per DataLoader loop (default: the job's dryrun.steps, 2)")
+            app.add_option("--steps", args->steps,
+                           "batches per DataLoader loop (default: the job's dryrun.steps, 2)")
                 ->check(CLI::PositiveNumber);
             app.add_option("--timeout", args->timeout, "stop the dry run after DURATION (e.g. 90s, 10m)");
             app.add_flag("-q,--quiet", args->quiet, "do not echo the job's output");

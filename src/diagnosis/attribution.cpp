@@ -1,8 +1,8 @@
 #include "diagnosis/attribution.hpp"
 
-#include <map>
-
 #include <re2/re2.h>
+
+#include <map>
 
 #include "diagnosis/traceback.hpp"
 
@@ -51,8 +51,8 @@ std::string add_input_hint(const std::string& path) {
   const std::string name = input_name(folder);
   std::string use = "${{inputs." + name + "}}";
   if (folder != path) use += path.substr(folder.size());
-  return "add it as an input in job.yaml (inputs: {" + name + ": {path: " + folder +
-         "}}) and use " + use + " in place of the literal path";
+  return "add it as an input in job.yaml (inputs: {" + name + ": {path: " + folder + "}}) and use " + use +
+         " in place of the literal path";
 }
 
 // "write to ${{outputs.model}} instead (outputs: model at /job/outputs/model)".
@@ -80,15 +80,16 @@ std::string laptop_home(const std::string& path, const PlatformFacts& facts) {
   std::string who;
   if (!facts.home.empty() && (path == facts.home || is_under(path, facts.home))) return {};
   if (re2::RE2::FullMatch(path, linux_home, &who) || re2::RE2::FullMatch(path, mac_home, &who)) {
-    return "is under the home folder of " + who + ", a path of a developer's machine (the job "
-           "runs as " + job_user(facts) + (facts.home.empty() ? "" : ", home " + facts.home) + ")";
+    return "is under the home folder of " + who +
+           ", a path of a developer's machine (the job "
+           "runs as " +
+           job_user(facts) + (facts.home.empty() ? "" : ", home " + facts.home) + ")";
   }
   if (re2::RE2::FullMatch(path, windows)) return "is a Windows path; the platform runs Linux";
   return {};
 }
 
-std::optional<EnvironmentDifference> missing_on_mount(const std::string& path,
-                                                      const MountFact& mount,
+std::optional<EnvironmentDifference> missing_on_mount(const std::string& path, const MountFact& mount,
                                                       const PlatformFacts& facts) {
   const std::string rest = below(path, mount.container_path);
   switch (mount.kind) {
@@ -103,11 +104,10 @@ std::optional<EnvironmentDifference> missing_on_mount(const std::string& path,
             "copy the file into the input folder instead of linking to it, or make its target "
             "an input of its own"};
       }
-      return EnvironmentDifference{
-          "the local copy of input \"" + mount.name + "\" (" + mount.host_path + ") has no " +
-              (rest.empty() ? "such folder" : rest) + " either",
-          "check the path the code builds from " + use +
-              ": the input you mount must have the layout the code expects"};
+      return EnvironmentDifference{"the local copy of input \"" + mount.name + "\" (" + mount.host_path +
+                                       ") has no " + (rest.empty() ? "such folder" : rest) + " either",
+                                   "check the path the code builds from " + use +
+                                       ": the input you mount must have the layout the code expects"};
     }
     case MountFact::Kind::Output:
       return EnvironmentDifference{
@@ -117,8 +117,9 @@ std::optional<EnvironmentDifference> missing_on_mount(const std::string& path,
     case MountFact::Kind::Writable:
     case MountFact::Kind::Scratch:
       return EnvironmentDifference{mount.container_path + " starts empty on the platform",
-                                   "create " + path + " in the job before reading it, or "
-                                   "provide it as an input in job.yaml"};
+                                   "create " + path +
+                                       " in the job before reading it, or "
+                                       "provide it as an input in job.yaml"};
     case MountFact::Kind::Code: {
       if (!facts.host_path_exists || facts.code_host_dir.empty()) return std::nullopt;
       const std::string here = joined(facts.code_host_dir, rest);
@@ -154,8 +155,7 @@ std::string absolute_in_container(const std::string& path, const PlatformFacts& 
   return joined(facts.code_container_dir, rest);
 }
 
-std::optional<EnvironmentDifference> missing_path(const std::string& given,
-                                                  const PlatformFacts& facts) {
+std::optional<EnvironmentDifference> missing_path(const std::string& given, const PlatformFacts& facts) {
   if (given.empty()) return std::nullopt;
   if (given[0] == '~') {
     return EnvironmentDifference{
@@ -181,11 +181,10 @@ std::optional<EnvironmentDifference> missing_path(const std::string& given,
   return std::nullopt;
 }
 
-std::optional<EnvironmentDifference> missing_module(const std::string& module,
-                                                    const PlatformFacts& facts) {
+std::optional<EnvironmentDifference> missing_module(const std::string& module, const PlatformFacts& facts) {
   // Distribution names that differ from the module imported.
   static const std::map<std::string, std::string> packages = {
-      {"cv2", "opencv-python-headless"}, {"PIL", "Pillow"}, {"sklearn", "scikit-learn"},
+      {"cv2", "opencv-python-headless"}, {"PIL", "Pillow"},  {"sklearn", "scikit-learn"},
       {"skimage", "scikit-image"},       {"yaml", "PyYAML"}, {"bs4", "beautifulsoup4"},
       {"dateutil", "python-dateutil"},   {"attr", "attrs"}};
   const std::string top = module.substr(0, module.find('.'));
@@ -195,13 +194,13 @@ std::optional<EnvironmentDifference> missing_module(const std::string& module,
   const std::string image = facts.image.empty() ? "the platform's image" : "image " + facts.image;
   return EnvironmentDifference{
       top + " is installed on this machine but not in " + image,
-      "add " + package + " to the image, or install it in setup with pip install --user " +
-          package + " (the platform has no network: ship the wheel in the code folder and use "
-          "pip install --user --no-index --find-links wheels/ " + package + ")"};
+      "add " + package + " to the image, or install it in setup with pip install --user " + package +
+          " (the platform has no network: ship the wheel in the code folder and use "
+          "pip install --user --no-index --find-links wheels/ " +
+          package + ")"};
 }
 
-std::optional<EnvironmentDifference> write_denied(const std::string& given,
-                                                  const PlatformFacts& facts) {
+std::optional<EnvironmentDifference> write_denied(const std::string& given, const PlatformFacts& facts) {
   if (given.empty()) return std::nullopt;
   const std::string path = absolute_in_container(given, facts);
   const std::string instead = write_to_output_hint(facts);
@@ -209,11 +208,15 @@ std::optional<EnvironmentDifference> write_denied(const std::string& given,
     if (!mount->read_only) return std::nullopt;
     std::string what;
     switch (mount->kind) {
-      case MountFact::Kind::Code: what = "the code folder " + mount->container_path; break;
+      case MountFact::Kind::Code:
+        what = "the code folder " + mount->container_path;
+        break;
       case MountFact::Kind::Input:
         what = "the input \"" + mount->name + "\" at " + mount->container_path;
         break;
-      default: what = mount->container_path; break;
+      default:
+        what = mount->container_path;
+        break;
     }
     return EnvironmentDifference{what + " is read-only on the platform", instead};
   }
@@ -228,23 +231,22 @@ std::optional<EnvironmentDifference> write_denied(const std::string& given,
         "install packages with pip install --user (without --no-user, --target or sudo), or add "
         "them to the image"};
   }
-  return EnvironmentDifference{
-      path + " is a folder of the image, owned by root; " + who,
-      instead + "; for scratch files use /tmp or $HOME" +
-          (facts.home.empty() ? std::string() : " (" + facts.home + ")")};
+  return EnvironmentDifference{path + " is a folder of the image, owned by root; " + who,
+                               instead + "; for scratch files use /tmp or $HOME" +
+                                   (facts.home.empty() ? std::string() : " (" + facts.home + ")")};
 }
 
-std::optional<EnvironmentDifference> missing_env_var(const std::string& name,
-                                                     const std::string& raised_in,
+std::optional<EnvironmentDifference> missing_env_var(const std::string& name, const std::string& raised_in,
                                                      const PlatformFacts& facts) {
   const bool environ = raised_in == "os.py" ||
                        (raised_in.size() > 6 && raised_in.compare(raised_in.size() - 6, 6, "/os.py") == 0);
   if (name.empty() || !environ) return std::nullopt;
   const std::string platform = facts.platform.empty() ? "the platform" : "platform " + facts.platform;
-  return EnvironmentDifference{
-      "the environment variable " + name + " is not set on " + platform,
-      "read it with os.environ.get(\"" + name + "\", default), or set it in job.yaml under "
-      "environment_variables (see `preflight platform show` for what " + platform + " exports)"};
+  return EnvironmentDifference{"the environment variable " + name + " is not set on " + platform,
+                               "read it with os.environ.get(\"" + name +
+                                   "\", default), or set it in job.yaml under "
+                                   "environment_variables (see `preflight platform show` for what " +
+                                   platform + " exports)"};
 }
 
 }  // namespace preflight::diagnosis

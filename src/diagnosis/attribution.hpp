@@ -25,18 +25,14 @@ std::string absolute_in_container(const std::string& path, const PlatformFacts& 
 
 // A path the job could not find: a laptop-only path, a folder not mounted, a file missing
 // from the local copy of an input, an output read before it was written.
-std::optional<EnvironmentDifference> missing_path(const std::string& path,
-                                                  const PlatformFacts& facts);
+std::optional<EnvironmentDifference> missing_path(const std::string& path, const PlatformFacts& facts);
 // A module the image lacks while this machine's python has it.
-std::optional<EnvironmentDifference> missing_module(const std::string& module,
-                                                    const PlatformFacts& facts);
+std::optional<EnvironmentDifference> missing_module(const std::string& module, const PlatformFacts& facts);
 // A write refused: a read-only code or input mount, a root-owned folder of the image.
-std::optional<EnvironmentDifference> write_denied(const std::string& path,
-                                                  const PlatformFacts& facts);
+std::optional<EnvironmentDifference> write_denied(const std::string& path, const PlatformFacts& facts);
 // An environment variable the code read with os.environ[...] (so `raised_in`, the innermost
 // frame's file, is os.py) and the platform does not export.
-std::optional<EnvironmentDifference> missing_env_var(const std::string& name,
-                                                     const std::string& raised_in,
+std::optional<EnvironmentDifference> missing_env_var(const std::string& name, const std::string& raised_in,
                                                      const PlatformFacts& facts);
 
 }  // namespace preflight::diagnosis

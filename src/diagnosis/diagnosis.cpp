@@ -134,9 +134,9 @@ bool any_line(const RunOutcome& outcome, bool setup) {
 // finished), else a command that did not exit 0.
 std::optional<Step> failing_step(const RunOutcome& outcome, const PlatformFacts& facts) {
   const bool stopped = outcome.timed_out || outcome.oom_killed;
-  const bool setup_failed = outcome.setup_exit ? *outcome.setup_exit != 0
-                                               : stopped && any_line(outcome, true) &&
-                                                     !any_line(outcome, false);
+  const bool setup_failed = outcome.setup_exit
+                                ? *outcome.setup_exit != 0
+                                : stopped && any_line(outcome, true) && !any_line(outcome, false);
   std::optional<Step> step;
   if (setup_failed) {
     step = setup_step(outcome, facts);

@@ -20,12 +20,12 @@ struct OutputLine {
 };
 
 struct RunOutcome {
-  int exit_code = 0;          // of the launcher (setup + command); 128+N for a signal
-  int signal = 0;             // terminating signal of the job's process, 0 if none
-  bool oom_killed = false;    // the memory cgroup recorded an OOM kill
-  bool timed_out = false;     // Preflight stopped it at the dry-run timeout
+  int exit_code = 0;        // of the launcher (setup + command); 128+N for a signal
+  int signal = 0;           // terminating signal of the job's process, 0 if none
+  bool oom_killed = false;  // the memory cgroup recorded an OOM kill
+  bool timed_out = false;   // Preflight stopped it at the dry-run timeout
   double timeout_s = 0;
-  std::optional<int> setup_exit;  // set when the job had a setup step and it finished
+  std::optional<int> setup_exit;   // set when the job had a setup step and it finished
   std::vector<OutputLine> output;  // the last lines of each stream, in arrival order
   harness::HarnessEvents events;
 };
@@ -41,11 +41,11 @@ struct MountFact {
 };
 
 struct PlatformFacts {
-  std::string platform;        // profile name
-  std::string image;           // image reference as the job names it, e.g. "pytorch"
-  std::string user;            // "job (uid 1000)"
+  std::string platform;  // profile name
+  std::string image;     // image reference as the job names it, e.g. "pytorch"
+  std::string user;      // "job (uid 1000)"
   unsigned uid = 1000;
-  std::string home;            // in the container
+  std::string home;  // in the container
   std::vector<MountFact> mounts;
   std::string code_container_dir;  // frames under it are the user's; reported relative
   std::string code_host_dir;

@@ -1,13 +1,13 @@
 #include "diagnosis/failure_rules.hpp"
 
+#include <re2/re2.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <csignal>
 #include <map>
 #include <set>
-
-#include <re2/re2.h>
 
 #include "spec/template.hpp"
 #include "spec/yaml_doc.hpp"
@@ -16,27 +16,29 @@
 
 namespace preflight::diagnosis {
 
-const std::vector<std::string> kDimensions = {
-    "Deep Learning Specific", "Execution Environment", "General Code Error", "Data"};
+const std::vector<std::string> kDimensions = {"Deep Learning Specific", "Execution Environment",
+                                              "General Code Error", "Data"};
 
 const std::vector<std::string> kRootCauses = {
     "Environment Difference", "Inappropriate Model Parameter/Structure", "API Misunderstanding",
     "Exceptional Data", "Common Programming Error"};
 
 const std::vector<std::string> kStudyCategories = {
-    "GPU Out of Memory", "CPU Out of Memory", "Framework API Misuse", "Tensor Mismatch",
-    "Loss NaN", "Path Not Found", "Library Not Found", "Permission Denied", "Illegal Argument",
-    "Type Mismatch", "Key Not Found", "Null Reference", "Attribute Not Found", "Syntax Error",
-    "Illegal Index", "Undefined Variable", "Not Implemented", "Division by Zero",
-    "Corrupt Data", "Unexpected Encoding"};
+    "GPU Out of Memory",   "CPU Out of Memory",  "Framework API Misuse",
+    "Tensor Mismatch",     "Loss NaN",           "Path Not Found",
+    "Library Not Found",   "Permission Denied",  "Illegal Argument",
+    "Type Mismatch",       "Key Not Found",      "Null Reference",
+    "Attribute Not Found", "Syntax Error",       "Illegal Index",
+    "Undefined Variable",  "Not Implemented",    "Division by Zero",
+    "Corrupt Data",        "Unexpected Encoding"};
 
 namespace {
 
 // Variables every rule's message and hint may use (docs/diagnosis.md); the named groups of
 // the rule's own patterns are added per rule.
 const std::vector<std::string> kTemplateBuiltins = {
-    "type", "message", "line", "path", "errno", "exit_code", "signal", "stage", "why",
-    "timeout", "platform", "user", "uid", "home", "image", "code_dir"};
+    "type", "message", "line",     "path", "errno", "exit_code", "signal", "stage",
+    "why",  "timeout", "platform", "user", "uid",   "home",      "image",  "code_dir"};
 
 using spec::YamlDoc;
 using spec::YamlField;
@@ -52,16 +54,31 @@ std::string normalized(std::string_view text) {
 }
 
 std::optional<int> errno_by_name(const std::string& name) {
-  static const std::map<std::string, int> names = {
-      {"EPERM", EPERM},         {"ENOENT", ENOENT},         {"EIO", EIO},
-      {"EACCES", EACCES},       {"EEXIST", EEXIST},         {"ENOTDIR", ENOTDIR},
-      {"EISDIR", EISDIR},       {"EINVAL", EINVAL},         {"EMFILE", EMFILE},
-      {"ENOSPC", ENOSPC},       {"EROFS", EROFS},           {"ENOMEM", ENOMEM},
-      {"EBUSY", EBUSY},         {"EXDEV", EXDEV},           {"ENOTEMPTY", ENOTEMPTY},
-      {"ETIMEDOUT", ETIMEDOUT}, {"ECONNREFUSED", ECONNREFUSED},
-      {"ECONNRESET", ECONNRESET}, {"ENETUNREACH", ENETUNREACH},
-      {"EHOSTUNREACH", EHOSTUNREACH}, {"EAGAIN", EAGAIN}, {"ENODEV", ENODEV},
-      {"ENXIO", ENXIO},         {"E2BIG", E2BIG},           {"ENAMETOOLONG", ENAMETOOLONG}};
+  static const std::map<std::string, int> names = {{"EPERM", EPERM},
+                                                   {"ENOENT", ENOENT},
+                                                   {"EIO", EIO},
+                                                   {"EACCES", EACCES},
+                                                   {"EEXIST", EEXIST},
+                                                   {"ENOTDIR", ENOTDIR},
+                                                   {"EISDIR", EISDIR},
+                                                   {"EINVAL", EINVAL},
+                                                   {"EMFILE", EMFILE},
+                                                   {"ENOSPC", ENOSPC},
+                                                   {"EROFS", EROFS},
+                                                   {"ENOMEM", ENOMEM},
+                                                   {"EBUSY", EBUSY},
+                                                   {"EXDEV", EXDEV},
+                                                   {"ENOTEMPTY", ENOTEMPTY},
+                                                   {"ETIMEDOUT", ETIMEDOUT},
+                                                   {"ECONNREFUSED", ECONNREFUSED},
+                                                   {"ECONNRESET", ECONNRESET},
+                                                   {"ENETUNREACH", ENETUNREACH},
+                                                   {"EHOSTUNREACH", EHOSTUNREACH},
+                                                   {"EAGAIN", EAGAIN},
+                                                   {"ENODEV", ENODEV},
+                                                   {"ENXIO", ENXIO},
+                                                   {"E2BIG", E2BIG},
+                                                   {"ENAMETOOLONG", ENAMETOOLONG}};
   auto it = names.find(name);
   if (it == names.end()) return std::nullopt;
   return it->second;
@@ -91,15 +108,13 @@ Result<std::vector<std::string>> one_or_more(const YamlDoc& doc, const YamlField
 
 // Reads a list of numbers or symbolic names ("EACCES", "SIGBUS") into numbers.
 Result<std::vector<int>> codes(const YamlDoc& doc, const YamlField& field,
-                               std::optional<int> (*by_name)(const std::string&),
-                               const char* what) {
+                               std::optional<int> (*by_name)(const std::string&), const char* what) {
   auto items = one_or_more(doc, field);
   if (!items) return std::move(items).error();
   std::vector<int> out;
   for (const std::string& item : *items) {
-    if (!item.empty() && std::all_of(item.begin(), item.end(), [](char c) {
-          return std::isdigit(static_cast<unsigned char>(c));
-        })) {
+    if (!item.empty() && std::all_of(item.begin(), item.end(),
+                                     [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
       out.push_back(std::stoi(item));
     } else if (auto code = by_name(item)) {
       out.push_back(*code);
@@ -122,8 +137,8 @@ Result<T> choice(const YamlDoc& doc, const YamlField& field,
   }
   std::string valid;
   for (const std::string& name : names) valid += (valid.empty() ? "" : ", ") + name;
-  return doc.error(field, "unknown value \"" + *text + "\"" + did_you_mean(*text, names) +
-                              " (one of " + valid + ")");
+  return doc.error(
+      field, "unknown value \"" + *text + "\"" + did_you_mean(*text, names) + " (one of " + valid + ")");
 }
 
 Result<std::string> one_of(const YamlDoc& doc, const YamlField& field,
@@ -211,15 +226,13 @@ class FailureRulesReader {
       category.id = category_id(entry.key);
       category.where = doc_.at(entry.key_node);
       if (rules_.find_category(category.name)) {
-        return Error::bad_input("category \"" + entry.key + "\" is given twice",
-                                category.where);
+        return Error::bad_input("category \"" + entry.key + "\" is given twice", category.where);
       }
       auto fields = doc_.fields(entry, {"dimension", "description", "fix"});
       if (!fields) return std::move(fields).error();
       for (const YamlField& field : *fields) {
-        Result<std::string> value = field.key == "dimension"
-                                        ? one_of(doc_, field, kDimensions, "dimension")
-                                        : doc_.string(field);
+        Result<std::string> value =
+            field.key == "dimension" ? one_of(doc_, field, kDimensions, "dimension") : doc_.string(field);
         if (!value) return std::move(value).error();
         (field.key == "dimension"     ? category.dimension
          : field.key == "description" ? category.description
@@ -247,9 +260,9 @@ class FailureRulesReader {
   }
 
   Result<FailureRule> read_rule(const YAML::Node& node, const std::string& path) {
-    auto fields = doc_.fields(node, path,
-                              {"id", "category", "root_cause", "severity", "retry",
-                               "attribution", "message", "hint", "when"});
+    auto fields = doc_.fields(
+        node, path,
+        {"id", "category", "root_cause", "severity", "retry", "attribution", "message", "hint", "when"});
     if (!fields) return std::move(fields).error();
     FailureRule rule;
     rule.where = doc_.at(node);
@@ -270,8 +283,8 @@ class FailureRulesReader {
       if (!done) return std::move(done).error();
     }
     for (const char* required : {"id", "category", "root_cause", "when"}) {
-      bool given = std::any_of(fields->begin(), fields->end(),
-                               [&](const YamlField& f) { return f.key == required; });
+      bool given =
+          std::any_of(fields->begin(), fields->end(), [&](const YamlField& f) { return f.key == required; });
       if (!given) {
         return Error::bad_input(path + ": missing \"" + std::string(required) + "\"", rule.where);
       }
@@ -295,13 +308,13 @@ class FailureRulesReader {
       auto id = doc_.string(field);
       if (!id) return std::move(id).error();
       if (id->empty() || category_id(*id) != *id) {
-        return doc_.error(field, "a rule id is lowercase words joined by '-', like \"" +
-                                     category_id(*id) + "\"");
+        return doc_.error(field,
+                          "a rule id is lowercase words joined by '-', like \"" + category_id(*id) + "\"");
       }
       for (const FailureRule& other : rules_.rules_) {
         if (other.id == *id) {
-          return doc_.error(field, "rule id \"" + *id + "\" is already used on line " +
-                                       std::to_string(other.where.line));
+          return doc_.error(
+              field, "rule id \"" + *id + "\" is already used on line " + std::to_string(other.where.line));
         }
       }
       rule.id = *id;
@@ -345,9 +358,8 @@ class FailureRulesReader {
   }
 
   Result<RuleConditions> read_when(const YamlField& when) {
-    auto fields = doc_.fields(when, {"exception", "message", "errno", "output", "in",
-                                     "exit_code", "signal", "oom_killed", "timed_out",
-                                     "raised_in"});
+    auto fields = doc_.fields(when, {"exception", "message", "errno", "output", "in", "exit_code", "signal",
+                                     "oom_killed", "timed_out", "raised_in"});
     if (!fields) return std::move(fields).error();
     if (fields->empty()) return doc_.error(when, "a rule needs at least one condition");
     RuleConditions out;
@@ -384,15 +396,15 @@ class FailureRulesReader {
         out.nonzero_exit = true;
         return Ok{};
       }
-      auto list = codes(doc_, field, [](const std::string&) -> std::optional<int> { return {}; },
-                        "exit code (a number or \"nonzero\")");
+      auto list = codes(
+          doc_, field, [](const std::string&) -> std::optional<int> { return {}; },
+          "exit code (a number or \"nonzero\")");
       if (!list) return std::move(list).error();
       out.exit_codes = std::move(*list);
     } else if (key == "in") {
-      auto scope = choice<OutputScope>(doc_, field,
-                                       {{"any", OutputScope::Any},
-                                        {"setup", OutputScope::Setup},
-                                        {"command", OutputScope::Command}});
+      auto scope = choice<OutputScope>(
+          doc_, field,
+          {{"any", OutputScope::Any}, {"setup", OutputScope::Setup}, {"command", OutputScope::Command}});
       if (!scope) return std::move(scope).error();
       out.in = *scope;
     } else if (key == "raised_in") {
@@ -424,8 +436,8 @@ class FailureRulesReader {
     for (const spec::TemplateVariable& variable : *variables) {
       if (variable.offset > 0 && (*text)[variable.offset - 1] == '$') continue;
       if (std::find(known.begin(), known.end(), variable.name) == known.end()) {
-        return Error::bad_input(field.path + ": unknown template variable \"{{" +
-                                    variable.name + "}}\"" + did_you_mean(variable.name, known),
+        return Error::bad_input(field.path + ": unknown template variable \"{{" + variable.name + "}}\"" +
+                                    did_you_mean(variable.name, known),
                                 exact ? spec::location_in(where, *text, variable.offset) : where);
       }
     }
@@ -442,8 +454,7 @@ Result<FailureRules> FailureRules::load(const std::filesystem::path& file) {
   return FailureRulesReader(*doc).read();
 }
 
-Result<FailureRules> FailureRules::parse(const std::string& text,
-                                         const std::filesystem::path& file) {
+Result<FailureRules> FailureRules::parse(const std::string& text, const std::filesystem::path& file) {
   auto doc = YamlDoc::parse(text, file);
   if (!doc) return std::move(doc).error();
   return FailureRulesReader(*doc).read();

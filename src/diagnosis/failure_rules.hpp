@@ -42,17 +42,17 @@ enum class Attribution { None, MissingPath, MissingModule, WriteDenied, MissingE
 
 // The `when` of a rule: every condition given must hold; a list holds when any item does.
 struct RuleConditions {
-  std::vector<std::string> exceptions;           // type names; "*" is any exception
-  std::shared_ptr<const re2::RE2> message;       // searched in the exception message
+  std::vector<std::string> exceptions;      // type names; "*" is any exception
+  std::shared_ptr<const re2::RE2> message;  // searched in the exception message
   std::vector<int> errnos;
-  std::shared_ptr<const re2::RE2> output;        // searched in each output line
+  std::shared_ptr<const re2::RE2> output;  // searched in each output line
   OutputScope in = OutputScope::Any;
-  std::vector<int> exit_codes;                   // of the failing step
-  bool nonzero_exit = false;                     // exit_code: nonzero
+  std::vector<int> exit_codes;  // of the failing step
+  bool nonzero_exit = false;    // exit_code: nonzero
   std::vector<int> signals;
   std::optional<bool> oom_killed;
   std::optional<bool> timed_out;
-  std::optional<bool> raised_in_user_code;       // raised_in: user | library
+  std::optional<bool> raised_in_user_code;  // raised_in: user | library
 
   bool about_exception() const {
     return !exceptions.empty() || message || !errnos.empty() || raised_in_user_code;
@@ -63,13 +63,13 @@ struct RuleConditions {
 };
 
 struct FailureRule {
-  std::string id;                // "path-not-found"
-  std::string category;          // a category of the table
-  std::string root_cause;        // one of kRootCauses
+  std::string id;          // "path-not-found"
+  std::string category;    // a category of the table
+  std::string root_cause;  // one of kRootCauses
   report::Severity severity = report::Severity::Error;
   report::Retry retry = report::Retry::Useless;
-  std::string message;           // template; empty: the matched exception or line
-  std::string hint;              // template
+  std::string message;  // template; empty: the matched exception or line
+  std::string hint;     // template
   Attribution attribution = Attribution::None;
   RuleConditions when;
   SourceLocation where;

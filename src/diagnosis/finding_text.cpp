@@ -1,10 +1,10 @@
 #include "diagnosis/finding_text.hpp"
 
-#include <algorithm>
-#include <cmath>
-
 #include <fmt/format.h>
 #include <re2/re2.h>
+
+#include <algorithm>
+#include <cmath>
 
 #include "diagnosis/attribution.hpp"
 #include "diagnosis/traceback.hpp"
@@ -54,23 +54,22 @@ Vars variables(const RuleMatch& match, const FailedStep& step, const RunOutcome&
                const PlatformFacts& facts) {
   const harness::ExceptionEvent* exception = step.evidence.exception;
   const StepEvidence& evidence = step.evidence;
-  Vars vars = {
-      {"type", exception ? exception->type : ""},
-      {"message", exception ? one_line(exception->message) : one_line(match.line)},
-      {"line", one_line(match.line)},
-      {"path", exception ? exception->path : ""},
-      {"errno", exception && exception->errno_value ? std::to_string(*exception->errno_value) : ""},
-      {"exit_code", std::to_string(evidence.exit_code)},
-      {"signal", evidence.signal ? signal_name(evidence.signal) : ""},
-      {"stage", step.stage},
-      {"why", step.why},
-      {"timeout", duration(outcome.timeout_s)},
-      {"platform", facts.platform},
-      {"user", facts.user.empty() ? "uid " + std::to_string(facts.uid) : facts.user},
-      {"uid", std::to_string(facts.uid)},
-      {"home", facts.home},
-      {"image", facts.image},
-      {"code_dir", facts.code_container_dir}};
+  Vars vars = {{"type", exception ? exception->type : ""},
+               {"message", exception ? one_line(exception->message) : one_line(match.line)},
+               {"line", one_line(match.line)},
+               {"path", exception ? exception->path : ""},
+               {"errno", exception && exception->errno_value ? std::to_string(*exception->errno_value) : ""},
+               {"exit_code", std::to_string(evidence.exit_code)},
+               {"signal", evidence.signal ? signal_name(evidence.signal) : ""},
+               {"stage", step.stage},
+               {"why", step.why},
+               {"timeout", duration(outcome.timeout_s)},
+               {"platform", facts.platform},
+               {"user", facts.user.empty() ? "uid " + std::to_string(facts.uid) : facts.user},
+               {"uid", std::to_string(facts.uid)},
+               {"home", facts.home},
+               {"image", facts.image},
+               {"code_dir", facts.code_container_dir}};
   // What the rule captured fills what the evidence itself does not say.
   for (const auto& [name, value] : match.captures) {
     auto known = vars.find(name);
@@ -80,26 +79,28 @@ Vars variables(const RuleMatch& match, const FailedStep& step, const RunOutcome&
   return vars;
 }
 
-std::optional<EnvironmentDifference> attribute(Attribution kind, Vars& vars,
-                                               const FailedStep& step,
+std::optional<EnvironmentDifference> attribute(Attribution kind, Vars& vars, const FailedStep& step,
                                                const PlatformFacts& facts) {
   switch (kind) {
-    case Attribution::MissingPath: return missing_path(vars["path"], facts);
-    case Attribution::MissingModule: return missing_module(vars["module"], facts);
-    case Attribution::WriteDenied: return write_denied(vars["path"], facts);
+    case Attribution::MissingPath:
+      return missing_path(vars["path"], facts);
+    case Attribution::MissingModule:
+      return missing_module(vars["module"], facts);
+    case Attribution::WriteDenied:
+      return write_denied(vars["path"], facts);
     case Attribution::MissingEnvVar: {
       const harness::ExceptionEvent* exception = step.evidence.exception;
       const std::string raised_in =
           exception && !exception->frames.empty() ? exception->frames.back().file : "";
       return missing_env_var(vars["key"], raised_in, facts);
     }
-    case Attribution::None: break;
+    case Attribution::None:
+      break;
   }
   return std::nullopt;
 }
 
-std::string default_message(const RuleConditions& when, const Vars& vars,
-                            const FailedStep& step) {
+std::string default_message(const RuleConditions& when, const Vars& vars, const FailedStep& step) {
   const std::string& type = vars.at("type");
   if (when.about_exception() && !type.empty()) {
     const std::string& message = vars.at("message");
@@ -124,8 +125,7 @@ SourceLocation location(const Vars& vars, const FailedStep& step, const Platform
     if (named.find('/') == std::string::npos && exception) {
       for (const harness::Frame& frame : exception->frames) {
         if (frame.file.size() > named.size() &&
-            frame.file.compare(frame.file.size() - named.size() - 1, std::string::npos,
-                               "/" + named) == 0) {
+            frame.file.compare(frame.file.size() - named.size() - 1, std::string::npos, "/" + named) == 0) {
           named = frame.file;
         }
       }
@@ -166,9 +166,9 @@ std::string render(const std::string& text, const std::map<std::string, std::str
   return out;
 }
 
-report::Finding compose_finding(const FailureRules& rules, const FailureRule& rule,
-                                const RuleMatch& match, const FailedStep& step,
-                                const RunOutcome& outcome, const PlatformFacts& facts) {
+report::Finding compose_finding(const FailureRules& rules, const FailureRule& rule, const RuleMatch& match,
+                                const FailedStep& step, const RunOutcome& outcome,
+                                const PlatformFacts& facts) {
   Vars vars = variables(match, step, outcome, facts);
   report::Finding finding;
   finding.rule = rule.id;
@@ -181,8 +181,8 @@ report::Finding compose_finding(const FailureRules& rules, const FailureRule& ru
   finding.phase = report::Phase::Dryrun;
   finding.stage = step.stage;
   finding.retry = rule.retry;
-  finding.message = rule.message.empty() ? default_message(rule.when, vars, step)
-                                         : render(rule.message, vars);
+  finding.message =
+      rule.message.empty() ? default_message(rule.when, vars, step) : render(rule.message, vars);
   finding.hint = render(rule.hint, vars);
   if (auto difference = attribute(rule.attribution, vars, step, facts)) {
     finding.message += " — " + difference->note;
@@ -199,9 +199,9 @@ report::Finding unmatched_finding(const FailureRules& rules, const FailedStep& s
   finding.phase = report::Phase::Dryrun;
   finding.stage = step.stage;
   finding.retry = report::Retry::MayHelp;
-  finding.message = fmt::format("the {} failed (exit status {}) and no rule of {} matched",
-                                step.evidence.setup ? "setup step" : "job",
-                                step.evidence.exit_code, rules.file().string());
+  finding.message =
+      fmt::format("the {} failed (exit status {}) and no rule of {} matched",
+                  step.evidence.setup ? "setup step" : "job", step.evidence.exit_code, rules.file().string());
   finding.hint = "add a fallback rule (when: {exit_code: nonzero}) at the end of the rules file";
   return finding;
 }

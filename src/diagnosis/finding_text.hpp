@@ -20,9 +20,9 @@ struct FailedStep {
   std::string why;  // what the job was last seen doing ("DataLoader iterated")
 };
 
-report::Finding compose_finding(const FailureRules& rules, const FailureRule& rule,
-                                const RuleMatch& match, const FailedStep& step,
-                                const RunOutcome& outcome, const PlatformFacts& facts);
+report::Finding compose_finding(const FailureRules& rules, const FailureRule& rule, const RuleMatch& match,
+                                const FailedStep& step, const RunOutcome& outcome,
+                                const PlatformFacts& facts);
 
 // A failure no rule matched (a rules file without fallbacks): still an error finding.
 report::Finding unmatched_finding(const FailureRules& rules, const FailedStep& step);

@@ -1,8 +1,8 @@
 #include "diagnosis/rule_match.hpp"
 
-#include <algorithm>
-
 #include <re2/re2.h>
+
+#include <algorithm>
 
 #include "diagnosis/traceback.hpp"
 
@@ -22,8 +22,7 @@ std::string_view top_package(std::string_view qualified) {
 }
 
 // Searches `text` with `re`; on a match, adds its named groups to `captures`.
-bool search(const re2::RE2& re, const std::string& text,
-            std::map<std::string, std::string>& captures) {
+bool search(const re2::RE2& re, const std::string& text, std::map<std::string, std::string>& captures) {
   const int groups = re.NumberOfCapturingGroups();
   std::vector<re2::StringPiece> parts(static_cast<std::size_t>(groups) + 1);
   if (!re.Match(text, 0, text.size(), re2::RE2::UNANCHORED, parts.data(), groups + 1)) {
@@ -38,12 +37,10 @@ bool search(const re2::RE2& re, const std::string& text,
   return true;
 }
 
-bool exception_holds(const RuleConditions& when, const harness::ExceptionEvent& exception,
-                     RuleMatch& match) {
+bool exception_holds(const RuleConditions& when, const harness::ExceptionEvent& exception, RuleMatch& match) {
   if (!when.exceptions.empty() &&
-      std::none_of(when.exceptions.begin(), when.exceptions.end(), [&](const std::string& name) {
-        return exception_type_matches(name, exception.type);
-      })) {
+      std::none_of(when.exceptions.begin(), when.exceptions.end(),
+                   [&](const std::string& name) { return exception_type_matches(name, exception.type); })) {
     return false;
   }
   if (!when.errnos.empty()) {
@@ -62,8 +59,7 @@ bool exception_holds(const RuleConditions& when, const harness::ExceptionEvent& 
 }
 
 bool output_holds(const RuleConditions& when, const StepEvidence& step, RuleMatch& match) {
-  if ((when.in == OutputScope::Setup && !step.setup) ||
-      (when.in == OutputScope::Command && step.setup)) {
+  if ((when.in == OutputScope::Setup && !step.setup) || (when.in == OutputScope::Command && step.setup)) {
     return false;
   }
   for (auto line = step.lines.rbegin(); line != step.lines.rend(); ++line) {
@@ -98,8 +94,7 @@ std::optional<RuleMatch> match_rule(const RuleConditions& when, const StepEviden
   if (!when.signals.empty() && !contains(when.signals, step.signal)) return std::nullopt;
   if (!when.exit_codes.empty() && !contains(when.exit_codes, step.exit_code)) return std::nullopt;
   if (when.nonzero_exit && step.exit_code == 0 && step.signal == 0) return std::nullopt;
-  if (when.about_exception() &&
-      (!step.exception || !exception_holds(when, *step.exception, match))) {
+  if (when.about_exception() && (!step.exception || !exception_holds(when, *step.exception, match))) {
     return std::nullopt;
   }
   if (when.output && !output_holds(when, step, match)) return std::nullopt;

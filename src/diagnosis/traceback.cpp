@@ -8,9 +8,7 @@ namespace {
 
 constexpr const char* kHeader = "Traceback (most recent call last):";
 
-bool indented(const std::string& line) {
-  return !line.empty() && (line[0] == ' ' || line[0] == '\t');
-}
+bool indented(const std::string& line) { return !line.empty() && (line[0] == ' ' || line[0] == '\t'); }
 
 }  // namespace
 

@@ -3,9 +3,8 @@
 #include "harness/events.hpp"
 
 #include <fstream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 namespace preflight::harness {
 

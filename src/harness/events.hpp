@@ -12,14 +12,14 @@
 namespace preflight::harness {
 
 // Stage names in contract order (report.json v1).
-inline constexpr const char* kStageNames[] = {"setup", "init",     "data",     "model",  "train",
+inline constexpr const char* kStageNames[] = {"setup",    "init",       "data",     "model",  "train",
                                               "validate", "checkpoint", "evaluate", "predict"};
 
 struct Frame {
-  std::string file;      // path as the job saw it, e.g. /job/code/main.py
+  std::string file;  // path as the job saw it, e.g. /job/code/main.py
   int line = 0;
   std::string function;
-  bool user = false;     // inside the job's code folder
+  bool user = false;  // inside the job's code folder
 };
 
 // A stage the job entered, at time t (seconds since the harness started in that process).
@@ -27,17 +27,17 @@ struct StageEvent {
   std::string stage;
   double t = 0;
   int pid = 0;
-  std::string why;        // "DataLoader iterated", "optimizer.step()", ...
+  std::string why;  // "DataLoader iterated", "optimizer.step()", ...
   std::optional<Frame> where;
 };
 
 // An uncaught exception (or one the harness saw escape a hooked call).
 struct ExceptionEvent {
-  std::string type;       // qualified for non-builtins: "torch.cuda.OutOfMemoryError"
+  std::string type;  // qualified for non-builtins: "torch.cuda.OutOfMemoryError"
   std::string message;
   std::optional<int> errno_value;
-  std::string path;       // OSError.filename, or the file argument of a failed torch.save
-  std::string stage;      // the stage it struck in
+  std::string path;   // OSError.filename, or the file argument of a failed torch.save
+  std::string stage;  // the stage it struck in
   double t = 0;
   int pid = 0;
   std::vector<Frame> frames;  // outermost first, innermost last
@@ -47,7 +47,7 @@ struct ExceptionEvent {
 
 // A loop the harness cut short for the dry run.
 struct CapEvent {
-  std::string what;       // "DataLoader"
+  std::string what;  // "DataLoader"
   int limit = 0;
   std::optional<Frame> where;
 };

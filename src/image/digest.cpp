@@ -20,9 +20,7 @@ Sha256::Sha256() : state_(std::make_unique<State>()) {
 
 Sha256::~Sha256() { EVP_MD_CTX_free(state_->ctx); }
 
-void Sha256::update(const void* data, std::size_t size) {
-  EVP_DigestUpdate(state_->ctx, data, size);
-}
+void Sha256::update(const void* data, std::size_t size) { EVP_DigestUpdate(state_->ctx, data, size); }
 
 std::string Sha256::hex() {
   std::array<unsigned char, EVP_MAX_MD_SIZE> md{};

@@ -39,12 +39,17 @@ Result<ImageRef> parse_image_ref(const std::string& text, const fs::path& base_d
   ImageRef ref;
   ref.text = text;
   auto rest_after = [&](std::string_view prefix) { return text.substr(prefix.size()); };
-  auto starts = [&](std::string_view prefix) { return std::string_view(text).substr(0, prefix.size()) == prefix; };
+  auto starts = [&](std::string_view prefix) {
+    return std::string_view(text).substr(0, prefix.size()) == prefix;
+  };
 
   if (starts("docker://")) {
     ref.kind = ImageRef::Kind::Registry;
     ref.name = rest_after("docker://");
-    if (ref.name.empty()) return Error::bad_input("image \"" + text + "\": no registry reference after docker://; e.g. docker://pytorch/pytorch:2.1.0-cuda12.1-cudnn8-runtime");
+    if (ref.name.empty())
+      return Error::bad_input("image \"" + text +
+                              "\": no registry reference after docker://; e.g. "
+                              "docker://pytorch/pytorch:2.1.0-cuda12.1-cudnn8-runtime");
     return ref;
   }
   if (starts("docker-archive:") || starts("oci:") || starts("rootfs:")) {
@@ -62,7 +67,7 @@ Result<ImageRef> parse_image_ref(const std::string& text, const fs::path& base_d
     if (path_text.empty()) {
       return Error::bad_input("image \"" + text + "\": no path after " + scheme + ":; " + kValidForms);
     }
-    ref.kind = scheme == "oci"    ? ImageRef::Kind::OciLayout
+    ref.kind = scheme == "oci"      ? ImageRef::Kind::OciLayout
                : scheme == "rootfs" ? ImageRef::Kind::Rootfs
                                     : ImageRef::Kind::DockerArchive;
     ref.path = absolute_from(path_text, base_dir);

@@ -34,7 +34,8 @@ Result<std::string> read_small_file(const fs::path& file, const std::string& wha
 
 Result<json> parse_json(const std::string& text, const std::string& where) {
   json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return Error::bad_input(where + ": not valid JSON; the image is corrupt or not an image");
+  if (doc.is_discarded())
+    return Error::bad_input(where + ": not valid JSON; the image is corrupt or not an image");
   return doc;
 }
 
@@ -56,7 +57,8 @@ std::string string_or_empty(const json& object, const char* key) {
 Result<fs::path> blob_path(const fs::path& dir, const json& descriptor, const std::string& where) {
   std::string digest = descriptor.is_object() ? string_or_empty(descriptor, "digest") : "";
   std::string hex = digest_hex(digest);
-  if (hex.empty()) return Error::bad_input(where + ": descriptor has no valid sha256 digest (\"" + digest + "\")");
+  if (hex.empty())
+    return Error::bad_input(where + ": descriptor has no valid sha256 digest (\"" + digest + "\")");
   return dir / "blobs" / "sha256" / hex;
 }
 
@@ -67,7 +69,8 @@ Result<std::string> read_verified_blob(const fs::path& file, const std::string& 
   auto text = read_small_file(file, what);
   if (!text) return text.error();
   if (sha256_hex(*text) != expected_hex) {
-    return Error::bad_input(file.string() + ": " + what + " does not match its digest; the image is corrupt, re-export it");
+    return Error::bad_input(file.string() + ": " + what +
+                            " does not match its digest; the image is corrupt, re-export it");
   }
   return text;
 }
@@ -89,8 +92,8 @@ Result<json> select_manifest(const json& index, const std::string& tag, const fs
   if (tag.empty()) return (*manifests)[0];
   std::string known;
   for (const auto& t : tags) known += (known.empty() ? "" : ", ") + t;
-  return Error::bad_input(index_file.string() + ": no image tagged \"" + tag + "\"; tags in the layout: " +
-                          (known.empty() ? "(none)" : known));
+  return Error::bad_input(index_file.string() + ": no image tagged \"" + tag +
+                          "\"; tags in the layout: " + (known.empty() ? "(none)" : known));
 }
 
 }  // namespace
@@ -113,7 +116,8 @@ Result<ImageConfig> parse_image_config(const std::string& config_json, const std
 
 Result<ImageSource> read_oci_layout(const fs::path& dir, const std::string& tag) {
   if (!fs::is_directory(dir)) {
-    return Error::bad_input(dir.string() + ": not a directory; oci:PATH needs an OCI image layout folder (index.json, blobs/)");
+    return Error::bad_input(
+        dir.string() + ": not a directory; oci:PATH needs an OCI image layout folder (index.json, blobs/)");
   }
   fs::path index_file = dir / "index.json";
   auto index_text = read_small_file(index_file, "index.json");
@@ -131,7 +135,8 @@ Result<ImageSource> read_oci_layout(const fs::path& dir, const std::string& tag)
   auto manifest = parse_json(*manifest_text, manifest_file->string());
   if (!manifest) return manifest.error();
   if (manifest->contains("manifests")) {
-    return Error::bad_input(manifest_file->string() + ": is an image index (multi-platform); export a single-platform image");
+    return Error::bad_input(manifest_file->string() +
+                            ": is an image index (multi-platform); export a single-platform image");
   }
 
   auto config_file = blob_path(dir, manifest->value("config", json()), manifest_file->string());
@@ -149,9 +154,11 @@ Result<ImageSource> read_oci_layout(const fs::path& dir, const std::string& tag)
     auto file = blob_path(dir, layer, manifest_file->string());
     if (!file) return file.error();
     if (!fs::exists(*file)) {
-      return Error::bad_input(file->string() + ": layer " + std::to_string(number) + " is missing from the OCI layout");
+      return Error::bad_input(file->string() + ": layer " + std::to_string(number) +
+                              " is missing from the OCI layout");
     }
-    source.layers.push_back({*file, "", "layer " + std::to_string(number) + " (" + file->lexically_relative(dir).string() + ")"});
+    source.layers.push_back(
+        {*file, "", "layer " + std::to_string(number) + " (" + file->lexically_relative(dir).string() + ")"});
   }
   return source;
 }
@@ -169,7 +176,8 @@ Result<std::string> read_member(const fs::path& file, const std::string& wanted)
   archive_read_support_format_tar(a.get());
   archive_read_support_filter_none(a.get());
   if (archive_read_open_filename(a.get(), file.c_str(), 1 << 20) != ARCHIVE_OK) {
-    return Error::bad_input(file.string() + ": cannot open as a docker save archive: " + archive_error_string(a.get()));
+    return Error::bad_input(file.string() +
+                            ": cannot open as a docker save archive: " + archive_error_string(a.get()));
   }
   archive_entry* entry = nullptr;
   int r = 0;
@@ -183,7 +191,8 @@ Result<std::string> read_member(const fs::path& file, const std::string& wanted)
     std::string data(static_cast<std::size_t>(archive_entry_size(entry)), '\0');
     la_ssize_t got = archive_read_data(a.get(), data.data(), data.size());
     if (got < 0 || static_cast<std::size_t>(got) != data.size()) {
-      return Error::bad_input(file.string() + ": truncated or corrupt at \"" + name + "\"; re-export the image with docker save");
+      return Error::bad_input(file.string() + ": truncated or corrupt at \"" + name +
+                              "\"; re-export the image with docker save");
     }
     return data;
   }
@@ -198,7 +207,8 @@ Result<std::string> read_member(const fs::path& file, const std::string& wanted)
 
 Result<ImageSource> read_docker_archive(const fs::path& file) {
   if (!fs::is_regular_file(file)) {
-    return Error::bad_input(file.string() + ": no such file; docker-archive:PATH needs a `docker save` tarball");
+    return Error::bad_input(file.string() +
+                            ": no such file; docker-archive:PATH needs a `docker save` tarball");
   }
   auto manifest_text = read_member(file, "manifest.json");
   if (!manifest_text) return manifest_text.error();
@@ -218,7 +228,8 @@ Result<ImageSource> read_docker_archive(const fs::path& file) {
   int number = 0;
   for (const auto& layer : image.value("Layers", json::array())) {
     ++number;
-    if (!layer.is_string()) return Error::bad_input(file.string() + ": manifest.json has a layer that is not a path");
+    if (!layer.is_string())
+      return Error::bad_input(file.string() + ": manifest.json has a layer that is not a path");
     std::string name = layer.get<std::string>();
     source.layers.push_back({file, name, "layer " + std::to_string(number) + " (" + name + ")"});
   }

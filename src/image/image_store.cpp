@@ -38,7 +38,8 @@ Result<UnpackedImage> use_rootfs_folder(const ImageRef& ref) {
   std::error_code ec;
   fs::path path = fs::canonical(ref.path, ec);
   if (ec || !fs::is_directory(path)) {
-    return Error::bad_input(ref.path.string() + ": no such directory; rootfs:PATH needs an unpacked root filesystem");
+    return Error::bad_input(ref.path.string() +
+                            ": no such directory; rootfs:PATH needs an unpacked root filesystem");
   }
   struct stat info {};
   ::stat(path.c_str(), &info);
@@ -52,21 +53,26 @@ Result<UnpackedImage> use_rootfs_folder(const ImageRef& ref) {
 }
 
 // docker://REF goes through skopeo into an OCI layout under the cache, then as oci:.
-Result<fs::path> pull_with_skopeo(const ImageRef& ref, const fs::path& cache_dir, const ProgressSink& progress) {
+Result<fs::path> pull_with_skopeo(const ImageRef& ref, const fs::path& cache_dir,
+                                  const ProgressSink& progress) {
   std::string skopeo = find_program("skopeo");
   if (skopeo.empty()) {
-    return Error::runtime("image " + ref.text + ": pulling from a registry needs skopeo, which is not installed; "
-                          "install it (apt-get install skopeo), or `docker save` the image and use docker-archive:PATH");
+    return Error::runtime(
+        "image " + ref.text +
+        ": pulling from a registry needs skopeo, which is not installed; "
+        "install it (apt-get install skopeo), or `docker save` the image and use docker-archive:PATH");
   }
   fs::path layout = cache_dir / "registry" / sha256_hex(ref.name).substr(0, 16);
   std::error_code ec;
   fs::create_directories(layout.parent_path(), ec);
   if (progress) progress("pulling " + ref.name + " with skopeo...");
-  auto run = run_tool(skopeo, {"copy", "--quiet", "docker://" + ref.name, "oci:" + layout.string() + ":latest"},
-                      "skopeo: ", progress);
+  auto run =
+      run_tool(skopeo, {"copy", "--quiet", "docker://" + ref.name, "oci:" + layout.string() + ":latest"},
+               "skopeo: ", progress);
   if (!run) return run.error();
   if (run->exit_code != 0) {
-    return Error::runtime("image " + ref.text + ": skopeo could not pull it (exit " + std::to_string(run->exit_code) +
+    return Error::runtime("image " + ref.text + ": skopeo could not pull it (exit " +
+                          std::to_string(run->exit_code) +
                           "); is the network up and the reference right? its last lines:\n" + run->tail);
   }
   return layout;

@@ -16,10 +16,10 @@ namespace preflight::image {
 struct ImageRef {
   enum class Kind { Builtin, DockerArchive, OciLayout, Rootfs, Registry };
   Kind kind = Kind::Builtin;
-  std::string text;             // as the user wrote it
-  std::string name;             // built-in name, or registry reference
-  std::filesystem::path path;   // for archive/layout/rootfs kinds, absolute
-  std::string tag;              // oci:PATH:TAG
+  std::string text;            // as the user wrote it
+  std::string name;            // built-in name, or registry reference
+  std::filesystem::path path;  // for archive/layout/rootfs kinds, absolute
+  std::string tag;             // oci:PATH:TAG
 };
 
 // The parts of the image configuration a run needs (OCI image config "config" object).
@@ -32,9 +32,9 @@ struct ImageConfig {
 };
 
 struct UnpackedImage {
-  std::string ref;                 // as the user wrote it
-  std::string digest;              // "sha256:<hex>": the image config digest (image ID)
-  std::filesystem::path rootfs;    // read-only lower layer for the container; never written
+  std::string ref;               // as the user wrote it
+  std::string digest;            // "sha256:<hex>": the image config digest (image ID)
+  std::filesystem::path rootfs;  // read-only lower layer for the container; never written
   ImageConfig config;
 };
 

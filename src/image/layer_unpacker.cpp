@@ -8,7 +8,6 @@
 
 #include <cerrno>
 #include <cstring>
-
 #include <memory>
 #include <vector>
 
@@ -84,7 +83,8 @@ enum class FastWrite { Done, NotHandled, ReadError, WriteError };
 // Anything unusual (xattrs, sparse files, an existing folder in the way) goes to libarchive.
 FastWrite write_regular_file(archive* reader, archive_entry* entry, const std::string& path, bool as_root,
                              std::string& error) {
-  if (archive_entry_xattr_count(entry) > 0 || archive_entry_sparse_count(entry) > 0) return FastWrite::NotHandled;
+  if (archive_entry_xattr_count(entry) > 0 || archive_entry_sparse_count(entry) > 0)
+    return FastWrite::NotHandled;
   constexpr int kFlags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW;
   int fd = ::open(path.c_str(), kFlags, 0600);
   if (fd < 0 && errno == ENOENT) {
@@ -120,7 +120,9 @@ FastWrite write_regular_file(archive* reader, archive_entry* entry, const std::s
   }
   if (position < archive_entry_size(entry)) (void)::ftruncate(fd, archive_entry_size(entry));
   // Owner before mode: chown clears set-user-ID bits.
-  if (as_root) (void)::fchown(fd, static_cast<uid_t>(archive_entry_uid(entry)), static_cast<gid_t>(archive_entry_gid(entry)));
+  if (as_root)
+    (void)::fchown(fd, static_cast<uid_t>(archive_entry_uid(entry)),
+                   static_cast<gid_t>(archive_entry_gid(entry)));
   (void)::fchmod(fd, archive_entry_perm(entry));
   timespec times[2] = {{archive_entry_atime(entry), archive_entry_atime_nsec(entry)},
                        {archive_entry_mtime(entry), archive_entry_mtime_nsec(entry)}};
@@ -208,7 +210,8 @@ std::string LayerUnpacker::resolve(const std::string& rel, bool follow_last, std
     for (const auto& p : parts) {
       if (p == "..") {
         if (check.empty()) {
-          return "its parent \"" + through + "\" is a symlink to \"" + target + "\", which leads above the image root";
+          return "its parent \"" + through + "\" is a symlink to \"" + target +
+                 "\", which leads above the image root";
         }
         auto slash = check.rfind('/');
         check.resize(slash == std::string::npos ? 0 : slash);
@@ -312,8 +315,8 @@ Status LayerUnpacker::apply_entries(archive* reader, const LayerSource& layer) {
     }
     std::string raw = archive_entry_pathname(entry) ? archive_entry_pathname(entry) : "";
     auto refuse = [&](const std::string& why) {
-      return Error::bad_input(where + ": entry \"" + raw + "\" would be written outside the image root (" + why +
-                              "); the archive is unsafe and was refused");
+      return Error::bad_input(where + ": entry \"" + raw + "\" would be written outside the image root (" +
+                              why + "); the archive is unsafe and was refused");
     };
     if (std::string why = normalize_entry_path(raw, rel); !why.empty()) return refuse(why);
     if (rel.empty()) continue;  // the root folder itself
@@ -388,7 +391,8 @@ Status LayerUnpacker::apply_entries(archive* reader, const LayerSource& layer) {
     r = archive_write_header(writer.get(), entry);
     if (r < ARCHIVE_WARN) {
       if (is_device(type)) continue;  // device nodes that cannot be made (no privilege) are skipped
-      return Error::bad_input(where + ": cannot unpack entry \"" + raw + "\": " + archive_error_string(writer.get()));
+      return Error::bad_input(where + ": cannot unpack entry \"" + raw +
+                              "\": " + archive_error_string(writer.get()));
     }
     if (archive_entry_size(entry) > 0 && type == AE_IFREG) {
       const void* block = nullptr;
@@ -396,7 +400,8 @@ Status LayerUnpacker::apply_entries(archive* reader, const LayerSource& layer) {
       la_int64_t offset = 0;
       while ((r = archive_read_data_block(reader, &block, &size, &offset)) == ARCHIVE_OK) {
         if (archive_write_data_block(writer.get(), block, size, offset) < ARCHIVE_WARN) {
-          return Error::runtime(where + ": cannot write \"" + raw + "\": " + archive_error_string(writer.get()));
+          return Error::runtime(where + ": cannot write \"" + raw +
+                                "\": " + archive_error_string(writer.get()));
         }
       }
       if (r != ARCHIVE_EOF) {

@@ -36,10 +36,10 @@ class LayerUnpacker {
   void forget_symlinks_under(const std::string& rel);
 
   std::filesystem::path root_;
-  std::string root_prefix_;  // root_ + "/"
+  std::string root_prefix_;                                // root_ + "/"
   std::unordered_map<std::string, std::string> symlinks_;  // relative path → target
   std::unordered_set<std::string> layer_paths_;            // written by the current layer
-  std::string last_dir_, last_dir_resolved_;                // resolve() cache for siblings
+  std::string last_dir_, last_dir_resolved_;               // resolve() cache for siblings
 };
 
 // "a/./b//c/" → "a/b/c"; an error message (empty on success) for absolute paths and "..".

@@ -45,7 +45,8 @@ Result<json> write_blob(const fs::path& dir, const std::string& media_type, cons
 
 }  // namespace
 
-Result<std::string> write_oci_layout(const fs::path& dir, const fs::path& layer_tar, const OciLayoutSpec& spec) {
+Result<std::string> write_oci_layout(const fs::path& dir, const fs::path& layer_tar,
+                                     const OciLayoutSpec& spec) {
   std::error_code ec;
   fs::create_directories(dir / "blobs" / "sha256", ec);
   if (ec) return Error::runtime(dir.string() + ": cannot create the image layout: " + ec.message());
@@ -54,7 +55,9 @@ Result<std::string> write_oci_layout(const fs::path& dir, const fs::path& layer_
   if (!layer_hex) return layer_hex.error();
   auto layer_size = fs::file_size(layer_tar, ec);
   fs::rename(layer_tar, dir / "blobs" / "sha256" / *layer_hex, ec);
-  if (ec) return Error::runtime(layer_tar.string() + ": cannot move the layer into the image layout: " + ec.message());
+  if (ec)
+    return Error::runtime(layer_tar.string() +
+                          ": cannot move the layer into the image layout: " + ec.message());
   // An uncompressed layer: it is written once at build time and read at every cold unpack,
   // where decompression would cost more than the disk it saves.
   json layer = {{"mediaType", "application/vnd.oci.image.layer.v1.tar"},

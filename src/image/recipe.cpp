@@ -17,8 +17,8 @@ namespace {
 // Bumped when the builder changes what it makes from the same recipe, so images rebuild.
 constexpr const char* kBuilderVersion = "preflight-image-builder/1";
 
-const std::set<std::string> kKeys = {"description", "suite",   "variant", "mirrors",    "components",
-                                     "packages",    "exclude", "remove",  "env",        "user",
+const std::set<std::string> kKeys = {"description", "suite",      "variant", "mirrors", "components",
+                                     "packages",    "exclude",    "remove",  "env",     "user",
                                      "workdir",     "entrypoint", "cmd"};
 
 SourceLocation at(const fs::path& file, const YAML::Node& node) {
@@ -26,12 +26,15 @@ SourceLocation at(const fs::path& file, const YAML::Node& node) {
   return {file, mark.line + 1, mark.column + 1};
 }
 
-Result<std::vector<std::string>> string_list(const fs::path& file, const YAML::Node& node, const std::string& key) {
+Result<std::vector<std::string>> string_list(const fs::path& file, const YAML::Node& node,
+                                             const std::string& key) {
   std::vector<std::string> out;
   if (!node || node.IsNull()) return out;
-  if (!node.IsSequence()) return Error::bad_input("\"" + key + "\" must be a list of strings", at(file, node));
+  if (!node.IsSequence())
+    return Error::bad_input("\"" + key + "\" must be a list of strings", at(file, node));
   for (const auto& item : node) {
-    if (!item.IsScalar()) return Error::bad_input("\"" + key + "\" must be a list of strings", at(file, item));
+    if (!item.IsScalar())
+      return Error::bad_input("\"" + key + "\" must be a list of strings", at(file, item));
     out.push_back(item.as<std::string>());
   }
   return out;
@@ -47,7 +50,8 @@ Result<std::string> scalar(const fs::path& file, const YAML::Node& node, const s
 bool safe_glob(const std::string& path) {
   if (path.empty() || path[0] != '/' || path.find("..") != std::string::npos) return false;
   for (char c : path) {
-    bool ok = std::isalnum(static_cast<unsigned char>(c)) || std::string_view("/._-+*?@").find(c) != std::string_view::npos;
+    bool ok = std::isalnum(static_cast<unsigned char>(c)) ||
+              std::string_view("/._-+*?@").find(c) != std::string_view::npos;
     if (!ok) return false;
   }
   return true;
@@ -76,14 +80,15 @@ Result<ImageRecipe> load_recipe(const fs::path& file) {
   for (const auto& item : doc) {
     std::string key = item.first.as<std::string>();
     if (!kKeys.count(key)) {
-      return Error::bad_input("unknown key \"" + key + "\"; recipe keys are described in docs/images.md", at(file, item.first));
+      return Error::bad_input("unknown key \"" + key + "\"; recipe keys are described in docs/images.md",
+                              at(file, item.first));
     }
   }
-#define PF_TRY(var, expr)              \
-  {                                    \
-    auto value = (expr);               \
-    if (!value) return value.error();  \
-    var = std::move(*value);           \
+#define PF_TRY(var, expr)             \
+  {                                   \
+    auto value = (expr);              \
+    if (!value) return value.error(); \
+    var = std::move(*value);          \
   }
   PF_TRY(recipe.description, scalar(file, doc["description"], "description"));
   PF_TRY(recipe.suite, scalar(file, doc["suite"], "suite"));
@@ -102,15 +107,17 @@ Result<ImageRecipe> load_recipe(const fs::path& file) {
   if (recipe.suite.empty()) return Error::bad_input("\"suite\" is required, e.g. suite: bookworm", {file});
   for (std::size_t i = 0; i < recipe.remove.size(); ++i) {
     if (!safe_glob(recipe.remove[i])) {
-      return Error::bad_input("remove: \"" + recipe.remove[i] +
-                                  "\" must be an absolute path made of letters, digits, / . _ - + @ and the globs * ?",
-                              at(file, doc["remove"][i]));
+      return Error::bad_input(
+          "remove: \"" + recipe.remove[i] +
+              "\" must be an absolute path made of letters, digits, / . _ - + @ and the globs * ?",
+          at(file, doc["remove"][i]));
     }
   }
   if (const YAML::Node env = doc["env"]; env && !env.IsNull()) {
     if (!env.IsMap()) return Error::bad_input("\"env\" must be a mapping of NAME: value", at(file, env));
     for (const auto& item : env) {
-      if (!item.second.IsScalar()) return Error::bad_input("env values must be strings", at(file, item.second));
+      if (!item.second.IsScalar())
+        return Error::bad_input("env values must be strings", at(file, item.second));
       recipe.env.emplace_back(item.first.as<std::string>(), item.second.as<std::string>());
     }
   }

@@ -13,15 +13,15 @@ namespace preflight::image {
 
 struct ImageRecipe {
   std::filesystem::path file;
-  std::string name;         // the file's stem
+  std::string name;  // the file's stem
   std::string description;
-  std::string suite;        // e.g. bookworm
+  std::string suite;  // e.g. bookworm
   std::string variant = "apt";
   std::vector<std::string> mirrors;     // empty: mmdebstrap's default for the suite
   std::vector<std::string> components;  // empty: main
   std::vector<std::string> packages;
-  std::vector<std::string> exclude;     // dpkg path-exclude globs (docs, man pages)
-  std::vector<std::string> remove;      // absolute paths or globs deleted after install
+  std::vector<std::string> exclude;                      // dpkg path-exclude globs (docs, man pages)
+  std::vector<std::string> remove;                       // absolute paths or globs deleted after install
   std::vector<std::pair<std::string, std::string>> env;  // in the order written
   std::string user;
   std::string workdir;
@@ -37,6 +37,7 @@ Result<ImageRecipe> load_recipe(const std::filesystem::path& file);
 
 // mmdebstrap's argument vector (without the program) that writes the root filesystem as a
 // tar to `output_tar`.
-std::vector<std::string> mmdebstrap_arguments(const ImageRecipe& recipe, const std::filesystem::path& output_tar);
+std::vector<std::string> mmdebstrap_arguments(const ImageRecipe& recipe,
+                                              const std::filesystem::path& output_tar);
 
 }  // namespace preflight::image

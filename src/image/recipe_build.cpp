@@ -24,8 +24,10 @@ Result<std::string> ImageStore::build(const std::string& name, const ProgressSin
   if (!recipe) return recipe.error();
   std::string mmdebstrap = find_program("mmdebstrap");
   if (mmdebstrap.empty()) {
-    return Error::runtime("building image " + name + " needs mmdebstrap, which is not installed; "
-                          "install it (apt-get install mmdebstrap) or use a docker-archive:/oci:/rootfs: image");
+    return Error::runtime(
+        "building image " + name +
+        " needs mmdebstrap, which is not installed; "
+        "install it (apt-get install mmdebstrap) or use a docker-archive:/oci:/rootfs: image");
   }
 
   fs::path images_dir = cache_dir_ / "images";
@@ -48,8 +50,8 @@ Result<std::string> ImageStore::build(const std::string& name, const ProgressSin
   auto run = run_tool(mmdebstrap, mmdebstrap_arguments(*recipe, layer_tar), "mmdebstrap: ", progress);
   if (!run) return run.error().context("building image " + name);
   if (run->exit_code != 0) {
-    return Error::runtime("building image " + name + ": mmdebstrap failed (exit " + std::to_string(run->exit_code) +
-                          "); its last lines:\n" + run->tail +
+    return Error::runtime("building image " + name + ": mmdebstrap failed (exit " +
+                          std::to_string(run->exit_code) + "); its last lines:\n" + run->tail +
                           "check the network and the recipe " + recipe_file.string());
   }
 
@@ -70,7 +72,8 @@ Result<std::string> ImageStore::build(const std::string& name, const ProgressSin
   fs::path old = temp / "old";
   if (fs::exists(final_dir)) fs::rename(final_dir, old, ec);
   if (!ec) fs::rename(layout, final_dir, ec);
-  if (ec) return Error::runtime(final_dir.string() + ": cannot move the built image into place: " + ec.message());
+  if (ec)
+    return Error::runtime(final_dir.string() + ": cannot move the built image into place: " + ec.message());
 
   if (progress) {
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -43,7 +43,9 @@ class TempFolder {
 
 RootfsCache::RootfsCache(fs::path cache_dir) : dir_(std::move(cache_dir) / "rootfs") {}
 
-fs::path RootfsCache::entry_dir(const std::string& digest) const { return dir_ / ("sha256-" + digest_hex(digest)); }
+fs::path RootfsCache::entry_dir(const std::string& digest) const {
+  return dir_ / ("sha256-" + digest_hex(digest));
+}
 
 bool RootfsCache::contains(const std::string& digest) const {
   std::error_code ec;
@@ -95,13 +97,14 @@ Result<fs::path> RootfsCache::unpack(const ImageSource& source, const std::strin
     config << source.config_json;
     std::ofstream marker(temp.path() / kCompleteMarker);
     marker << source.digest << "\n";
-    if (!config || !marker) return Error::runtime(temp.path().string() + ": cannot write the cache entry's metadata");
+    if (!config || !marker)
+      return Error::runtime(temp.path().string() + ": cannot write the cache entry's metadata");
   }
   if (::rename(temp.path().c_str(), final_dir.c_str()) != 0) {
     // Another run finished the same image first: use its copy, drop ours.
     if (contains(source.digest)) return final_dir / "rootfs";
-    return Error::runtime(final_dir.string() + ": cannot move the unpacked image into the cache: " +
-                          std::strerror(errno));
+    return Error::runtime(final_dir.string() +
+                          ": cannot move the unpacked image into the cache: " + std::strerror(errno));
   }
   temp.release();
   if (progress) {

@@ -22,7 +22,7 @@ Result<ToolRun> run_tool(const std::string& program_path, const std::vector<std:
   try {
     bp::ipstream output;
     // The child stays in our process group so that Ctrl-C at the terminal stops it too.
-    bp::child child(program_path, bp::args(args), bp::std_in < bp::null, (bp::std_out & bp::std_err) > output);
+    bp::child child(program_path, bp::args(args), bp::std_in<bp::null, (bp::std_out & bp::std_err)> output);
     std::string line;
     while (std::getline(output, line)) {
       if (!line.empty() && line.back() == '\r') line.pop_back();

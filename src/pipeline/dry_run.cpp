@@ -1,13 +1,13 @@
 #include "pipeline/dry_run.hpp"
 
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
 #include <boost/process.hpp>
 #include <chrono>
 #include <deque>
 #include <future>
 #include <random>
-
-#include <fmt/chrono.h>
-#include <fmt/format.h>
 
 #include "diagnosis/diagnosis.hpp"
 #include "harness/events.hpp"
@@ -35,17 +35,18 @@ constexpr size_t kKeptRuns = 10;    // run folders kept in the cache
 std::string make_job_id(const std::string& name) {
   std::random_device random;
   auto now = std::chrono::system_clock::now();
-  return fmt::format("{}-{:%Y%m%d-%H%M%S}-{:04x}", name, fmt::localtime(std::chrono::system_clock::to_time_t(now)),
-                     random() & 0xffff);
+  return fmt::format("{}-{:%Y%m%d-%H%M%S}-{:04x}", name,
+                     fmt::localtime(std::chrono::system_clock::to_time_t(now)), random() & 0xffff);
 }
 
 bool host_has_module(const std::string& module) {
   auto python = bp::search_path("python3");
   if (python.empty()) return false;
   try {
-    return bp::system(python, "-c",
-                      "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec(sys.argv[1]) else 1)",
-                      module, bp::std_out > bp::null, bp::std_err > bp::null, bp::std_in < bp::null) == 0;
+    return bp::system(
+               python, "-c",
+               "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec(sys.argv[1]) else 1)",
+               module, bp::std_out > bp::null, bp::std_err > bp::null, bp::std_in < bp::null) == 0;
   } catch (const bp::process_error&) {
     return false;
   }
@@ -98,7 +99,8 @@ void tidy_run_dir(const fs::path& run_dir) {
 void prune_runs(const fs::path& runs_dir, size_t keep) {
   std::error_code ec;
   std::vector<std::pair<fs::file_time_type, fs::path>> runs;
-  for (const auto& entry : fs::directory_iterator(runs_dir, ec)) runs.emplace_back(entry.last_write_time(ec), entry.path());
+  for (const auto& entry : fs::directory_iterator(runs_dir, ec))
+    runs.emplace_back(entry.last_write_time(ec), entry.path());
   if (runs.size() <= keep) return;
   std::sort(runs.begin(), runs.end(), std::greater<>());
   const auto day_ago = fs::file_time_type::clock::now() - std::chrono::hours(24);
@@ -116,7 +118,8 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
   auto job = spec::load_job(fs::absolute(options.job_file));
   if (!job) return std::move(job).error();
 
-  std::string platform_name = options.platform.value_or(job->platform.empty() ? kDefaultPlatform : job->platform);
+  std::string platform_name =
+      options.platform.value_or(job->platform.empty() ? kDefaultPlatform : job->platform);
   auto profile = spec::load_platform(platform_name, spec::shipped_platforms_dir());
   if (!profile) {
     if (!options.platform && !job->platform.empty()) profile.error().where = job->platform_where;
@@ -171,7 +174,8 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
   tidy_run_dir(plan->run_dir);
   if (exit->interrupted_by)
     return Error{ErrorKind::Interrupted,
-                 fmt::format("interrupted by {}; the container was stopped and removed", strsignal(exit->interrupted_by)),
+                 fmt::format("interrupted by {}; the container was stopped and removed",
+                             strsignal(exit->interrupted_by)),
                  {}};
 
   auto rules = rules_loading.get();

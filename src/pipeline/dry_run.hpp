@@ -15,15 +15,15 @@ namespace preflight::pipeline {
 
 struct DryRunOptions {
   std::filesystem::path job_file = "job.yaml";
-  std::optional<std::string> platform;   // --platform NAME|FILE
-  std::optional<std::string> image;      // --image REF
-  std::optional<int> steps;              // --steps N
+  std::optional<std::string> platform;               // --platform NAME|FILE
+  std::optional<std::string> image;                  // --image REF
+  std::optional<int> steps;                          // --steps N
   std::optional<std::chrono::milliseconds> timeout;  // --timeout DURATION
 };
 
 // Where the pipeline tells the user what is going on; each may be a no-op.
 struct Console {
-  std::function<void(const std::string&)> progress;  // "resolving image pytorch", ...
+  std::function<void(const std::string&)> progress;                       // "resolving image pytorch", ...
   std::function<void(bool is_stderr, std::string_view line)> job_output;  // the job's own lines
 };
 

@@ -7,8 +7,8 @@
 namespace preflight::pipeline {
 
 std::vector<report::StageResult> stage_results(const harness::HarnessEvents& events,
-                                               const std::optional<std::string>& failed_stage,
-                                               bool had_setup, double setup_seconds, double total_seconds) {
+                                               const std::optional<std::string>& failed_stage, bool had_setup,
+                                               double setup_seconds, double total_seconds) {
   // Time spent in each stage, from the main process's transitions (the first process seen).
   std::map<std::string, double> seconds;
   std::map<std::string, bool> entered;
@@ -37,9 +37,12 @@ std::vector<report::StageResult> stage_results(const harness::HarnessEvents& eve
   std::vector<report::StageResult> results;
   for (auto name = begin; name != end; ++name) {
     report::StageResult result{*name, "absent", seconds[*name]};
-    if (failed_stage && *name == *failed_stage) result.status = "failed";
-    else if (entered[*name]) result.status = "passed";
-    else if (failed_at != end && name > failed_at) result.status = "not_reached";
+    if (failed_stage && *name == *failed_stage)
+      result.status = "failed";
+    else if (entered[*name])
+      result.status = "passed";
+    else if (failed_at != end && name > failed_at)
+      result.status = "not_reached";
     results.push_back(result);
   }
   return results;

@@ -14,7 +14,7 @@ namespace preflight::pipeline {
 // setup step; `setup_seconds`: how long it took. Stages the job never entered are
 // "not_reached" after a failure and "absent" otherwise (and before the failed stage).
 std::vector<report::StageResult> stage_results(const harness::HarnessEvents& events,
-                                               const std::optional<std::string>& failed_stage,
-                                               bool had_setup, double setup_seconds, double total_seconds);
+                                               const std::optional<std::string>& failed_stage, bool had_setup,
+                                               double setup_seconds, double total_seconds);
 
 }  // namespace preflight::pipeline

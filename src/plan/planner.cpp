@@ -11,9 +11,8 @@ using Kind = diagnosis::MountFact::Kind;
 using Vars = std::map<std::string, std::string>;
 
 std::string upper(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) {
-    return c == '-' ? '_' : static_cast<char>(std::toupper(c));
-  });
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return c == '-' ? '_' : static_cast<char>(std::toupper(c)); });
   return text;
 }
 
@@ -143,7 +142,8 @@ Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile&
     auto eq = entry.find('=');
     if (eq != std::string::npos) set_env(env, entry.substr(0, eq), entry.substr(eq + 1));
   }
-  if (auto status = add_templated_env(env, profile.environment, vars); !status) return std::move(status).error();
+  if (auto status = add_templated_env(env, profile.environment, vars); !status)
+    return std::move(status).error();
   for (const auto& input : job.inputs) {
     if (input.value) continue;
     Vars per{{"name", input.name}, {"NAME", upper(input.name)}, {"path", input_paths[input.name]}};
@@ -156,8 +156,9 @@ Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile&
       return std::move(status).error();
   }
   for (const auto& [key, value] : job.environment) {
-    auto expanded = spec::substitute_references(value, input_paths, output_paths, job.file.empty()
-                                                    ? SourceLocation{} : SourceLocation{job.file, 0, 0});
+    auto expanded =
+        spec::substitute_references(value, input_paths, output_paths,
+                                    job.file.empty() ? SourceLocation{} : SourceLocation{job.file, 0, 0});
     if (!expanded) return std::move(expanded).error();
     set_env(env, key, *expanded);
   }

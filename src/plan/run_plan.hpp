@@ -26,9 +26,9 @@ inline constexpr const char* kEventsFile = "/opt/preflight/run/events.jsonl";
 // A folder of the host bound into the container: the code, an input, an output, Preflight's own.
 struct MountPlan {
   diagnosis::MountFact::Kind kind = diagnosis::MountFact::Kind::Code;
-  std::string name;                 // input/output name
-  std::string destination;          // in the container
-  std::filesystem::path source;     // on the host
+  std::string name;              // input/output name
+  std::string destination;       // in the container
+  std::filesystem::path source;  // on the host
   bool read_only = true;
 };
 
@@ -43,7 +43,7 @@ struct PreparedDir {
 // A folder the platform gives the job's user in the container's own (writable) root: its
 // home, the profile's writable folders, scratch. Writes land in the run's overlay layer.
 struct UserDir {
-  std::string path;          // in the container
+  std::string path;           // in the container
   bool own_existing = false;  // chown it to the user even when the image has it (the home)
 };
 
@@ -58,12 +58,12 @@ struct ProcessPlan {
 struct RunPlan {
   std::string job_name;
   std::string job_id;
-  std::string container_id;     // runc's name for the container
+  std::string container_id;  // runc's name for the container
   std::string platform;
   std::string hostname;
   std::filesystem::path run_dir;  // this run's own folder on the host: all it writes is here
-  std::string setup;            // after substitution; empty: none
-  std::string command;          // after substitution
+  std::string setup;              // after substitution; empty: none
+  std::string command;            // after substitution
   ProcessPlan process;
   std::vector<MountPlan> mounts;
   std::vector<PreparedDir> prepare;
@@ -78,9 +78,9 @@ struct RunPlan {
 // What the caller decides about this particular run (names, folders); keeps planning pure.
 struct PlanContext {
   std::filesystem::path run_dir;
-  std::filesystem::path emulator_dir;  // the repository's emulator/ folder
-  std::string job_id;                  // unique per run
-  std::optional<int> steps_override;   // --steps
+  std::filesystem::path emulator_dir;                         // the repository's emulator/ folder
+  std::string job_id;                                         // unique per run
+  std::optional<int> steps_override;                          // --steps
   std::optional<std::chrono::milliseconds> timeout_override;  // --timeout
 };
 

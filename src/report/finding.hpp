@@ -20,7 +20,7 @@ struct Finding {
   std::string root_cause;  // "Environment Difference", ...
   Severity severity = Severity::Error;
   Phase phase = Phase::Dryrun;
-  std::string stage;       // "setup" ... "predict"; empty when none applies
+  std::string stage;  // "setup" ... "predict"; empty when none applies
   std::string message;
   SourceLocation location;  // file relative to the job's code folder where possible
   std::string hint;

@@ -52,7 +52,8 @@ nlohmann::json to_json(const Report& report) {
 
 Status write_json(const Report& report, const std::filesystem::path& file) {
   std::ofstream out(file);
-  if (!out) return Error::bad_input("cannot write the report to " + file.string() + ": " + std::strerror(errno));
+  if (!out)
+    return Error::bad_input("cannot write the report to " + file.string() + ": " + std::strerror(errno));
   out << to_json(report).dump(2) << "\n";
   if (!out) return Error::runtime("writing the report to " + file.string() + " failed");
   return Ok{};

@@ -2,11 +2,10 @@
 // v1 (the contract in docs/formats.md) and as a terminal summary.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "report/finding.hpp"
 

@@ -1,8 +1,7 @@
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdlib>
-
-#include <fmt/format.h>
 
 #include "report/report.hpp"
 
@@ -30,9 +29,12 @@ std::string stage_mark(const StageResult& stage, const Palette& p) {
 
 std::string severity_label(Severity severity, const Palette& p) {
   switch (severity) {
-    case Severity::Error: return p.red("error");
-    case Severity::Warning: return p.yellow("warning");
-    case Severity::Info: return p.dim("info");
+    case Severity::Error:
+      return p.red("error");
+    case Severity::Warning:
+      return p.yellow("warning");
+    case Severity::Info:
+      return p.dim("info");
   }
   return "";
 }
@@ -72,9 +74,9 @@ void print_summary(const Report& report, std::ostream& out, bool color) {
   std::string verdict = report.verdict == "pass"   ? p.green("PASS")
                         : report.verdict == "fail" ? p.red("FAIL")
                                                    : p.red("ERROR");
-  out << fmt::format("verdict: {} — {} on {} ({} error{}, {} warning{}, {:.1f} s)\n", verdict, report.job_name,
-                     report.platform, errors, errors == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s",
-                     report.duration_s);
+  out << fmt::format("verdict: {} — {} on {} ({} error{}, {} warning{}, {:.1f} s)\n", verdict,
+                     report.job_name, report.platform, errors, errors == 1 ? "" : "s", warnings,
+                     warnings == 1 ? "" : "s", report.duration_s);
 }
 
 }  // namespace preflight::report

@@ -1,6 +1,7 @@
 #include "sandbox/container.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -12,8 +13,6 @@
 #include <chrono>
 #include <csignal>
 #include <fstream>
-
-#include <fmt/format.h>
 
 #include "sandbox/interrupt.hpp"
 #include "sandbox/oci_config.hpp"
@@ -37,7 +36,7 @@ CommandResult run_runtime(const fs::path& runtime, const std::vector<std::string
   CommandResult result;
   try {
     bp::ipstream err;
-    bp::child child(runtime.string(), bp::args(args), bp::std_in < bp::null, bp::std_out > bp::null,
+    bp::child child(runtime.string(), bp::args(args), bp::std_in<bp::null, bp::std_out> bp::null,
                     bp::std_err > err);
     std::string line;
     while (std::getline(err, line)) result.err += line + "\n";
@@ -60,8 +59,8 @@ class OverlayRoot {
     std::string options = fmt::format("lowerdir={},upperdir={},workdir={},volatile", lower.string(),
                                       (run_dir / "upper").string(), (run_dir / "work").string());
     if (::mount("overlay", merged_.c_str(), "overlay", 0, options.c_str()) != 0)
-      return Error::runtime(fmt::format("cannot mount the container's root at {}: {}", merged_.string(),
-                                        std::strerror(errno)));
+      return Error::runtime(
+          fmt::format("cannot mount the container's root at {}: {}", merged_.string(), std::strerror(errno)));
     mounted_ = true;
     return Ok{};
   }
@@ -128,8 +127,8 @@ Status prepare_run_dir(const plan::RunPlan& plan) {
   for (const auto& dir : plan.prepare) {
     fs::create_directories(dir.path, ec);
     if (ec || ::chown(dir.path.c_str(), dir.uid, dir.gid) != 0)
-      return Error::runtime(fmt::format("cannot prepare {}: {}", dir.path.string(),
-                                        ec ? ec.message() : std::strerror(errno)));
+      return Error::runtime(
+          fmt::format("cannot prepare {}: {}", dir.path.string(), ec ? ec.message() : std::strerror(errno)));
   }
   return Ok{};
 }
@@ -142,9 +141,11 @@ Status prepare_root(const plan::RunPlan& plan, const fs::path& root) {
     std::error_code ec;
     const bool existed = fs::exists(inside, ec);
     fs::create_directories(inside, ec);
-    if (ec) return Error::runtime(fmt::format("cannot create {} in the container: {}", dir.path, ec.message()));
+    if (ec)
+      return Error::runtime(fmt::format("cannot create {} in the container: {}", dir.path, ec.message()));
     if ((!existed || dir.own_existing) && ::chown(inside.c_str(), plan.process.uid, plan.process.gid) != 0)
-      return Error::runtime(fmt::format("cannot give {} to the job's user: {}", dir.path, std::strerror(errno)));
+      return Error::runtime(
+          fmt::format("cannot give {} to the job's user: {}", dir.path, std::strerror(errno)));
   }
   return Ok{};
 }
@@ -176,6 +177,21 @@ void read_memory_cgroup(const std::string& cgroup_path, ContainerExit& exit) {
 
 int pidfd_open(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
 
+// Closes a file descriptor when it goes out of scope.
+class FileDescriptor {
+ public:
+  explicit FileDescriptor(int fd) : fd_(fd) {}
+  ~FileDescriptor() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
 }  // namespace
 
 fs::path find_runtime() {
@@ -187,7 +203,8 @@ Result<ContainerExit> run_container(const plan::RunPlan& plan, const fs::path& i
                                     const LineSink& on_line) {
   fs::path runtime = find_runtime();
   if (runtime.empty())
-    return Error::runtime("no OCI runtime found: install runc (apt-get install runc) or set PREFLIGHT_RUNTIME");
+    return Error::runtime(
+        "no OCI runtime found: install runc (apt-get install runc) or set PREFLIGHT_RUNTIME");
   install_interrupt_handlers();
   // Adopt the container's process when the detached `runc run` exits, to wait for it and read its cgroup.
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
@@ -211,7 +228,8 @@ Result<ContainerExit> run_container(const plan::RunPlan& plan, const fs::path& i
     // Detached: the runtime starts the container and exits; its process, re-parented to us,
     // is ours to wait for, and its cgroup stays until `delete`, to be read.
     bp::child launch(runtime.string(), "run", "--detach", "--bundle", bundle.string(), "--pid-file",
-                     pid_file.string(), plan.container_id, bp::std_in < bp::null, bp::std_out > out.pipe, bp::std_err > err.pipe);
+                     pid_file.string(), plan.container_id, bp::std_in<bp::null, bp::std_out> out.pipe,
+                     bp::std_err > err.pipe);
     launch.wait();
     launch_status = launch.exit_code();
   } catch (const bp::process_error& e) {
@@ -223,12 +241,13 @@ Result<ContainerExit> run_container(const plan::RunPlan& plan, const fs::path& i
     std::string message;
     ::fcntl(err.pipe.native_source(), F_SETFL, O_NONBLOCK);
     err.drain([&](auto, std::string_view line) { message += std::string(line) + "\n"; });
-    return Error::runtime(fmt::format("{} run failed (exit {}): {}", runtime.filename().string(),
-                                      launch_status, message));
+    return Error::runtime(
+        fmt::format("{} run failed (exit {}): {}", runtime.filename().string(), launch_status, message));
   }
   pid_t pid = std::atoi(read_file(pid_file).c_str());
-  int pidfd = pidfd_open(pid);
-  if (pid <= 0 || pidfd < 0) return Error::runtime("cannot follow the container's process (pid file " + pid_file.string() + ")");
+  const FileDescriptor pidfd(pid > 0 ? pidfd_open(pid) : -1);
+  if (pidfd.get() < 0)
+    return Error::runtime("cannot follow the container's process (pid file " + pid_file.string() + ")");
 
   ContainerExit exit;
   const auto deadline = started + plan.timeout;
@@ -237,15 +256,17 @@ Result<ContainerExit> run_container(const plan::RunPlan& plan, const fs::path& i
     std::vector<pollfd> fds;
     if (out.open) fds.push_back({out.pipe.native_source(), POLLIN, 0});
     if (err.open) fds.push_back({err.pipe.native_source(), POLLIN, 0});
-    if (!exited) fds.push_back({pidfd, POLLIN, 0});
-    fds.push_back({interrupt_fd(), POLLIN, 0});
+    if (!exited) fds.push_back({pidfd.get(), POLLIN, 0});
+    if (!killed) fds.push_back({interrupt_fd(), POLLIN, 0});  // it stays readable once signalled
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     int ready = ::poll(fds.data(), fds.size(), killed ? 1000 : static_cast<int>(std::max<long>(left, 0)));
     if (ready < 0 && errno != EINTR) break;
     for (const auto& fd : fds) {
       if (!(fd.revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      if (fd.fd == out.pipe.native_source()) out.drain(on_line);
-      else if (fd.fd == err.pipe.native_source()) err.drain(on_line);
+      if (fd.fd == out.pipe.native_source())
+        out.drain(on_line);
+      else if (fd.fd == err.pipe.native_source())
+        err.drain(on_line);
     }
     if (!exited) {
       int status = 0;
@@ -268,7 +289,6 @@ Result<ContainerExit> run_container(const plan::RunPlan& plan, const fs::path& i
     }
     if (killed && exited && (out.open || err.open) && ready == 0) break;  // stray holders of the pipes
   }
-  ::close(pidfd);
   exit.seconds = std::chrono::duration<double>(Clock::now() - started).count();
   read_memory_cgroup(cgroup_path, exit);
   // Reap processes re-parented to us on their way out (the runtime's helpers).

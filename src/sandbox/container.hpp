@@ -16,11 +16,11 @@
 namespace preflight::sandbox {
 
 struct ContainerExit {
-  int exit_code = 0;        // 128+N when killed by signal N, as a shell reports it
+  int exit_code = 0;  // 128+N when killed by signal N, as a shell reports it
   int signal = 0;
   bool oom_killed = false;
   bool timed_out = false;
-  int interrupted_by = 0;   // SIGINT/SIGTERM that stopped the run, 0 if none
+  int interrupted_by = 0;  // SIGINT/SIGTERM that stopped the run, 0 if none
   std::uint64_t peak_memory_bytes = 0;
   double seconds = 0;
 };

@@ -17,9 +17,9 @@ json system_mounts(const plan::RunPlan& plan) {
   mounts.push_back(mount("/dev", "tmpfs", "tmpfs", {"nosuid", "strictatime", "mode=755", "size=65536k"}));
   mounts.push_back(mount("/dev/pts", "devpts", "devpts",
                          {"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"}));
-  mounts.push_back(mount("/dev/shm", "tmpfs", "shm",
-                         {"nosuid", "noexec", "nodev", "mode=1777",
-                          "size=" + std::to_string(plan.limits.shm_bytes)}));
+  mounts.push_back(
+      mount("/dev/shm", "tmpfs", "shm",
+            {"nosuid", "noexec", "nodev", "mode=1777", "size=" + std::to_string(plan.limits.shm_bytes)}));
   mounts.push_back(mount("/dev/mqueue", "mqueue", "mqueue", {"nosuid", "noexec", "nodev"}));
   mounts.push_back(mount("/sys", "sysfs", "sysfs", {"nosuid", "noexec", "nodev", "ro"}));
   return mounts;
@@ -51,11 +51,14 @@ json make_oci_config(const plan::RunPlan& plan, const std::filesystem::path& roo
   json mounts = system_mounts(plan);
   for (const auto& m : plan.mounts) mounts.push_back(plan_mount(m));
 
-  json namespaces = json::array({{{"type", "pid"}}, {{"type", "ipc"}}, {{"type", "uts"}}, {{"type", "mount"}}});
+  json namespaces =
+      json::array({{{"type", "pid"}}, {{"type", "ipc"}}, {{"type", "uts"}}, {{"type", "mount"}}});
   if (!plan.network) namespaces.push_back({{"type", "network"}});
 
-  json capabilities = {{"bounding", json::array()}, {"effective", json::array()},
-                       {"permitted", json::array()}, {"inheritable", json::array()},
+  json capabilities = {{"bounding", json::array()},
+                       {"effective", json::array()},
+                       {"permitted", json::array()},
+                       {"inheritable", json::array()},
                        {"ambient", json::array()}};
   return {
       {"ociVersion", "1.0.2"},
@@ -76,10 +79,8 @@ json make_oci_config(const plan::RunPlan& plan, const std::filesystem::path& roo
         {"resources", resources(plan)},
         {"maskedPaths",
          {"/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
-          "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/sys/firmware",
-          "/proc/scsi"}},
-        {"readonlyPaths",
-         {"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"}}}},
+          "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/sys/firmware", "/proc/scsi"}},
+        {"readonlyPaths", {"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"}}}},
   };
 }
 

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <filesystem>
-
 #include <nlohmann/json.hpp>
 
 #include "plan/run_plan.hpp"

@@ -13,13 +13,12 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::vector<std::string> kInputKeys = {"path", "type", "mode", "description"};
-const std::vector<std::string> kOutputKeys = {"type", "mode", "path", "name", "version",
-                                              "description"};
+const std::vector<std::string> kOutputKeys = {"type", "mode", "path", "name", "version", "description"};
 // AzureML's data types; mltable and the model types are folders here.
-const std::vector<std::string> kDataTypes = {"uri_folder", "uri_file", "mltable",
+const std::vector<std::string> kDataTypes = {"uri_folder",   "uri_file",     "mltable",
                                              "mlflow_model", "custom_model", "triton_model"};
-const std::vector<std::string> kInputModes = {"ro_mount", "rw_mount", "download", "direct",
-                                              "eval_mount", "eval_download"};
+const std::vector<std::string> kInputModes = {"ro_mount", "rw_mount",   "download",
+                                              "direct",   "eval_mount", "eval_download"};
 const std::vector<std::string> kOutputModes = {"rw_mount", "upload", "direct"};
 
 std::string lower(std::string text) {
@@ -39,9 +38,8 @@ Status check_name(const YamlDoc& doc, const YamlField& entry, const std::string&
   }
   for (const YamlField* other : seen) {
     if (lower(other->key) == lower(entry.key)) {
-      return Error::bad_input(kind + " \"" + entry.key + "\" differs from " + kind + " \"" +
-                                  other->key + "\" (line " +
-                                  std::to_string(doc.at(other->key_node).line) +
+      return Error::bad_input(kind + " \"" + entry.key + "\" differs from " + kind + " \"" + other->key +
+                                  "\" (line " + std::to_string(doc.at(other->key_node).line) +
                                   ") only in case; the platform exports both as the same "
                                   "upper-case variable",
                               doc.at(entry.key_node));
@@ -85,19 +83,18 @@ Status check_path(const YamlDoc& doc, const YamlField& field, const std::string&
   std::error_code ec;
   const auto status = fs::status(resolved, ec);
   if (!fs::exists(status)) {
-    return doc.error(field, "input \"" + name + "\": " + resolved.string() +
-                                " does not exist (path \"" + written + "\", relative to " +
-                                job_dir.string() +
+    return doc.error(field, "input \"" + name + "\": " + resolved.string() + " does not exist (path \"" +
+                                written + "\", relative to " + job_dir.string() +
                                 "); put a local copy or small sample of the data the platform "
                                 "will mount there, or correct path:");
   }
   if (type == "uri_file" && fs::is_directory(status)) {
-    return doc.error(field, "input \"" + name + "\" has type uri_file but " +
-                                resolved.string() + " is a folder; use type: uri_folder");
+    return doc.error(field, "input \"" + name + "\" has type uri_file but " + resolved.string() +
+                                " is a folder; use type: uri_folder");
   }
   if (type != "uri_file" && !type.empty() && !fs::is_directory(status)) {
-    return doc.error(field, "input \"" + name + "\" has type " + type + " but " +
-                                resolved.string() + " is not a folder; use type: uri_file");
+    return doc.error(field, "input \"" + name + "\" has type " + type + " but " + resolved.string() +
+                                " is not a folder; use type: uri_file");
   }
   return Ok{};
 }
@@ -130,9 +127,9 @@ Result<InputSpec> read_input(const YamlDoc& doc, const YamlField& entry, const f
       }
     }
     if (!path_field) {
-      return Error::bad_input("missing required key \"path\" in " + entry.path +
-                                  " (a local copy or sample of the data)",
-                              doc.at(entry.value));
+      return Error::bad_input(
+          "missing required key \"path\" in " + entry.path + " (a local copy or sample of the data)",
+          doc.at(entry.value));
     }
   } else {
     return doc.error(entry, "expected a path or {path: ...}, got " + describe(entry.value));
@@ -186,16 +183,14 @@ Result<std::vector<OutputSpec>> read_outputs(const YamlDoc& doc, const YamlField
   for (const YamlField& entry : *entries) {
     if (auto ok = check_name(doc, entry, "output", seen); !ok) return std::move(ok).error();
     if (!entry.value.IsNull() && !entry.value.IsMap()) {
-      return doc.error(entry, "expected {} or a map of output settings, got " +
-                                  describe(entry.value));
+      return doc.error(entry, "expected {} or a map of output settings, got " + describe(entry.value));
     }
     auto fields = doc.fields(entry, kOutputKeys);
     if (!fields) return std::move(fields).error();
     for (const YamlField& field : *fields) {
-      Result<std::string> value =
-          field.key == "type"   ? one_of(doc, field, kDataTypes)
-          : field.key == "mode" ? one_of(doc, field, kOutputModes)
-                                : doc.string(field);
+      Result<std::string> value = field.key == "type"   ? one_of(doc, field, kDataTypes)
+                                  : field.key == "mode" ? one_of(doc, field, kOutputModes)
+                                                        : doc.string(field);
       if (!value) return std::move(value).error();
     }
     outputs.push_back(OutputSpec{entry.key, doc.at(entry.key_node)});

@@ -15,13 +15,13 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::vector<std::string> kTopKeys = {
-    "name", "platform", "image", "code", "setup", "command", "inputs", "outputs",
-    "environment_variables", "resources", "dryrun",
+    "name", "platform", "image", "code", "setup", "command", "inputs", "outputs", "environment_variables",
+    "resources", "dryrun",
     // AzureML command-job keys, accepted so the same file can be submitted there.
     "$schema", "type", "display_name", "experiment_name", "description", "tags", "environment",
     "distribution", "compute"};
-const std::vector<std::string> kResourceKeys = {"gpus", "nodes", "instance_count",
-                                                "instance_type", "shm_size"};
+const std::vector<std::string> kResourceKeys = {"gpus", "nodes", "instance_count", "instance_type",
+                                                "shm_size"};
 const std::vector<std::string> kDryrunKeys = {"steps", "timeout"};
 
 bool valid_job_name(const std::string& name) {
@@ -45,8 +45,8 @@ Result<int> count(const YamlDoc& doc, const YamlField& field, int minimum) {
   auto value = doc.integer(field);
   if (!value) return std::move(value).error();
   if (*value < minimum) {
-    return doc.error(field, "must be at least " + std::to_string(minimum) + ", got " +
-                                std::to_string(*value));
+    return doc.error(field,
+                     "must be at least " + std::to_string(minimum) + ", got " + std::to_string(*value));
   }
   if (*value > 1000000) return doc.error(field, std::to_string(*value) + " is too large");
   return static_cast<int>(*value);
@@ -56,8 +56,9 @@ Result<fs::path> read_code(const YamlDoc& doc, const YamlField& field, const fs:
   auto written = text(doc, field);
   if (!written) return std::move(written).error();
   if (written->rfind("azureml:", 0) == 0 || written->find("://") != std::string::npos) {
-    return doc.error(field, "\"" + *written + "\" is not a local folder; set code: to the "
-                                              "folder holding your training code");
+    return doc.error(field, "\"" + *written +
+                                "\" is not a local folder; set code: to the "
+                                "folder holding your training code");
   }
   const fs::path code = resolve_path(job_dir, *written);
   std::error_code ec;
@@ -68,8 +69,9 @@ Result<fs::path> read_code(const YamlDoc& doc, const YamlField& field, const fs:
                                 "); set code: to the folder holding your training code");
   }
   if (!fs::is_directory(status)) {
-    return doc.error(field, code.string() + " is not a folder; code: names the folder that is "
-                                            "uploaded with the job");
+    return doc.error(field, code.string() +
+                                " is not a folder; code: names the folder that is "
+                                "uploaded with the job");
   }
   return code;
 }
@@ -85,9 +87,11 @@ Status read_resources(const YamlDoc& doc, const YamlField& section, JobSpec& job
       job.gpus = *value;
     } else if (field.key == "nodes" || field.key == "instance_count") {
       if (nodes_field != nullptr) {
-        return doc.error(field, "give either resources.nodes or resources.instance_count, "
-                                "not both (" + nodes_field->key + " is on line " +
-                                std::to_string(doc.at(nodes_field->key_node).line) + ")");
+        return doc.error(field,
+                         "give either resources.nodes or resources.instance_count, "
+                         "not both (" +
+                             nodes_field->key + " is on line " +
+                             std::to_string(doc.at(nodes_field->key_node).line) + ")");
       }
       nodes_field = &field;
       auto value = count(doc, field, 1);
@@ -165,24 +169,25 @@ Status read_azureml_key(const YamlDoc& doc, const YamlField& field, JobSpec& job
     if (!field.value.IsScalar() && !field.value.IsMap()) {
       return doc.error(field, "expected an environment name or a map, got " + describe(field.value));
     }
-    job.notes.push_back(SpecNote{"environment: is AzureML's and is not used; Preflight runs "
-                                 "image: (or the platform's default image)",
-                                 doc.at(field.key_node)});
+    job.notes.push_back(
+        SpecNote{"environment: is AzureML's and is not used; Preflight runs "
+                 "image: (or the platform's default image)",
+                 doc.at(field.key_node)});
   } else if (auto value = doc.string(field); !value) {
     return std::move(value).error();
   }
   return Ok{};
 }
 
-Status read_field(const YamlDoc& doc, const YamlField& field, const fs::path& job_dir,
-                  JobSpec& job) {
+Status read_field(const YamlDoc& doc, const YamlField& field, const fs::path& job_dir, JobSpec& job) {
   bool exact = false;
   if (field.key == "name") {
     auto value = text(doc, field);
     if (!value) return std::move(value).error();
     if (!valid_job_name(*value)) {
-      return doc.error(field, "\"" + *value + "\" may contain only letters, digits, \"-\", "
-                                              "\"_\" and \".\", starting with a letter or digit");
+      return doc.error(field, "\"" + *value +
+                                  "\" may contain only letters, digits, \"-\", "
+                                  "\"_\" and \".\", starting with a letter or digit");
     }
     job.name = *value;
   } else if (field.key == "platform" || field.key == "image") {
@@ -191,8 +196,8 @@ Status read_field(const YamlDoc& doc, const YamlField& field, const fs::path& jo
     (field.key == "platform" ? job.platform : job.image) = *value;
     (field.key == "platform" ? job.platform_where : job.image_where) = doc.at(field);
     // A profile file named in job.yaml is relative to the job file, like code: and inputs.
-    const bool profile_file = value->find('/') != std::string::npos ||
-                              value->ends_with(".yaml") || value->ends_with(".yml");
+    const bool profile_file =
+        value->find('/') != std::string::npos || value->ends_with(".yaml") || value->ends_with(".yml");
     if (field.key == "platform" && profile_file) {
       job.platform = resolve_path(job_dir, *value).string();
     }
@@ -232,7 +237,7 @@ Status read_field(const YamlDoc& doc, const YamlField& field, const fs::path& jo
 // ${{inputs.x}} in command and setup must name declared inputs and outputs; checked here so
 // that `preflight check` reports a typo at its column.
 Status check_command_references(const YamlDoc& doc, const std::vector<YamlField>& fields,
-                                 const JobSpec& job) {
+                                const JobSpec& job) {
   std::vector<std::string> inputs, outputs;
   for (const InputSpec& input : job.inputs) inputs.push_back(input.name);
   for (const OutputSpec& output : job.outputs) outputs.push_back(output.name);
@@ -256,8 +261,7 @@ Result<JobSpec> load_job(const fs::path& file) {
   if (!doc) return std::move(doc).error();
   const YamlDoc& yaml = *doc;
   if (yaml.root().IsNull()) {
-    return Error::bad_input("the job file is empty; it needs at least command:",
-                            SourceLocation{file, 1, 1});
+    return Error::bad_input("the job file is empty; it needs at least command:", SourceLocation{file, 1, 1});
   }
   auto fields = yaml.fields(yaml.root(), "", kTopKeys);
   if (!fields) return std::move(fields).error();
@@ -271,9 +275,10 @@ Result<JobSpec> load_job(const fs::path& file) {
     if (auto ok = read_field(yaml, field, job_dir, job); !ok) return std::move(ok).error();
   }
   if (job.command.empty()) {
-    return Error::bad_input("missing required key \"command\" (the shell command that starts "
-                            "training, e.g. command: python train.py)",
-                            yaml.at(yaml.root()));
+    return Error::bad_input(
+        "missing required key \"command\" (the shell command that starts "
+        "training, e.g. command: python train.py)",
+        yaml.at(yaml.root()));
   }
   if (auto ok = check_command_references(yaml, *fields, job); !ok) return std::move(ok).error();
   return job;

@@ -21,7 +21,7 @@ struct InputSpec {
   // AzureML literal inputs (`epochs: 10`, `learning_rate: 0.2`, `shuffle: true`): substituted
   // into ${{inputs.NAME}} as written; nothing is mounted.
   std::optional<std::string> value;
-  SourceLocation path_where;   // of the path (or literal) value
+  SourceLocation path_where;  // of the path (or literal) value
 };
 
 struct OutputSpec {
@@ -30,7 +30,7 @@ struct OutputSpec {
 };
 
 struct DryrunSpec {
-  int steps = 2;                             // batches per DataLoader loop
+  int steps = 2;                              // batches per DataLoader loop
   std::chrono::milliseconds timeout{600000};  // whole dry run
   SourceLocation where;
 };
@@ -42,18 +42,18 @@ struct SpecNote {
 };
 
 struct JobSpec {
-  std::filesystem::path file;   // the job.yaml, absolute
-  std::string name;             // default: the job file's folder name
-  std::string platform;         // empty: not given (the caller picks --platform or philly);
-                                // a profile file is made absolute against the job's folder
+  std::filesystem::path file;  // the job.yaml, absolute
+  std::string name;            // default: the job file's folder name
+  std::string platform;        // empty: not given (the caller picks --platform or philly);
+                               // a profile file is made absolute against the job's folder
   SourceLocation platform_where;
-  std::string image;            // empty: not given (the profile's default image)
+  std::string image;  // empty: not given (the profile's default image)
   SourceLocation image_where;
   std::filesystem::path code_dir;  // absolute; default: the job file's folder
   std::optional<std::string> setup;
-  SourceLocation setup_where;   // where the text starts (inside the quotes, if quoted)
-  std::string command;          // raw, with ${{inputs.x}} / ${{outputs.y}} still in it
-  SourceLocation command_where; // where the text starts (inside the quotes, if quoted)
+  SourceLocation setup_where;    // where the text starts (inside the quotes, if quoted)
+  std::string command;           // raw, with ${{inputs.x}} / ${{outputs.y}} still in it
+  SourceLocation command_where;  // where the text starts (inside the quotes, if quoted)
   std::vector<InputSpec> inputs;
   std::vector<OutputSpec> outputs;
   std::map<std::string, std::string> environment;

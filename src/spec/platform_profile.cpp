@@ -14,10 +14,19 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::vector<std::string> kProfileKeys = {
-    "name",   "description", "default_image", "user",        "mounts",
-    "network", "limits",     "gpu",           "environment", "input_environment",
-    "output_environment", "launcher", "retry"};
+const std::vector<std::string> kProfileKeys = {"name",
+                                               "description",
+                                               "default_image",
+                                               "user",
+                                               "mounts",
+                                               "network",
+                                               "limits",
+                                               "gpu",
+                                               "environment",
+                                               "input_environment",
+                                               "output_environment",
+                                               "launcher",
+                                               "retry"};
 
 bool is_profile_file(const fs::path& path) {
   return path.extension() == ".yaml" || path.extension() == ".yml";
@@ -54,8 +63,8 @@ Status read_field(const YamlDoc& doc, const YamlField& field, PlatformProfile& p
   } else if (field.key == "input_environment" || field.key == "output_environment") {
     auto env = read_environment(doc, field, true);
     if (!env) return std::move(env).error();
-    (field.key == "input_environment" ? profile.input_environment
-                                      : profile.output_environment) = std::move(*env);
+    (field.key == "input_environment" ? profile.input_environment : profile.output_environment) =
+        std::move(*env);
   } else if (field.key == "launcher") {
     auto value = doc.string_list(field);
     if (!value) return std::move(value).error();
@@ -116,10 +125,9 @@ Result<PlatformProfile> load_platform(const std::string& name_or_file, const fs:
   const std::vector<std::string> shipped = list_platforms(dir);
   std::string known;
   for (const std::string& name : shipped) known += (known.empty() ? "" : ", ") + name;
-  return Error::bad_input("unknown platform \"" + name_or_file + "\"" +
-                          did_you_mean(name_or_file, shipped) +
-                          (shipped.empty() ? " (no profiles in " + dir.string() + ")"
-                                           : " (shipped: " + known + ")"));
+  return Error::bad_input(
+      "unknown platform \"" + name_or_file + "\"" + did_you_mean(name_or_file, shipped) +
+      (shipped.empty() ? " (no profiles in " + dir.string() + ")" : " (shipped: " + known + ")"));
 }
 
 }  // namespace preflight::spec

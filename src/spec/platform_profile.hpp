@@ -25,28 +25,28 @@ struct PlatformUser {
 // Where the platform puts things inside the container. Templates use {{...}} variables
 // (docs/formats.md): {{name}} in per-input/per-output paths, {{job.name}}, {{job.id}}, ...
 struct MountLayout {
-  std::string code = "/job/code";                  // the uploaded code, read-only
-  std::string input = "/job/inputs/{{name}}";      // each input, read-only
-  std::string output = "/job/outputs/{{name}}";    // each output, writable
-  std::string scratch;                             // empty: none
+  std::string code = "/job/code";                // the uploaded code, read-only
+  std::string input = "/job/inputs/{{name}}";    // each input, read-only
+  std::string output = "/job/outputs/{{name}}";  // each output, writable
+  std::string scratch;                           // empty: none
   std::string working_dir = "{{code}}";
-  std::vector<std::string> writable = {"/tmp"};    // extra writable folders (fresh, empty)
+  std::vector<std::string> writable = {"/tmp"};  // extra writable folders (fresh, empty)
 };
 
 struct ResourceLimits {
   std::uint64_t memory_bytes = 0;  // 0: unlimited
   std::uint64_t shm_bytes = 64ull << 20;
-  int pids = 0;                    // 0: unlimited
-  double cpus = 0;                 // 0: unlimited
+  int pids = 0;     // 0: unlimited
+  double cpus = 0;  // 0: unlimited
 };
 
 struct GpuModel {
-  std::string name;                // "Tesla P100-PCIE-16GB"
+  std::string name;  // "Tesla P100-PCIE-16GB"
   std::uint64_t memory_bytes = 0;
 };
 
 struct EnvTemplate {
-  std::string name;                // may itself hold {{NAME}} for per-input/output entries
+  std::string name;  // may itself hold {{NAME}} for per-input/output entries
   std::string value;
   SourceLocation where;
 };
@@ -54,16 +54,16 @@ struct EnvTemplate {
 struct PlatformProfile {
   std::string name;
   std::string description;
-  std::filesystem::path file;      // where it was loaded from
+  std::filesystem::path file;  // where it was loaded from
   std::string default_image = "pytorch";
   PlatformUser user;
   MountLayout mounts;
   bool network = false;
   ResourceLimits limits;
   GpuModel gpu;
-  std::vector<EnvTemplate> environment;         // exported to every job
-  std::vector<EnvTemplate> input_environment;   // one per input, {{NAME}}/{{name}}/{{path}}
-  std::vector<EnvTemplate> output_environment;  // one per output
+  std::vector<EnvTemplate> environment;                   // exported to every job
+  std::vector<EnvTemplate> input_environment;             // one per input, {{NAME}}/{{name}}/{{path}}
+  std::vector<EnvTemplate> output_environment;            // one per output
   std::vector<std::string> launcher = {"/bin/sh", "-c"};  // how setup and command are run
   int retry_attempts = 1;
 };
@@ -76,8 +76,7 @@ std::vector<std::string> list_platforms(const std::filesystem::path& dir);
 
 // NAME (a shipped profile) or a path to a profile file. An unknown name is an error (exit 2)
 // listing the shipped names with a did-you-mean.
-Result<PlatformProfile> load_platform(const std::string& name_or_file,
-                                      const std::filesystem::path& dir);
+Result<PlatformProfile> load_platform(const std::string& name_or_file, const std::filesystem::path& dir);
 
 // Parses a size such as "16Gi", "64Mi", "512M", "1G" or a plain byte count.
 Result<std::uint64_t> parse_size(const std::string& text);

@@ -10,8 +10,7 @@ namespace preflight::spec {
 namespace {
 
 const std::vector<std::string> kUserKeys = {"name", "uid", "gid", "home", "sudo"};
-const std::vector<std::string> kMountKeys = {"code",    "input",       "output",
-                                             "scratch", "working_dir", "writable"};
+const std::vector<std::string> kMountKeys = {"code", "input", "output", "scratch", "working_dir", "writable"};
 const std::vector<std::string> kLimitKeys = {"memory", "shm", "pids", "cpus"};
 const std::vector<std::string> kGpuKeys = {"name", "memory"};
 const std::vector<std::string> kRetryKeys = {"attempts"};
@@ -35,8 +34,7 @@ Result<std::string> container_path(const YamlDoc& doc, const YamlField& field, b
   auto value = template_string(doc, field, per_entry);
   if (!value) return value;
   if (value->rfind('/', 0) != 0 && value->rfind("{{", 0) != 0) {
-    return doc.error(field, "expected an absolute path inside the container, got \"" + *value +
-                                "\"");
+    return doc.error(field, "expected an absolute path inside the container, got \"" + *value + "\"");
   }
   return value;
 }
@@ -50,13 +48,12 @@ Result<std::uint64_t> size(const YamlDoc& doc, const YamlField& field) {
   return *bytes;
 }
 
-Result<long long> bounded(const YamlDoc& doc, const YamlField& field, long long low,
-                          long long high) {
+Result<long long> bounded(const YamlDoc& doc, const YamlField& field, long long low, long long high) {
   auto value = doc.integer(field);
   if (!value) return value;
   if (*value < low || *value > high) {
-    return doc.error(field, "must be between " + std::to_string(low) + " and " +
-                                std::to_string(high) + ", got " + std::to_string(*value));
+    return doc.error(field, "must be between " + std::to_string(low) + " and " + std::to_string(high) +
+                                ", got " + std::to_string(*value));
   }
   return value;
 }
@@ -137,8 +134,7 @@ Status read_mounts(const YamlDoc& doc, const YamlField& section, MountLayout& mo
     if (!value) return std::move(value).error();
     if (per_entry && value->find("{{name}}") == std::string::npos &&
         value->find("{{NAME}}") == std::string::npos) {
-      return doc.error(field, "must contain {{name}} so that each " + field.key +
-                                  " gets its own folder");
+      return doc.error(field, "must contain {{name}} so that each " + field.key + " gets its own folder");
     }
     if (field.key == "code") mounts.code = *value;
     if (field.key == "input") mounts.input = *value;

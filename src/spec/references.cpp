@@ -31,9 +31,9 @@ Error unknown_name(const Reference& ref, const std::vector<std::string>& declare
       hint = " (declared " + ref.kind + ": " + names + ")";
     }
   }
-  return Error::bad_input("unknown " + singular + " \"" + ref.name + "\" in ${{" + ref.kind +
-                              "." + ref.name + "}}" + hint,
-                          where);
+  return Error::bad_input(
+      "unknown " + singular + " \"" + ref.name + "\" in ${{" + ref.kind + "." + ref.name + "}}" + hint,
+      where);
 }
 
 std::vector<std::string> keys(const std::map<std::string, std::string>& map) {
@@ -44,8 +44,8 @@ std::vector<std::string> keys(const std::map<std::string, std::string>& map) {
 
 }  // namespace
 
-Result<std::vector<Reference>> find_references(const std::string& text,
-                                               const SourceLocation& where, bool exact) {
+Result<std::vector<Reference>> find_references(const std::string& text, const SourceLocation& where,
+                                               bool exact) {
   std::vector<Reference> out;
   std::size_t from = 0;
   while (true) {
@@ -60,9 +60,9 @@ Result<std::vector<Reference>> find_references(const std::string& text,
     const std::string kind = inside.substr(0, dot);
     const std::string name = dot == std::string::npos ? "" : inside.substr(dot + 1);
     if ((kind != "inputs" && kind != "outputs") || name.empty()) {
-      return Error::bad_input("unsupported reference \"${{" + inside +
-                                  "}}\"; use ${{inputs.NAME}} or ${{outputs.NAME}}",
-                              moved(where, open, exact));
+      return Error::bad_input(
+          "unsupported reference \"${{" + inside + "}}\"; use ${{inputs.NAME}} or ${{outputs.NAME}}",
+          moved(where, open, exact));
     }
     out.push_back(Reference{kind, name, open, close + 2 - open});
     from = close + 2;
@@ -71,8 +71,7 @@ Result<std::vector<Reference>> find_references(const std::string& text,
 }
 
 Status check_references(const std::string& text, const std::vector<std::string>& inputs,
-                        const std::vector<std::string>& outputs, const SourceLocation& where,
-                        bool exact) {
+                        const std::vector<std::string>& outputs, const SourceLocation& where, bool exact) {
   auto refs = find_references(text, where, exact);
   if (!refs) return std::move(refs).error();
   for (const Reference& ref : *refs) {

@@ -28,8 +28,7 @@ Result<std::vector<Piece>> scan(const std::string& text, const SourceLocation& w
     }
     std::string name = trim(text.substr(open + 2, close - open - 2));
     if (name.empty()) {
-      return Error::bad_input("empty \"{{}}\" in template \"" + text + "\"",
-                              location_in(where, text, open));
+      return Error::bad_input("empty \"{{}}\" in template \"" + text + "\"", location_in(where, text, open));
     }
     pieces.push_back(Piece{open, close + 2, std::move(name)});
     from = close + 2;
@@ -39,8 +38,7 @@ Result<std::vector<Piece>> scan(const std::string& text, const SourceLocation& w
 
 }  // namespace
 
-SourceLocation location_in(const SourceLocation& where, const std::string& text,
-                           std::size_t offset) {
+SourceLocation location_in(const SourceLocation& where, const std::string& text, std::size_t offset) {
   SourceLocation out = where;
   if (out.column > 0 && text.find('\n') == std::string::npos) {
     out.column += static_cast<int>(offset);
@@ -68,9 +66,9 @@ Result<std::string> expand_template(const std::string& text, const TemplateVars&
     if (value == vars.end()) {
       std::vector<std::string> names;
       for (const auto& [name, _] : vars) names.push_back(name);
-      return Error::bad_input("unknown template variable \"{{" + piece.name + "}}\"" +
-                                  did_you_mean(piece.name, names),
-                              location_in(where, text, piece.begin));
+      return Error::bad_input(
+          "unknown template variable \"{{" + piece.name + "}}\"" + did_you_mean(piece.name, names),
+          location_in(where, text, piece.begin));
     }
     out.append(text, from, piece.begin - from);
     out += value->second;
@@ -82,8 +80,8 @@ Result<std::string> expand_template(const std::string& text, const TemplateVars&
 
 const std::vector<std::string>& job_template_variables() {
   static const std::vector<std::string> names = {
-      "job.name", "job.id",  "code",      "scratch",   "gpus.count", "gpus.list", "nodes",
-      "node.rank", "host.name", "user.name", "user.uid", "user.gid",  "user.home"};
+      "job.name",  "job.id",    "code",      "scratch",  "gpus.count", "gpus.list", "nodes",
+      "node.rank", "host.name", "user.name", "user.uid", "user.gid",   "user.home"};
   return names;
 }
 
@@ -97,8 +95,7 @@ Status check_template(const std::string& text, bool per_entry, const SourceLocat
   if (!variables) return std::move(variables).error();
   std::vector<std::string> known = job_template_variables();
   if (per_entry) {
-    known.insert(known.end(), entry_template_variables().begin(),
-                 entry_template_variables().end());
+    known.insert(known.end(), entry_template_variables().begin(), entry_template_variables().end());
   }
   for (const TemplateVariable& variable : *variables) {
     const std::string& name = variable.name;
@@ -108,7 +105,8 @@ Status check_template(const std::string& text, bool per_entry, const SourceLocat
     if (io) continue;
     std::string hint = did_you_mean(name, known);
     if (hint.empty() && !per_entry && (name == "name" || name == "NAME" || name == "path")) {
-      hint = " ({{" + name + "}} exists only in input_environment and output_environment "
+      hint = " ({{" + name +
+             "}} exists only in input_environment and output_environment "
              "entries and in mounts.input and mounts.output)";
     }
     return Error::bad_input("unknown template variable \"{{" + name + "}}\"" + hint,

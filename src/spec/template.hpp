@@ -15,8 +15,8 @@ namespace preflight::spec {
 using TemplateVars = std::map<std::string, std::string>;
 
 struct TemplateVariable {
-  std::string name;     // trimmed: "job.name"
-  std::size_t offset;   // of the "{{" in the text
+  std::string name;    // trimmed: "job.name"
+  std::size_t offset;  // of the "{{" in the text
 };
 
 // The variables `text` uses, in order. An unclosed "{{" or an empty "{{}}" is an error at
@@ -43,7 +43,6 @@ Status check_template(const std::string& text, bool per_entry, const SourceLocat
 
 // `where` moved `offset` characters into `text`, when `text` is a single line and `where` has
 // a column; otherwise `where` unchanged (best effort for multi-line and escaped scalars).
-SourceLocation location_in(const SourceLocation& where, const std::string& text,
-                           std::size_t offset);
+SourceLocation location_in(const SourceLocation& where, const std::string& text, std::size_t offset);
 
 }  // namespace preflight::spec

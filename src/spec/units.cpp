@@ -20,13 +20,32 @@ struct Unit {
 // Binary suffixes as Kubernetes ("16Gi"), decimal upper-case ones as Kubernetes ("1G"), and
 // Docker's lower-case single letters ("2g" for --shm-size), which Docker reads as binary.
 constexpr Unit kSizeUnits[] = {
-    {"", 1},          {"B", 1},          {"b", 1},
-    {"Ki", 1024.0},   {"KiB", 1024.0},   {"k", 1024.0},   {"kb", 1024.0},
-    {"Mi", 1048576.0}, {"MiB", 1048576.0}, {"m", 1048576.0}, {"mb", 1048576.0},
-    {"Gi", 1073741824.0}, {"GiB", 1073741824.0}, {"g", 1073741824.0}, {"gb", 1073741824.0},
-    {"Ti", 1099511627776.0}, {"TiB", 1099511627776.0}, {"t", 1099511627776.0},
-    {"K", 1e3},       {"KB", 1e3},       {"M", 1e6},       {"MB", 1e6},
-    {"G", 1e9},       {"GB", 1e9},       {"T", 1e12},      {"TB", 1e12},
+    {"", 1},
+    {"B", 1},
+    {"b", 1},
+    {"Ki", 1024.0},
+    {"KiB", 1024.0},
+    {"k", 1024.0},
+    {"kb", 1024.0},
+    {"Mi", 1048576.0},
+    {"MiB", 1048576.0},
+    {"m", 1048576.0},
+    {"mb", 1048576.0},
+    {"Gi", 1073741824.0},
+    {"GiB", 1073741824.0},
+    {"g", 1073741824.0},
+    {"gb", 1073741824.0},
+    {"Ti", 1099511627776.0},
+    {"TiB", 1099511627776.0},
+    {"t", 1099511627776.0},
+    {"K", 1e3},
+    {"KB", 1e3},
+    {"M", 1e6},
+    {"MB", 1e6},
+    {"G", 1e9},
+    {"GB", 1e9},
+    {"T", 1e12},
+    {"TB", 1e12},
 };
 
 constexpr Unit kDurationUnits[] = {
@@ -55,8 +74,8 @@ bool take_number(std::string_view& text, double& value) {
 }  // namespace
 
 Result<std::uint64_t> parse_size(const std::string& text) {
-  const Error bad = Error::bad_input("expected a size such as \"16Gi\", \"64Mi\" or \"1G\", got \"" +
-                                     text + "\"");
+  const Error bad =
+      Error::bad_input("expected a size such as \"16Gi\", \"64Mi\" or \"1G\", got \"" + text + "\"");
   std::string_view rest = trim(text);
   double number = 0;
   if (!take_number(rest, number)) return bad;
@@ -72,8 +91,8 @@ Result<std::uint64_t> parse_size(const std::string& text) {
 }
 
 Result<std::chrono::milliseconds> parse_duration(const std::string& text) {
-  const Error bad = Error::bad_input(
-      "expected a duration such as \"10m\", \"90s\" or \"1h30m\", got \"" + text + "\"");
+  const Error bad =
+      Error::bad_input("expected a duration such as \"10m\", \"90s\" or \"1h30m\", got \"" + text + "\"");
   std::string_view rest = trim(text);
   if (rest.empty()) return bad;
   double total = 0;

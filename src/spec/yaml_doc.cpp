@@ -30,24 +30,26 @@ std::string join(const std::vector<std::string>& words) {
 
 std::string describe(const YAML::Node& node) {
   switch (node.Type()) {
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Map: return "a map";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Map:
+      return "a map";
     case YAML::NodeType::Scalar: {
       // Long values (a whole script) would drown the message.
       const std::string& text = node.Scalar();
       const bool long_text = text.size() > 60 || text.find('\n') != std::string::npos;
-      return "\"" + (long_text ? text.substr(0, std::min<std::size_t>(40, text.find('\n'))) + "...\""
-                                : text + "\"");
+      return "\"" +
+             (long_text ? text.substr(0, std::min<std::size_t>(40, text.find('\n'))) + "...\"" : text + "\"");
     }
-    default: return "nothing";
+    default:
+      return "nothing";
   }
 }
 
 bool is_identifier(const std::string& text) {
   if (text.empty() || std::isdigit(static_cast<unsigned char>(text[0]))) return false;
-  return std::all_of(text.begin(), text.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-  });
+  return std::all_of(text.begin(), text.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
 Result<YamlDoc> YamlDoc::load(const std::filesystem::path& file) {
@@ -72,9 +74,9 @@ Result<YamlDoc> YamlDoc::parse(const std::string& text, const std::filesystem::p
   try {
     std::vector<YAML::Node> documents = YAML::LoadAll(text);
     if (documents.size() > 1) {
-      return Error::bad_input("expected one YAML document, found " +
-                                  std::to_string(documents.size()) + " (remove the \"---\")",
-                              location(file, documents[1].Mark()));
+      return Error::bad_input(
+          "expected one YAML document, found " + std::to_string(documents.size()) + " (remove the \"---\")",
+          location(file, documents[1].Mark()));
     }
     doc.root_ = documents.empty() ? YAML::Node() : documents[0];
   } catch (const YAML::ParserException& e) {
@@ -102,8 +104,8 @@ SourceLocation YamlDoc::text_at(const YAML::Node& node, bool* exact) const {
   const char first = text_[pos];
   if (first == '"' || first == '\'') {
     // Column arithmetic holds only when the source is the value verbatim (no escapes).
-    if (text_.compare(pos + 1, scalar.size(), scalar) == 0 &&
-        pos + 1 + scalar.size() < text_.size() && text_[pos + 1 + scalar.size()] == first) {
+    if (text_.compare(pos + 1, scalar.size(), scalar) == 0 && pos + 1 + scalar.size() < text_.size() &&
+        text_[pos + 1 + scalar.size()] == first) {
       where.column += 1;
       *exact = true;
     }
@@ -124,13 +126,11 @@ Result<std::vector<YamlField>> YamlDoc::fields(const YAML::Node& map, const std:
   for (const auto& entry : map) {
     const YAML::Node key = entry.first;
     if (!key.IsScalar()) {
-      return Error::bad_input("expected a plain key" + in_map(path) + ", got " + describe(key),
-                              at(key));
+      return Error::bad_input("expected a plain key" + in_map(path) + ", got " + describe(key), at(key));
     }
     const std::string name = key.Scalar();
     if (auto previous = seen.find(name); previous != seen.end()) {
-      return Error::bad_input("duplicate key \"" + name + "\"" + in_map(path) +
-                                  " (first given on line " +
+      return Error::bad_input("duplicate key \"" + name + "\"" + in_map(path) + " (first given on line " +
                                   std::to_string(at(previous->second).line) + ")",
                               at(key));
     }
@@ -209,9 +209,8 @@ Result<std::vector<std::string>> YamlDoc::string_list(const YamlField& field) co
   for (std::size_t i = 0; i < field.value.size(); ++i) {
     const YAML::Node item = field.value[i];
     if (!item.IsScalar()) {
-      return Error::bad_input(field.path + "[" + std::to_string(i) +
-                                  "]: expected a string, got " + describe(item),
-                              at(item));
+      return Error::bad_input(
+          field.path + "[" + std::to_string(i) + "]: expected a string, got " + describe(item), at(item));
     }
     out.push_back(item.Scalar());
   }

@@ -3,12 +3,12 @@
 // scalars are converted with errors that name the key ("resources.gpus: expected an integer").
 #pragma once
 
+#include <yaml-cpp/yaml.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 
 #include "util/error.hpp"
 
@@ -51,7 +51,7 @@ class YamlDoc {
                                         const std::vector<std::string>& allowed) const;
 
   // Scalar conversions; errors say `<path>: expected ..., got ...` at the value.
-  Result<std::string> string(const YamlField& field) const;     // any scalar, as written
+  Result<std::string> string(const YamlField& field) const;  // any scalar, as written
   Result<long long> integer(const YamlField& field) const;
   Result<double> number(const YamlField& field) const;
   Result<bool> boolean(const YamlField& field) const;

@@ -36,8 +36,7 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return previous[b.size()];
 }
 
-std::optional<std::string> closest_match(std::string_view word,
-                                         const std::vector<std::string>& candidates) {
+std::optional<std::string> closest_match(std::string_view word, const std::vector<std::string>& candidates) {
   const std::string needle = lower(word);
   // Short words allow one edit, longer ones about a third of their length: "gpu" → "gpus",
   // "phily" → "philly", but "x" suggests nothing.

@@ -16,8 +16,7 @@ std::size_t edit_distance(std::string_view a, std::string_view b);
 
 // The candidate closest to `word` (ignoring case), if it is within about a third of the
 // word's length; ties go to the earlier candidate.
-std::optional<std::string> closest_match(std::string_view word,
-                                         const std::vector<std::string>& candidates);
+std::optional<std::string> closest_match(std::string_view word, const std::vector<std::string>& candidates);
 
 // `; did you mean "gpus"?` or "" — ready to append to an error message.
 std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);

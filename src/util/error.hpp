@@ -21,8 +21,8 @@ struct SourceLocation {
 
 // Which party is at fault decides the exit status (docs/errors.md).
 enum class ErrorKind {
-  BadInput,  // the user's spec, profile, image reference or archive: exit 2
-  Runtime,   // Preflight could not run the job (runtime missing, unpack failed): exit 3
+  BadInput,     // the user's spec, profile, image reference or archive: exit 2
+  Runtime,      // Preflight could not run the job (runtime missing, unpack failed): exit 3
   Interrupted,  // the user stopped the run (Ctrl-C, SIGTERM): exit 130, as a shell reports it
 };
 
@@ -34,9 +34,7 @@ struct Error {
   static Error bad_input(std::string message, SourceLocation where = {}) {
     return Error{ErrorKind::BadInput, std::move(message), std::move(where)};
   }
-  static Error runtime(std::string message) {
-    return Error{ErrorKind::Runtime, std::move(message), {}};
-  }
+  static Error runtime(std::string message) { return Error{ErrorKind::Runtime, std::move(message), {}}; }
 
   // Adds one short clause of context as the error travels up: "loading image: <message>".
   Error& context(const std::string& clause) {
@@ -46,9 +44,12 @@ struct Error {
 
   int exit_status() const {
     switch (kind) {
-      case ErrorKind::BadInput: return 2;
-      case ErrorKind::Runtime: return 3;
-      case ErrorKind::Interrupted: return 130;
+      case ErrorKind::BadInput:
+        return 2;
+      case ErrorKind::Runtime:
+        return 3;
+      case ErrorKind::Interrupted:
+        return 130;
     }
     return 3;
   }

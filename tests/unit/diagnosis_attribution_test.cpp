@@ -21,8 +21,8 @@ PlatformFacts laptop_with(std::set<std::string> paths, std::set<std::string> mod
 }
 
 RunOutcome not_found(const std::string& path) {
-  RunOutcome outcome = crashed("FileNotFoundError",
-                               "[Errno 2] No such file or directory: '" + path + "'", "data");
+  RunOutcome outcome =
+      crashed("FileNotFoundError", "[Errno 2] No such file or directory: '" + path + "'", "data");
   outcome.events.exceptions[0].errno_value = 2;
   outcome.events.exceptions[0].path = path;
   return outcome;
@@ -59,8 +59,8 @@ TEST(DiagnosisAttribution, ALaptopHomePath) {
 }
 
 TEST(DiagnosisAttribution, AFileMissingFromTheMountedInput) {
-  report::Finding finding = only_finding(not_found("/job/inputs/mnist/raw/train-images"),
-                                         laptop_with({"/home/alice/mnist/data"}));
+  report::Finding finding =
+      only_finding(not_found("/job/inputs/mnist/raw/train-images"), laptop_with({"/home/alice/mnist/data"}));
   EXPECT_TRUE(contains(finding.message,
                        "the local copy of input \"mnist\" (/home/alice/mnist/data) has no "
                        "raw/train-images either"))
@@ -81,10 +81,8 @@ TEST(DiagnosisAttribution, TildeIsNotExpanded) {
 
 TEST(DiagnosisAttribution, NoDifferenceKeepsTheRulesHint) {
   report::Finding finding = only_finding(not_found("/data/typo.csv"), laptop_with({}));
-  EXPECT_EQ(finding.message,
-            "FileNotFoundError: [Errno 2] No such file or directory: '/data/typo.csv'");
-  EXPECT_TRUE(contains(finding.hint, "/data/typo.csv does not exist in the container"))
-      << finding.hint;
+  EXPECT_EQ(finding.message, "FileNotFoundError: [Errno 2] No such file or directory: '/data/typo.csv'");
+  EXPECT_TRUE(contains(finding.hint, "/data/typo.csv does not exist in the container")) << finding.hint;
 }
 
 TEST(DiagnosisAttribution, AModuleOfThisMachineMissingFromTheImage) {
@@ -104,20 +102,18 @@ TEST(DiagnosisAttribution, AModuleOfThisMachineMissingFromTheImage) {
 }
 
 TEST(DiagnosisAttribution, WritingIntoTheReadOnlyCodeFolder) {
-  RunOutcome outcome = crashed("PermissionError",
-                               "[Errno 13] Permission denied: 'checkpoints/model.pt'", "checkpoint");
+  RunOutcome outcome =
+      crashed("PermissionError", "[Errno 13] Permission denied: 'checkpoints/model.pt'", "checkpoint");
   report::Finding finding = only_finding(outcome);
   EXPECT_EQ(finding.category, "Permission Denied");
   EXPECT_EQ(finding.stage, "checkpoint");
   EXPECT_TRUE(contains(finding.message, "the code folder /job/code is read-only on the platform"))
       << finding.message;
-  EXPECT_EQ(finding.hint,
-            "write to ${{outputs.model}} instead (outputs: model at /job/outputs/model)");
+  EXPECT_EQ(finding.hint, "write to ${{outputs.model}} instead (outputs: model at /job/outputs/model)");
 }
 
 TEST(DiagnosisAttribution, TorchSaveWithoutErrnoIsTiedToTheMount) {
-  RunOutcome outcome = crashed("RuntimeError", "File /job/code/ckpt.pt cannot be opened.",
-                               "checkpoint");
+  RunOutcome outcome = crashed("RuntimeError", "File /job/code/ckpt.pt cannot be opened.", "checkpoint");
   report::Finding finding = only_finding(outcome);
   EXPECT_EQ(finding.category, "Permission Denied");
   EXPECT_EQ(finding.rule, "torch-save-cannot-open");
@@ -143,10 +139,10 @@ TEST(DiagnosisAttribution, WritingIntoRootOwnedImageFolders) {
 }
 
 TEST(DiagnosisAttribution, PipInstallingIntoTheImagesPython) {
-  report::Finding finding = only_finding(setup_failed(
-      1, {"ERROR: Could not install packages due to an OSError: [Errno 13] Permission denied: "
-          "'/usr/local/lib/python3.11/dist-packages/timm'",
-          "Consider using the `--user` option or check the permissions."}));
+  report::Finding finding = only_finding(
+      setup_failed(1, {"ERROR: Could not install packages due to an OSError: [Errno 13] Permission denied: "
+                       "'/usr/local/lib/python3.11/dist-packages/timm'",
+                       "Consider using the `--user` option or check the permissions."}));
   EXPECT_EQ(finding.category, "Permission Denied");
   EXPECT_EQ(finding.rule, "pip-permission-denied");
   EXPECT_EQ(finding.stage, "setup");
@@ -154,9 +150,9 @@ TEST(DiagnosisAttribution, PipInstallingIntoTheImagesPython) {
   EXPECT_TRUE(contains(finding.hint, "pip install --user")) << finding.hint;
 
   // Building a local package inside the read-only code folder.
-  report::Finding local = only_finding(setup_failed(
-      1, {"ERROR: Could not install packages due to an OSError: [Errno 30] Read-only file "
-          "system: '/job/code/build'"}));
+  report::Finding local = only_finding(
+      setup_failed(1, {"ERROR: Could not install packages due to an OSError: [Errno 30] Read-only file "
+                       "system: '/job/code/build'"}));
   EXPECT_TRUE(contains(local.message, "the code folder /job/code is read-only")) << local.message;
 }
 
@@ -166,8 +162,7 @@ TEST(DiagnosisAttribution, AnEnvironmentVariableThePlatformDoesNotSet) {
   report::Finding finding = only_finding(outcome);
   EXPECT_EQ(finding.category, "Key Not Found");
   EXPECT_EQ(finding.root_cause, "Environment Difference");
-  EXPECT_TRUE(contains(finding.message, "SM_MODEL_DIR is not set on platform philly"))
-      << finding.message;
+  EXPECT_TRUE(contains(finding.message, "SM_MODEL_DIR is not set on platform philly")) << finding.message;
   EXPECT_TRUE(contains(finding.hint, "os.environ.get(\"SM_MODEL_DIR\"")) << finding.hint;
 }
 

@@ -85,7 +85,7 @@ TEST(DiagnosisFailureRules, AMinimalUserFileLoads) {
     hint: "look for {{path}} and {{where}}; use ${{inputs.NAME}}"
     when: {message: 'not at (?P<where>\S+)', exception: [OSError, FileNotFoundError]}
 )",
-                                    "rules.yaml");
+                                   "rules.yaml");
   ASSERT_TRUE(rules.ok()) << rules.error().str();
   ASSERT_EQ(rules->rules().size(), 1u);
   const FailureRule& rule = rules->rules()[0];
@@ -116,8 +116,7 @@ TEST(DiagnosisFailureRules, BadRegexGivesTheRe2Error) {
 )");
   EXPECT_EQ(error.where.line, 10);
   EXPECT_GT(error.where.column, 0);
-  EXPECT_NE(error.message.find("invalid regular expression: missing )"), std::string::npos)
-      << error.message;
+  EXPECT_NE(error.message.find("invalid regular expression: missing )"), std::string::npos) << error.message;
 }
 
 TEST(DiagnosisFailureRules, UnknownCategoryIsAnError) {
@@ -160,7 +159,8 @@ TEST(DiagnosisFailureRules, UnknownTemplateVariableIsLocated) {
 }
 
 TEST(DiagnosisFailureRules, OtherMistakes) {
-  const std::string rule = "  - id: x\n    category: Path Not Found\n    root_cause: Environment Difference\n";
+  const std::string rule =
+      "  - id: x\n    category: Path Not Found\n    root_cause: Environment Difference\n";
   EXPECT_NE(bad(rule).message.find("missing \"when\""), std::string::npos);
   EXPECT_NE(bad(rule + "    when: {signal: SIGFOO}\n").message.find("unknown signal \"SIGFOO\""),
             std::string::npos);

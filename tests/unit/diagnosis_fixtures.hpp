@@ -42,8 +42,8 @@ inline harness::Frame user_frame(const std::string& file = "/job/code/main.py", 
   return harness::Frame{file, line, "main", true};
 }
 
-inline harness::Frame library_frame(const std::string& file =
-                                        "/usr/lib/python3/dist-packages/torch/nn/functional.py") {
+inline harness::Frame library_frame(
+    const std::string& file = "/usr/lib/python3/dist-packages/torch/nn/functional.py") {
   return harness::Frame{file, 100, "f", false};
 }
 
@@ -54,8 +54,7 @@ inline RunOutcome crashed(const std::string& type, const std::string& message,
   RunOutcome outcome;
   outcome.exit_code = 1;
   outcome.events.started = true;
-  outcome.events.stages = {{"init", 0.1, 10, "", std::nullopt},
-                           {stage, 0.5, 10, "", std::nullopt}};
+  outcome.events.stages = {{"init", 0.1, 10, "", std::nullopt}, {stage, 0.5, 10, "", std::nullopt}};
   harness::ExceptionEvent event;
   event.type = type;
   event.message = message;
@@ -82,8 +81,7 @@ inline RunOutcome setup_failed(int exit, const std::vector<std::string>& lines) 
 }
 
 // The one finding of a failed run (a failed assertion if there is not exactly one).
-inline report::Finding only_finding(const RunOutcome& outcome,
-                                    const PlatformFacts& facts = philly()) {
+inline report::Finding only_finding(const RunOutcome& outcome, const PlatformFacts& facts = philly()) {
   std::vector<report::Finding> findings = diagnose(shipped_rules(), outcome, facts);
   EXPECT_EQ(findings.size(), 1u);
   return findings.empty() ? report::Finding{} : findings.front();

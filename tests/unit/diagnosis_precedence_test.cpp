@@ -69,14 +69,14 @@ TEST(DiagnosisPrecedence, TheMainProcessExceptionBeatsAWorkers) {
 }
 
 TEST(DiagnosisPrecedence, AReRaisedWorkerExceptionIsLocatedInTheWorker) {
-  RunOutcome outcome = crashed(
-      "KeyError",
-      "Caught KeyError in DataLoader worker process 0.\nOriginal Traceback (most recent call "
-      "last):\n  File \"/usr/lib/python3/dist-packages/torch/utils/data/_utils/worker.py\", line "
-      "308, in _worker_loop\n    data = fetcher.fetch(index)\n  File "
-      "\"/job/code/dataset.py\", line 21, in __getitem__\n    return row['label']\nKeyError: "
-      "'label'\n",
-      "train", {user_frame("/job/code/main.py", 60)});
+  RunOutcome outcome =
+      crashed("KeyError",
+              "Caught KeyError in DataLoader worker process 0.\nOriginal Traceback (most recent call "
+              "last):\n  File \"/usr/lib/python3/dist-packages/torch/utils/data/_utils/worker.py\", line "
+              "308, in _worker_loop\n    data = fetcher.fetch(index)\n  File "
+              "\"/job/code/dataset.py\", line 21, in __getitem__\n    return row['label']\nKeyError: "
+              "'label'\n",
+              "train", {user_frame("/job/code/main.py", 60)});
   report::Finding finding = only_finding(outcome);
   EXPECT_EQ(finding.category, "Key Not Found");
   EXPECT_EQ(finding.location.file, "dataset.py");
@@ -88,8 +88,7 @@ TEST(DiagnosisPrecedence, ASignalWithoutExceptionTakesTheLastStage) {
   RunOutcome outcome;
   outcome.exit_code = 135;  // 128 + SIGBUS, as the launcher's shell reports it
   outcome.events.started = true;
-  outcome.events.stages = {{"init", 0.1, 10, "", std::nullopt},
-                           {"train", 2.0, 10, "", std::nullopt}};
+  outcome.events.stages = {{"init", 0.1, 10, "", std::nullopt}, {"train", 2.0, 10, "", std::nullopt}};
   report::Finding finding = only_finding(outcome);
   EXPECT_EQ(finding.category, "Shared Memory Exhausted");
   EXPECT_EQ(finding.rule, "bus-error");
@@ -190,8 +189,7 @@ TEST(DiagnosisPrecedence, WithoutTheHarnessTheTracebackOnStderrIsRead) {
   outcome.exit_code = 1;
   outcome.output = {line("Epoch 1", false, OutputLine::Stream::Stdout),
                     line("Traceback (most recent call last):"),
-                    line("  File \"/job/code/train.py\", line 12, in <module>"),
-                    line("    import timm"),
+                    line("  File \"/job/code/train.py\", line 12, in <module>"), line("    import timm"),
                     line("ModuleNotFoundError: No module named 'timm'")};
   report::Finding finding = only_finding(outcome);
   EXPECT_EQ(finding.category, "Library Not Found");
@@ -204,8 +202,7 @@ TEST(DiagnosisPrecedence, WithoutTheHarnessTheTracebackOnStderrIsRead) {
 
 TEST(DiagnosisPrecedence, APythonScriptInSetupFailsWithATraceback) {
   report::Finding finding = only_finding(setup_failed(
-      1, {"Traceback (most recent call last):",
-          "  File \"/job/code/prepare.py\", line 3, in <module>",
+      1, {"Traceback (most recent call last):", "  File \"/job/code/prepare.py\", line 3, in <module>",
           "KeyError: 'label'"}));
   EXPECT_EQ(finding.category, "Key Not Found");
   EXPECT_EQ(finding.stage, "setup");

@@ -9,9 +9,8 @@ namespace {
 
 TEST(DiagnosisTraceback, ReadsFramesTypeAndMessage) {
   auto event = parse_traceback(
-      {"epoch 1", "Traceback (most recent call last):",
-       "  File \"/job/code/main.py\", line 42, in <module>", "    train(args)",
-       "  File \"/job/code/lib/train.py\", line 7, in train", "    open(args.data)",
+      {"epoch 1", "Traceback (most recent call last):", "  File \"/job/code/main.py\", line 42, in <module>",
+       "    train(args)", "  File \"/job/code/lib/train.py\", line 7, in train", "    open(args.data)",
        "FileNotFoundError: [Errno 2] No such file or directory: '/data/mnist'"},
       "/job/code");
   ASSERT_TRUE(event);
@@ -29,11 +28,10 @@ TEST(DiagnosisTraceback, ReadsFramesTypeAndMessage) {
 TEST(DiagnosisTraceback, TakesTheLastTracebackOfAChain) {
   auto event = parse_traceback(
       {"Traceback (most recent call last):", "  File \"/job/code/a.py\", line 1, in <module>",
-       "KeyError: 'x'", "", "During handling of the above exception, another exception occurred:",
-       "", "Traceback (most recent call last):",
-       "  File \"/usr/lib/python3/dist-packages/torch/nn/modules/module.py\", line 3, in f",
-       "    ~~~~^^^^", "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2 GiB",
-       "next unrelated line"},
+       "KeyError: 'x'", "", "During handling of the above exception, another exception occurred:", "",
+       "Traceback (most recent call last):",
+       "  File \"/usr/lib/python3/dist-packages/torch/nn/modules/module.py\", line 3, in f", "    ~~~~^^^^",
+       "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2 GiB", "next unrelated line"},
       "/job/code");
   ASSERT_TRUE(event);
   EXPECT_EQ(event->type, "torch.cuda.OutOfMemoryError");
@@ -43,32 +41,31 @@ TEST(DiagnosisTraceback, TakesTheLastTracebackOfAChain) {
 }
 
 TEST(DiagnosisTraceback, KeepsIndentedContinuationLines) {
-  auto event = parse_traceback(
-      {"Traceback (most recent call last):", "  File \"/job/code/m.py\", line 9, in <module>",
-       "RuntimeError: Error(s) in loading state_dict for Net:",
-       "\tMissing key(s) in state_dict: \"fc.weight\".", "done"},
-      "/job/code");
+  auto event =
+      parse_traceback({"Traceback (most recent call last):", "  File \"/job/code/m.py\", line 9, in <module>",
+                       "RuntimeError: Error(s) in loading state_dict for Net:",
+                       "\tMissing key(s) in state_dict: \"fc.weight\".", "done"},
+                      "/job/code");
   ASSERT_TRUE(event);
   EXPECT_EQ(event->message,
             "Error(s) in loading state_dict for Net:\n\tMissing key(s) in state_dict: \"fc.weight\".");
 }
 
 TEST(DiagnosisTraceback, ReadsSyntaxErrorsAndBareTypes) {
-  auto syntax = parse_traceback({"Traceback (most recent call last):",
-                                 "  File \"/job/code/main.py\", line 1, in <module>",
-                                 "  File \"/job/code/model.py\", line 3", "    def f(:",
-                                 "          ^", "SyntaxError: invalid syntax"},
-                                "/job/code");
+  auto syntax = parse_traceback(
+      {"Traceback (most recent call last):", "  File \"/job/code/main.py\", line 1, in <module>",
+       "  File \"/job/code/model.py\", line 3", "    def f(:", "          ^", "SyntaxError: invalid syntax"},
+      "/job/code");
   ASSERT_TRUE(syntax);
   EXPECT_EQ(syntax->type, "SyntaxError");
   EXPECT_EQ(syntax->frames.back().file, "/job/code/model.py");
   EXPECT_EQ(syntax->frames.back().line, 3);
   EXPECT_EQ(syntax->frames.back().function, "");
 
-  auto bare = parse_traceback({"Traceback (most recent call last):",
-                               "  File \"/job/code/m.py\", line 2, in <module>",
-                               "NotImplementedError"},
-                              "/job/code");
+  auto bare =
+      parse_traceback({"Traceback (most recent call last):", "  File \"/job/code/m.py\", line 2, in <module>",
+                       "NotImplementedError"},
+                      "/job/code");
   ASSERT_TRUE(bare);
   EXPECT_EQ(bare->type, "NotImplementedError");
   EXPECT_EQ(bare->message, "");

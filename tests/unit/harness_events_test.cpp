@@ -1,7 +1,6 @@
-#include "harness/events.hpp"
-
 #include <gtest/gtest.h>
 
+#include "harness/events.hpp"
 #include "test_support.hpp"
 
 namespace preflight::harness {
@@ -120,8 +119,8 @@ TEST(HarnessEvents, NoExitCodeWhenTheMainProcessWasKilled) {
 }
 
 TEST(HarnessEvents, FixtureFromARealRunReadsAsEvaluateFailure) {
-  HarnessEvents events = read_events(preflight::testing::source_dir() /
-                                     "tests/harness/fixtures/mnist_evaluate_keyerror.jsonl");
+  HarnessEvents events =
+      read_events(preflight::testing::source_dir() / "tests/harness/fixtures/mnist_evaluate_keyerror.jsonl");
   ASSERT_TRUE(events.started);
   ASSERT_EQ(events.exceptions.size(), 1u);
   EXPECT_EQ(events.exceptions[0].type, "KeyError");
@@ -136,8 +135,8 @@ TEST(HarnessEvents, FixtureFromARealRunReadsAsEvaluateFailure) {
 }
 
 TEST(HarnessEvents, FixtureFromARealRunCarriesTheCheckpointPath) {
-  HarnessEvents events = read_events(preflight::testing::source_dir() /
-                                     "tests/harness/fixtures/save_readonly.jsonl");
+  HarnessEvents events =
+      read_events(preflight::testing::source_dir() / "tests/harness/fixtures/save_readonly.jsonl");
   ASSERT_EQ(events.exceptions.size(), 1u);
   EXPECT_EQ(events.exceptions[0].type, "RuntimeError");
   EXPECT_EQ(events.exceptions[0].stage, "checkpoint");

@@ -111,8 +111,10 @@ TEST(ImageRecipe, BuiltinRecipesLoadAndListed) {
   auto recipe = load_recipe(testing::source_dir() / "images" / "pytorch.yaml");
   ASSERT_TRUE(recipe.ok()) << recipe.error().str();
   EXPECT_EQ(recipe->suite, "bookworm");
-  EXPECT_NE(std::find(recipe->packages.begin(), recipe->packages.end(), "python3-torch"), recipe->packages.end());
-  EXPECT_NE(std::find(recipe->packages.begin(), recipe->packages.end(), "python-is-python3"), recipe->packages.end());
+  EXPECT_NE(std::find(recipe->packages.begin(), recipe->packages.end(), "python3-torch"),
+            recipe->packages.end());
+  EXPECT_NE(std::find(recipe->packages.begin(), recipe->packages.end(), "python-is-python3"),
+            recipe->packages.end());
 
   auto args = mmdebstrap_arguments(*recipe, "/tmp/out.tar");
   std::string joined;

@@ -86,8 +86,11 @@ std::string config_json(const std::vector<std::string>& layers) {
   for (const auto& layer : layers) diff_ids.push_back("sha256:" + sha256_hex(layer));
   return json{{"architecture", "amd64"},
               {"os", "linux"},
-              {"config", {{"Env", {"PATH=/usr/bin:/bin", "LANG=C.UTF-8"}}, {"User", "1000"}, {"WorkingDir", "/work"},
-                          {"Cmd", {"python", "main.py"}}}},
+              {"config",
+               {{"Env", {"PATH=/usr/bin:/bin", "LANG=C.UTF-8"}},
+                {"User", "1000"},
+                {"WorkingDir", "/work"},
+                {"Cmd", {"python", "main.py"}}}},
               {"rootfs", {{"type", "layers"}, {"diff_ids", diff_ids}}}}
       .dump();
 }
@@ -117,7 +120,8 @@ fs::path make_docker_archive(const fs::path& file, const std::vector<std::string
     layer_names.push_back(dir + "/layer.tar");
   }
   entries.push_back({config_name, 'f', config});
-  json manifest = json::array({{{"Config", config_name}, {"RepoTags", {"app:latest"}}, {"Layers", layer_names}}});
+  json manifest =
+      json::array({{{"Config", config_name}, {"RepoTags", {"app:latest"}}, {"Layers", layer_names}}});
   entries.push_back({"manifest.json", 'f', manifest.dump()});
   write_file(file, make_tar(entries));
   return file;
@@ -132,7 +136,8 @@ fs::path make_oci_layout(const fs::path& dir, const std::vector<std::string>& la
     return json{{"mediaType", media_type}, {"digest", "sha256:" + hex}, {"size", content.size()}};
   };
   json layer_descriptors = json::array();
-  for (const auto& layer : layers) layer_descriptors.push_back(blob(layer, "application/vnd.oci.image.layer.v1.tar+gzip"));
+  for (const auto& layer : layers)
+    layer_descriptors.push_back(blob(layer, "application/vnd.oci.image.layer.v1.tar+gzip"));
   json manifest = {{"schemaVersion", 2},
                    {"config", blob(config_json(uncompressed), "application/vnd.oci.image.config.v1+json")},
                    {"layers", layer_descriptors}};
@@ -204,7 +209,8 @@ TEST_F(ImageUnpack, OciLayoutAppliesWhiteoutsOpaqueDirsAndLinks) {
   EXPECT_TRUE(fs::is_symlink(root / "lib"));
   EXPECT_EQ(read_file(root / "usr/lib/libnew.so"), "elf");
 
-  struct stat tool {}, alias {}, added {};
+  struct stat tool {
+  }, alias{}, added{};
   ASSERT_EQ(::stat((root / "bin/tool").c_str(), &tool), 0);
   ASSERT_EQ(::stat((root / "bin/alias").c_str(), &alias), 0);
   EXPECT_EQ(tool.st_ino, alias.st_ino);
@@ -276,7 +282,8 @@ void expect_refused(const Result<UnpackedImage>& image, const std::string& archi
 
 TEST_F(ImageUnpack, RefusesDotDotEntry) {
   fs::path outside = work_.path() / "escaped";
-  std::string layer = make_tar({{"etc/", 'd'}, {"etc/../../../../../../" + outside.relative_path().string(), 'f', "x"}});
+  std::string layer =
+      make_tar({{"etc/", 'd'}, {"etc/../../../../../../" + outside.relative_path().string(), 'f', "x"}});
   make_docker_archive(work_.path() / "evil.tar", {layer});
   auto image = resolve("docker-archive:evil.tar");
   expect_refused(image, "evil.tar", "layer 1", "etc/../../../../../../" + outside.relative_path().string());
@@ -297,7 +304,8 @@ TEST_F(ImageUnpack, RefusesAbsoluteEntry) {
 TEST_F(ImageUnpack, RefusesWritingThroughASymlinkPlantedByAnEarlierLayer) {
   fs::path outside = work_.path() / "target";
   fs::create_directories(outside);
-  std::string lower = make_tar({{"usr/", 'd'}, {"usr/escape", 'l', "../../../../../../../../" + outside.relative_path().string()}});
+  std::string lower = make_tar(
+      {{"usr/", 'd'}, {"usr/escape", 'l', "../../../../../../../../" + outside.relative_path().string()}});
   std::string upper = make_tar({{"usr/escape/pwned", 'f', "x"}});
   make_docker_archive(work_.path() / "evil.tar", {lower, upper});
   auto image = resolve("docker-archive:evil.tar");
@@ -321,7 +329,8 @@ TEST_F(ImageUnpack, RefusesAbsoluteSymlinkParentAndHardLinkOut) {
 }
 
 TEST_F(ImageUnpack, CorruptArchiveIsBadInputAndLeavesNothing) {
-  std::string layer = make_tar({{"big", 'f', std::string(200000, 'a')}, {"after", 'f', "b"}}, Compression::Gzip);
+  std::string layer =
+      make_tar({{"big", 'f', std::string(200000, 'a')}, {"after", 'f', "b"}}, Compression::Gzip);
   layer.resize(layer.size() / 2);  // truncated mid-stream
   make_oci_layout(work_.path() / "layout", {layer}, {layer});
   auto image = resolve("oci:layout");

@@ -24,8 +24,8 @@ harness::HarnessEvents events_through(std::initializer_list<const char*> stages)
 }
 
 TEST(PipelineStages, PassingJobMarksEnteredStagesPassedAndTheRestAbsent) {
-  auto results = pipeline::stage_results(events_through({"data", "model", "train", "validate", "train", "evaluate"}),
-                                         std::nullopt, false, 0, 5);
+  auto results = pipeline::stage_results(
+      events_through({"data", "model", "train", "validate", "train", "evaluate"}), std::nullopt, false, 0, 5);
   auto s = statuses(results);
   EXPECT_EQ(results.size(), 9u);
   EXPECT_EQ(s["setup"], "absent");

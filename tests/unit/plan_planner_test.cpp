@@ -71,16 +71,18 @@ TEST(PlanPlanner, SubstitutesInputsAndOutputsWithTheirMountPaths) {
   EXPECT_FALSE(output->read_only);
   // The output is a folder of the run, never the user's own: it is prepared for the job's user.
   EXPECT_EQ(output->source, p.dir.path() / "run" / "outputs" / "model");
-  EXPECT_TRUE(std::any_of(p.plan->prepare.begin(), p.plan->prepare.end(),
-                          [&](const auto& d) { return d.path == output->source && d.uid == p.profile.user.uid; }));
+  EXPECT_TRUE(std::any_of(p.plan->prepare.begin(), p.plan->prepare.end(), [&](const auto& d) {
+    return d.path == output->source && d.uid == p.profile.user.uid;
+  }));
   EXPECT_EQ(p.env("PHILLY_INPUT_DIGITS"), "/hdfs/data/digits");
   EXPECT_EQ(p.env("PHILLY_OUTPUT_MODEL"), "/philly/models/model");
 }
 
 TEST(PlanPlanner, EnvironmentLayersImageThenPlatformThenJobAndNothingOfTheHost) {
   setenv("PREFLIGHT_TEST_HOST_ONLY", "leak", 1);
-  PlannedJob p("command: python main.py\nenvironment_variables: {OMP_NUM_THREADS: \"4\", LANG: job}\n"
-               "resources: {gpus: 4}\n");
+  PlannedJob p(
+      "command: python main.py\nenvironment_variables: {OMP_NUM_THREADS: \"4\", LANG: job}\n"
+      "resources: {gpus: 4}\n");
   ASSERT_TRUE(p.plan.ok()) << p.plan.error().str();
   EXPECT_EQ(p.env("IMAGE_ONLY"), "1");
   EXPECT_EQ(p.env("PATH"), "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
@@ -131,7 +133,9 @@ TEST(SandboxOciConfig, ConfigCarriesUserLimitsMountsAndNoCapabilities) {
     return nlohmann::json();
   };
   auto options = [](const nlohmann::json& m) { return m["options"].get<std::vector<std::string>>(); };
-  auto has = [](const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); };
+  auto has = [](const std::vector<std::string>& v, const std::string& x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+  };
   EXPECT_TRUE(has(options(find_mount("/hdfs/data/digits")), "ro"));
   EXPECT_TRUE(has(options(find_mount("/philly/models/model")), "rw"));
   EXPECT_TRUE(has(options(find_mount("/philly/code")), "ro"));

@@ -1,10 +1,11 @@
 // report.json v1 and the terminal summary, against golden files (tests/golden/).
+#include "report/report.hpp"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <sstream>
 
-#include "report/report.hpp"
 #include "test_support.hpp"
 
 namespace preflight {
@@ -18,8 +19,8 @@ report::Report sample_report() {
   r.platform = "philly";
   r.image_ref = "pytorch";
   r.image_digest = "sha256:0123456789abcdef";
-  r.stages = {{"setup", "absent", 0},     {"init", "passed", 0.5},     {"data", "passed", 0.25},
-              {"model", "passed", 0.125}, {"train", "passed", 1.5},    {"validate", "passed", 0.25},
+  r.stages = {{"setup", "absent", 0},      {"init", "passed", 0.5},        {"data", "passed", 0.25},
+              {"model", "passed", 0.125},  {"train", "passed", 1.5},       {"validate", "passed", 0.25},
               {"checkpoint", "failed", 0}, {"evaluate", "not_reached", 0}, {"predict", "not_reached", 0}};
   report::Finding f;
   f.rule = "torch-save-read-only";

@@ -1,7 +1,6 @@
-#include "spec/job_spec.hpp"
-
 #include <gtest/gtest.h>
 
+#include "spec/job_spec.hpp"
 #include "test_support.hpp"
 
 namespace preflight::spec {
@@ -147,12 +146,9 @@ TEST(SpecJob, WrongTypeNamesTheKey) {
   TempDir dir;
   expect_error(load(dir, "command: python main.py\nresources:\n  gpus: four\n"), 3, 9,
                "resources.gpus: expected an integer, got \"four\"");
-  expect_error(load(dir, "command: [python, main.py]\n"), 1, 10,
-               "command: expected a string, got a list");
-  expect_error(load(dir, "command: x\ninputs: [a, b]\n"), 2, 9,
-               "inputs: expected a map of keys, got a list");
-  expect_error(load(dir, "- command: x\n"), 1, 1,
-               "the top level: expected a map of keys, got a list");
+  expect_error(load(dir, "command: [python, main.py]\n"), 1, 10, "command: expected a string, got a list");
+  expect_error(load(dir, "command: x\ninputs: [a, b]\n"), 2, 9, "inputs: expected a map of keys, got a list");
+  expect_error(load(dir, "- command: x\n"), 1, 1, "the top level: expected a map of keys, got a list");
 }
 
 TEST(SpecJob, MissingCommand) {
@@ -184,9 +180,12 @@ TEST(SpecJob, MissingInputPathSaysWhereItLookedAndWhatToDo) {
   auto job = load(dir, "command: x\ninputs:\n  mnist:\n    path: ./mnist-data\n");
   const std::string folder = (dir.path() / "job").string();
   expect_error(job, 4, 11,
-               "inputs.mnist.path: input \"mnist\": " + folder + "/mnist-data does not exist "
-               "(path \"./mnist-data\", relative to " + folder + "); put a local copy or small "
-               "sample of the data the platform will mount there, or correct path:");
+               "inputs.mnist.path: input \"mnist\": " + folder +
+                   "/mnist-data does not exist "
+                   "(path \"./mnist-data\", relative to " +
+                   folder +
+                   "); put a local copy or small "
+                   "sample of the data the platform will mount there, or correct path:");
   // The string shorthand reports at the value too.
   auto shorthand = load(dir, "command: x\ninputs:\n  mnist: ../elsewhere\n");
   ASSERT_FALSE(shorthand.ok());
@@ -212,11 +211,12 @@ TEST(SpecJob, MissingCodeFolder) {
   TempDir dir;
   const std::string folder = (dir.path() / "job").string();
   expect_error(load(dir, "code: src\ncommand: x\n"), 1, 7,
-               "code: code folder " + folder + "/src does not exist (\"src\", relative to " +
-                   folder + "); set code: to the folder holding your training code");
+               "code: code folder " + folder + "/src does not exist (\"src\", relative to " + folder +
+                   "); set code: to the folder holding your training code");
   expect_error(load(dir, "code: main.py\ncommand: x\n"), 1, 7,
-               "code: " + folder + "/main.py is not a folder; code: names the folder that is "
-                                   "uploaded with the job");
+               "code: " + folder +
+                   "/main.py is not a folder; code: names the folder that is "
+                   "uploaded with the job");
 }
 
 TEST(SpecJob, DuplicateNames) {
@@ -267,8 +267,7 @@ TEST(SpecJob, OnlyCommandJobs) {
 
 TEST(SpecJob, UnknownReferencePointsIntoTheCommand) {
   TempDir dir;
-  expect_error(load(dir, "inputs: {mnist: data}\ncommand: python main.py --data ${{inputs.mnst}}\n"),
-               2, 32,
+  expect_error(load(dir, "inputs: {mnist: data}\ncommand: python main.py --data ${{inputs.mnst}}\n"), 2, 32,
                "unknown input \"mnst\" in ${{inputs.mnst}}; did you mean \"mnist\"?");
   // Inside double quotes the column still lands on the "${{".
   expect_error(load(dir, "command: \"python main.py --out ${{outputs.model}}\"\n"), 1, 32,
@@ -285,14 +284,14 @@ TEST(SpecJob, UnknownReferencePointsIntoTheCommand) {
 
 TEST(SpecJob, SubstitutesReferences) {
   const SourceLocation where{"job.yaml", 6, 10};
-  auto text = substitute_references("python main.py --data ${{ inputs.mnist }} --out ${{outputs.model}}/x",
-                                    {{"mnist", "/job/inputs/mnist"}},
-                                    {{"model", "/job/outputs/model"}}, where);
+  auto text =
+      substitute_references("python main.py --data ${{ inputs.mnist }} --out ${{outputs.model}}/x",
+                            {{"mnist", "/job/inputs/mnist"}}, {{"model", "/job/outputs/model"}}, where);
   ASSERT_TRUE(text.ok()) << text.error().str();
   EXPECT_EQ(*text, "python main.py --data /job/inputs/mnist --out /job/outputs/model/x");
 
-  auto unknown = substitute_references("python main.py --data ${{inputs.mnst}}",
-                                       {{"mnist", "/x"}}, {}, where);
+  auto unknown =
+      substitute_references("python main.py --data ${{inputs.mnst}}", {{"mnist", "/x"}}, {}, where);
   ASSERT_FALSE(unknown.ok());
   EXPECT_EQ(unknown.error().str(),
             "job.yaml:6:32: unknown input \"mnst\" in ${{inputs.mnst}}; did you mean \"mnist\"?");

@@ -1,7 +1,6 @@
-#include "spec/platform_profile.hpp"
-
 #include <gtest/gtest.h>
 
+#include "spec/platform_profile.hpp"
 #include "spec/template.hpp"
 #include "test_support.hpp"
 
@@ -19,8 +18,7 @@ const EnvTemplate* find(const std::vector<EnvTemplate>& env, const std::string& 
   return nullptr;
 }
 
-void expect_error(const Result<PlatformProfile>& profile, int line, int column,
-                  const std::string& message) {
+void expect_error(const Result<PlatformProfile>& profile, int line, int column, const std::string& message) {
   ASSERT_FALSE(profile.ok()) << "loaded without error";
   EXPECT_EQ(profile.error().exit_status(), 2);
   EXPECT_EQ(profile.error().where.line, line) << profile.error().str();

@@ -1,7 +1,6 @@
-#include "spec/template.hpp"
-
 #include <gtest/gtest.h>
 
+#include "spec/template.hpp"
 #include "util/did_you_mean.hpp"
 
 namespace preflight::spec {
@@ -10,8 +9,10 @@ namespace {
 const SourceLocation kWhere{"philly.yaml", 40, 9};
 
 TEST(SpecTemplate, ExpandsVariables) {
-  const TemplateVars vars = {{"job.id", "application_1_0001"}, {"gpus.list", "0,1,2,3"},
-                             {"NAME", "MNIST"}, {"path", "/hdfs/data/mnist"}};
+  const TemplateVars vars = {{"job.id", "application_1_0001"},
+                             {"gpus.list", "0,1,2,3"},
+                             {"NAME", "MNIST"},
+                             {"path", "/hdfs/data/mnist"}};
   EXPECT_EQ(*expand_template("{{gpus.list}}", vars, kWhere), "0,1,2,3");
   EXPECT_EQ(*expand_template("PHILLY_INPUT_{{ NAME }}", vars, kWhere), "PHILLY_INPUT_MNIST");
   EXPECT_EQ(*expand_template("run-{{job.id}}:{{path}}", vars, kWhere),

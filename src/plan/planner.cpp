@@ -1,6 +1,8 @@
 #include <algorithm>
 #include <map>
 
+#include <nlohmann/json.hpp>
+
 #include "plan/run_plan.hpp"
 #include "spec/template.hpp"
 
@@ -33,6 +35,16 @@ std::string env_value(const std::vector<std::string>& env, const std::string& ke
   for (const auto& entry : env)
     if (entry.compare(0, key.size() + 1, key + "=") == 0) return entry.substr(key.size() + 1);
   return {};
+}
+
+// dryrun.args as the JSON object the harness reads: numbers and booleans typed, the rest text.
+std::string clamp_args_json(const std::map<std::string, std::string>& args) {
+  nlohmann::json object = nlohmann::json::object();
+  for (const auto& [name, text] : args) {
+    auto value = nlohmann::json::parse(text, nullptr, false);
+    object[name] = value.is_number() || value.is_boolean() ? value : nlohmann::json(text);
+  }
+  return object.dump();
 }
 
 Status add_templated_env(std::vector<std::string>& env, const std::vector<spec::EnvTemplate>& entries,
@@ -169,6 +181,12 @@ Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile&
   set_env(env, "PREFLIGHT_EVENTS", kEventsFile);
   set_env(env, "PREFLIGHT_STEPS", std::to_string(plan.steps));
   set_env(env, "PREFLIGHT_CODE_DIR", *code);
+  if (job.gpus > 0) {  // the harness shows them to a framework that has none (virtual GPUs)
+    set_env(env, "PREFLIGHT_GPUS", std::to_string(job.gpus));
+    set_env(env, "PREFLIGHT_GPU_NAME", profile.gpu.name);
+    set_env(env, "PREFLIGHT_GPU_MEMORY", std::to_string(profile.gpu.memory_bytes));
+  }
+  if (!job.dryrun.args.empty()) set_env(env, "PREFLIGHT_CLAMP_ARGS", clamp_args_json(job.dryrun.args));
 
   auto working_dir = spec::expand_template(profile.mounts.working_dir, vars, profile_where);
   if (!working_dir) return std::move(working_dir).error();

@@ -32,6 +32,9 @@ struct OutputSpec {
 struct DryrunSpec {
   int steps = 2;                              // batches per DataLoader loop
   std::chrono::milliseconds timeout{600000};  // whole dry run
+  // Explicit values for the job's arguments in the dry run (argparse names such as "epochs"),
+  // as written; they replace Preflight's own clamping for those names.
+  std::map<std::string, std::string> args;
   SourceLocation where;
 };
 

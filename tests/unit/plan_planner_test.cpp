@@ -101,6 +101,24 @@ TEST(PlanPlanner, HarnessComesFirstOnTheJobsOwnPythonPath) {
   EXPECT_EQ(p.env("PYTHONPATH"), std::string(plan::kEmulatorMount) + "/site:/philly/code/src");
 }
 
+TEST(PlanPlanner, GpusAndExplicitArgumentsReachTheHarness) {
+  PlannedJob p("command: python main.py\nresources: {gpus: 2}\n"
+               "dryrun:\n  args: {epochs: 3, lr: 0.5, resume: false, arch: resnet18}\n");
+  ASSERT_TRUE(p.plan.ok()) << p.plan.error().str();
+  EXPECT_EQ(p.env("PREFLIGHT_GPUS"), "2");
+  EXPECT_EQ(p.env("PREFLIGHT_GPU_NAME"), p.profile.gpu.name);
+  EXPECT_EQ(p.env("PREFLIGHT_GPU_MEMORY"), std::to_string(p.profile.gpu.memory_bytes));
+  EXPECT_EQ(nlohmann::json::parse(p.env("PREFLIGHT_CLAMP_ARGS")),
+            nlohmann::json::parse(R"({"epochs": 3, "lr": 0.5, "resume": false, "arch": "resnet18"})"));
+}
+
+TEST(PlanPlanner, NoGpusNoVirtualGpus) {
+  PlannedJob p("command: python main.py\n");
+  ASSERT_TRUE(p.plan.ok()) << p.plan.error().str();
+  EXPECT_EQ(p.env("PREFLIGHT_GPUS"), "<unset>");
+  EXPECT_EQ(p.env("PREFLIGHT_CLAMP_ARGS"), "<unset>");
+}
+
 TEST(PlanPlanner, LauncherRunsSetupThenCommandThroughThePlatformShell) {
   PlannedJob p("setup: pip install --user -r requirements.txt\ncommand: python main.py\n");
   ASSERT_TRUE(p.plan.ok()) << p.plan.error().str();

@@ -12,6 +12,7 @@
 #include "diagnosis/diagnosis.hpp"
 #include "harness/events.hpp"
 #include "image/image_store.hpp"
+#include "pipeline/outputs.hpp"
 #include "pipeline/stages.hpp"
 #include "plan/run_plan.hpp"
 #include "sandbox/container.hpp"
@@ -171,6 +172,9 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
   outcome.setup_exit = output.setup_exit();
   outcome.output = output.lines();
   outcome.events = harness::read_events(plan->run_dir / "harness" / "events.jsonl");
+  const bool trained = std::any_of(outcome.events.stages.begin(), outcome.events.stages.end(),
+                                   [](const auto& stage) { return stage.stage == "train"; });
+  auto lost_outputs = output_findings(*plan, plan->run_dir / "upper", trained);
   tidy_run_dir(plan->run_dir);
   if (exit->interrupted_by)
     return Error{ErrorKind::Interrupted,
@@ -190,6 +194,7 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
 
   report::Report report;
   report.findings = diagnosis::diagnose(*rules, outcome, facts);
+  report.findings.insert(report.findings.end(), lost_outputs.begin(), lost_outputs.end());
   report.verdict = report::verdict_of(report.findings);
   report.job_name = job->name;
   report.job_file = fs::relative(job->file).string();

@@ -1,0 +1,101 @@
+#include "pipeline/outputs.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace preflight::pipeline {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr size_t kListed = 5;  // paths named in the message
+
+struct Written {
+  std::string path;  // in the container
+  std::uintmax_t bytes = 0;
+};
+
+// Writes that are the platform's business and lost on purpose: caches and per-user installs
+// under the home, Python's bytecode, Preflight's own folders.
+bool expected_scratch(const std::string& path, const std::string& home) {
+  for (const char* dir : {"/.cache/", "/.local/", "/.config/"})
+    if (!home.empty() && path.rfind(home + dir, 0) == 0) return true;
+  return path.rfind("/opt/preflight/", 0) == 0 || path.find("/__pycache__/") != std::string::npos;
+}
+
+std::vector<Written> written_outside(const fs::path& upper, const std::string& home) {
+  std::vector<Written> written;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(upper, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    const auto status = it->symlink_status(ec);
+    if (!fs::is_regular_file(status) && !fs::is_symlink(status)) continue;  // folders, whiteouts
+    std::string path = "/" + fs::relative(it->path(), upper, ec).generic_string();
+    if (expected_scratch(path, home)) continue;
+    written.push_back({path, fs::is_regular_file(status) ? it->file_size(ec) : 0});
+  }
+  std::sort(written.begin(), written.end(), [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
+  return written;
+}
+
+std::string size_text(std::uintmax_t bytes) {
+  if (bytes >= (1u << 20)) return fmt::format("{:.1f} MiB", bytes / 1048576.0);
+  if (bytes >= (1u << 10)) return fmt::format("{:.1f} KiB", bytes / 1024.0);
+  return fmt::format("{} B", bytes);
+}
+
+report::Finding lost(std::string rule, std::string message, std::string hint) {
+  report::Finding f;
+  f.rule = std::move(rule);
+  f.category = "Output Lost";
+  f.dimension = "Execution Environment";
+  f.root_cause = "Environment Difference";
+  f.severity = report::Severity::Warning;
+  f.message = std::move(message);
+  f.hint = std::move(hint);
+  return f;
+}
+
+std::string outputs_hint(const plan::RunPlan& plan) {
+  std::vector<std::string> outputs;
+  for (const auto& m : plan.mounts)
+    if (m.kind == diagnosis::MountFact::Kind::Output) outputs.push_back(fmt::format("${{{{outputs.{}}}}}", m.name));
+  if (outputs.empty())
+    return "declare an output in job.yaml (outputs: {model: {}}) and write results under ${{outputs.model}}";
+  return fmt::format("write results under {}", fmt::join(outputs, " or "));
+}
+
+}  // namespace
+
+std::vector<report::Finding> output_findings(const plan::RunPlan& plan, const fs::path& upper, bool trained) {
+  std::vector<report::Finding> findings;
+  auto written = written_outside(upper, plan.facts.home);
+  if (!written.empty()) {
+    std::uintmax_t total = 0;
+    std::vector<std::string> named;
+    for (const auto& w : written) total += w.bytes;
+    for (size_t i = 0; i < std::min(kListed, written.size()); ++i)
+      named.push_back(fmt::format("{} ({})", written[i].path, size_text(written[i].bytes)));
+    if (written.size() > kListed) named.push_back(fmt::format("and {} more", written.size() - kListed));
+    findings.push_back(lost("written-outside-outputs",
+                            fmt::format("the job wrote {} file{} ({}) outside its output folders, which the "
+                                        "platform discards when the job ends: {}",
+                                        written.size(), written.size() == 1 ? "" : "s", size_text(total),
+                                        fmt::join(named, ", ")),
+                            outputs_hint(plan)));
+  }
+  if (!trained) return findings;
+  for (const auto& m : plan.mounts) {
+    std::error_code ec;
+    if (m.kind != diagnosis::MountFact::Kind::Output || !fs::is_empty(m.source, ec)) continue;
+    findings.push_back(lost("output-left-empty",
+                            fmt::format("the job trained but left output \"{}\" ({}) empty: nothing of this run "
+                                        "would be kept",
+                                        m.name, m.destination),
+                            fmt::format("save the model or checkpoints under ${{{{outputs.{}}}}}", m.name)));
+  }
+  return findings;
+}
+
+}  // namespace preflight::pipeline

@@ -17,7 +17,8 @@ def uncaught(exc, tb, origin):
     if exc is None or id(exc) in st.reported:
         return
     stage, path = _inherited(exc)
-    _emit(exc, _tb_frames(tb), origin, stage or st.stage, path)
+    raw_frames = _tb_frames(tb)
+    _emit(exc, raw_frames, origin, stage or _saving(raw_frames) or st.stage, path)
 
 
 def escaped(exc, frame, origin, path):
@@ -100,6 +101,37 @@ def _tb_frames(tb):
         result.append((tb.tb_frame.f_code, tb.tb_lineno))
         tb = tb.tb_next
     return result
+
+
+def _saving(raw_frames):
+    """"checkpoint" when a user frame failed inside the arguments of a `torch.save(...)` call
+    (`torch.save(model.module.state_dict(), path)`): they are evaluated before the hooked
+    call enters the stage. A failure inside torch.save itself was reported by its hook."""
+    for code, line in reversed(raw_frames):
+        if frames.is_user(code.co_filename) and _in_save_call(code.co_filename, line):
+            return "checkpoint"
+    return None
+
+
+def _in_save_call(filename, line):
+    import ast
+    import linecache
+    try:
+        tree = ast.parse("".join(linecache.getlines(filename)))
+    except (SyntaxError, ValueError):
+        return False
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "save"
+                and isinstance(func.value, ast.Name) and func.value.id == "torch"
+                or isinstance(func, ast.Name) and func.id == "save"):
+            continue
+        last = getattr(node, "end_lineno", None) or node.lineno  # end_lineno: Python 3.8+
+        if node.lineno <= line <= last:
+            return True
+    return False
 
 
 def _chain(exc):

@@ -274,5 +274,71 @@ class WithTorch(HarnessCase):
         self.assertTrue(e["frames"][-1]["user"])
 
 
+
+class VirtualGpus(HarnessCase):
+    """docs/harness.md "Virtual GPUs". The script sets PREFLIGHT_GPUS* itself (run_script
+    drops them from the environment); the harness reads them when torch is imported."""
+
+    GPUS = """
+        import os
+        os.environ.update(PREFLIGHT_GPUS="4", PREFLIGHT_GPU_NAME="Tesla P100-PCIE-16GB",
+                          PREFLIGHT_GPU_MEMORY=str(16 * 2 ** 30))
+    """
+
+    def test_failure_in_save_arguments_is_a_checkpoint_failure(self):
+        self.run_script("""
+            class torch:
+                save = staticmethod(lambda obj, path: None)
+            class Net:
+                pass
+            model = Net()
+            torch.save(
+                model.module, "model.pt")
+        """)
+        e = self.only_exception()
+        self.assertEqual((e["type"], e["stage"]), ("AttributeError", "checkpoint"))
+
+    @unittest.skipUnless(HAS_TORCH, "PyTorch is not importable by this python3")
+    def test_cuda_code_runs_on_the_cpu(self):
+        code, out, err = self.run_script(textwrap.dedent(self.GPUS) + textwrap.dedent("""
+            import torch, torch.nn as nn
+            assert torch.cuda.is_available() and torch.cuda.device_count() == 4
+            assert torch.cuda.get_device_name(0) == "Tesla P100-PCIE-16GB"
+            assert torch.cuda.get_device_properties(3).total_memory == 16 * 2 ** 30
+            torch.cuda.set_device(2)
+            assert torch.cuda.current_device() == 2
+            torch.cuda.manual_seed_all(0); torch.cuda.synchronize(); torch.cuda.empty_cache()
+            assert torch.cuda.max_memory_allocated() == 0
+            torch.backends.cudnn.benchmark = True
+            device = torch.device("cuda")
+            x = torch.zeros(8, 4, device="cuda:1") + torch.randn(8, 4, device=device)
+            x = x.cuda().to("cuda:3").to(device, torch.float32)
+            model = nn.DataParallel(nn.Linear(4, 2)).to(device)
+            scaler = torch.cuda.amp.GradScaler()
+            with torch.cuda.amp.autocast():
+                loss = model(x).sum()
+            scaler.scale(loss).backward()
+            torch.save(model.module.state_dict(), "model.pt")
+            torch.load("model.pt", map_location="cuda:0")
+            print(x.device, len(model.device_ids))
+            torch.zeros(1, device="cuda:4")
+        """))
+        self.assertEqual(code, 1, err)
+        self.assertEqual(out.split(), ["cpu", "4"], err)
+        self.assertEqual(self.only_exception()["message"], "CUDA error: invalid device ordinal")
+        gpu = self.events("virtual_gpu")
+        self.assertEqual([(e["count"], e["name"]) for e in gpu], [(4, "Tesla P100-PCIE-16GB")])
+        self.assertEqual(self.events("harness_error"), [])
+
+    @unittest.skipUnless(HAS_TORCH, "PyTorch is not importable by this python3")
+    def test_no_gpus_no_virtual_gpus(self):
+        code, out, err = self.run_script("""
+            import torch
+            print(torch.cuda.is_available())
+        """)
+        self.assertEqual((code, out.strip()), (0, "False"), err)
+        self.assertEqual(self.events("virtual_gpu"), [])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -23,6 +23,7 @@ def install(torch):
             patch(torch)
         except Exception as exc:
             core.harness_error(patch.__name__, exc)
+    _guard("virtual_gpu", __import__(__package__ + ".virtual_gpu", fromlist=["_"]).install, torch)
 
 
 def _guard(where, fn, *args):

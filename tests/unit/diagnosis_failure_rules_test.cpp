@@ -32,6 +32,7 @@ TEST(DiagnosisFailureRules, ShippedFileDescribesEveryStudyCategoryWithARule) {
     EXPECT_FALSE(rules.rules_for(name).empty()) << name << " has no rule";
   }
   for (const FailureCategory& category : rules.categories()) {
+    if (category.name == "Output Lost") continue;  // found by inspecting the run (pipeline/outputs.cpp)
     EXPECT_FALSE(rules.rules_for(category.name).empty()) << category.name << " has no rule";
   }
 }

@@ -22,7 +22,7 @@ const std::vector<std::string> kTopKeys = {
     "distribution", "compute"};
 const std::vector<std::string> kResourceKeys = {"gpus", "nodes", "instance_count", "instance_type",
                                                 "shm_size"};
-const std::vector<std::string> kDryrunKeys = {"steps", "timeout", "args"};
+const std::vector<std::string> kDryrunKeys = {"steps", "timeout", "args", "sample_above"};
 
 bool valid_job_name(const std::string& name) {
   if (name.empty() || !std::isalnum(static_cast<unsigned char>(name[0]))) return false;
@@ -126,6 +126,12 @@ Status read_dryrun(const YamlDoc& doc, const YamlField& section, DryrunSpec& dry
       if (!duration) return doc.error(field, duration.error().message);
       if (duration->count() <= 0) return doc.error(field, "must be longer than zero");
       dryrun.timeout = *duration;
+    } else if (field.key == "sample_above") {
+      auto value = doc.string(field);
+      if (!value) return std::move(value).error();
+      auto bytes = parse_size(*value);
+      if (!bytes) return doc.error(field, bytes.error().message);
+      dryrun.sample_above_bytes = *bytes;
     } else if (field.key == "args") {
       auto args = doc.fields(field, {});
       if (!args) return std::move(args).error();

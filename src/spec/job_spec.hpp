@@ -35,6 +35,7 @@ struct DryrunSpec {
   // Explicit values for the job's arguments in the dry run (argparse names such as "epochs"),
   // as written; they replace Preflight's own clamping for those names.
   std::map<std::string, std::string> args;
+  std::optional<std::uint64_t> sample_above_bytes;  // inputs larger than this are sampled
   SourceLocation where;
 };
 

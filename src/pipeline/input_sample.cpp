@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "util/text.hpp"
+
 namespace preflight::pipeline {
 namespace fs = std::filesystem;
 
@@ -120,8 +122,8 @@ Result<std::optional<InputSample>> sample_input(const fs::path& input, const fs:
 }
 
 std::string describe(const std::string& name, const InputSample& sample, const SampleLimits& limits) {
-  std::string text = fmt::format("input \"{}\" (over {:.1f} GiB) sampled: {} file{} kept, {} left out", name,
-                                 limits.sample_above / 1073741824.0, sample.files_kept,
+  std::string text = fmt::format("input \"{}\" (over {}) sampled: {} file{} kept, {} left out", name,
+                                 human_size(limits.sample_above), sample.files_kept,
                                  sample.files_kept == 1 ? "" : "s", sample.files_left_out);
   if (sample.files_cut) text += fmt::format(", {} cut to their first {} records", sample.files_cut, limits.text_lines);
   if (!sample.file_mounts.empty()) text += fmt::format(", {} mounted as they are", sample.file_mounts.size());

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "util/text.hpp"
+
 namespace preflight::pipeline {
 namespace fs = std::filesystem;
 
@@ -39,12 +41,6 @@ std::vector<Written> written_outside(const fs::path& upper, const std::string& h
   return written;
 }
 
-std::string size_text(std::uintmax_t bytes) {
-  if (bytes >= (1u << 20)) return fmt::format("{:.1f} MiB", bytes / 1048576.0);
-  if (bytes >= (1u << 10)) return fmt::format("{:.1f} KiB", bytes / 1024.0);
-  return fmt::format("{} B", bytes);
-}
-
 report::Finding lost(std::string rule, std::string message, std::string hint) {
   report::Finding f;
   f.rule = std::move(rule);
@@ -76,12 +72,12 @@ std::vector<report::Finding> output_findings(const plan::RunPlan& plan, const fs
     std::vector<std::string> named;
     for (const auto& w : written) total += w.bytes;
     for (size_t i = 0; i < std::min(kListed, written.size()); ++i)
-      named.push_back(fmt::format("{} ({})", written[i].path, size_text(written[i].bytes)));
+      named.push_back(fmt::format("{} ({})", written[i].path, human_size(written[i].bytes)));
     if (written.size() > kListed) named.push_back(fmt::format("and {} more", written.size() - kListed));
     findings.push_back(lost("written-outside-outputs",
                             fmt::format("the job wrote {} file{} ({}) outside its output folders, which the "
                                         "platform discards when the job ends: {}",
-                                        written.size(), written.size() == 1 ? "" : "s", size_text(total),
+                                        written.size(), written.size() == 1 ? "" : "s", human_size(total),
                                         fmt::join(named, ", ")),
                             outputs_hint(plan)));
   }

@@ -1,6 +1,7 @@
 // Small text helpers shared across modules.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -13,5 +14,8 @@ inline std::string trim(std::string_view text) {
   const auto last = text.find_last_not_of(" \t");
   return std::string(text.substr(first, last - first + 1));
 }
+
+// "2.0 KiB", "1.5 GiB", "312 B": binary units, one decimal.
+std::string human_size(std::uintmax_t bytes);
 
 }  // namespace preflight

@@ -1,0 +1,16 @@
+#include "util/text.hpp"
+
+#include <fmt/format.h>
+
+namespace preflight {
+
+std::string human_size(std::uintmax_t bytes) {
+  static const char* units[] = {"KiB", "MiB", "GiB", "TiB"};
+  if (bytes < 1024) return fmt::format("{} B", bytes);
+  double value = bytes / 1024.0;
+  int unit = 0;
+  for (; value >= 1024 && unit < 3; ++unit) value /= 1024;
+  return fmt::format("{:.1f} {}", value, units[unit]);
+}
+
+}  // namespace preflight

@@ -3,6 +3,7 @@
 // difference (which mount a path is on, what the host has that the image lacks).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -46,6 +47,8 @@ struct PlatformFacts {
   std::string user;      // "job (uid 1000)"
   unsigned uid = 1000;
   std::string home;  // in the container
+  std::uint64_t shm_bytes = 0;     // size of /dev/shm
+  std::uint64_t memory_bytes = 0;  // memory limit, 0: none
   std::vector<MountFact> mounts;
   std::string code_container_dir;  // frames under it are the user's; reported relative
   std::string code_host_dir;

@@ -38,7 +38,8 @@ namespace {
 // the rule's own patterns are added per rule.
 const std::vector<std::string> kTemplateBuiltins = {
     "type", "message", "line",     "path", "errno", "exit_code", "signal", "stage",
-    "why",  "timeout", "platform", "user", "uid",   "home",      "image",  "code_dir"};
+    "why",  "timeout", "platform", "user", "uid",   "home",      "image",  "code_dir",
+    "shm",  "memory"};
 
 using spec::YamlDoc;
 using spec::YamlField;

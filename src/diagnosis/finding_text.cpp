@@ -1,5 +1,7 @@
 #include "diagnosis/finding_text.hpp"
 
+#include "util/text.hpp"
+
 #include <fmt/format.h>
 #include <re2/re2.h>
 
@@ -69,7 +71,9 @@ Vars variables(const RuleMatch& match, const FailedStep& step, const RunOutcome&
                {"uid", std::to_string(facts.uid)},
                {"home", facts.home},
                {"image", facts.image},
-               {"code_dir", facts.code_container_dir}};
+               {"code_dir", facts.code_container_dir},
+               {"shm", human_size(facts.shm_bytes)},
+               {"memory", facts.memory_bytes ? human_size(facts.memory_bytes) : "unlimited"}};
   // What the rule captured fills what the evidence itself does not say.
   for (const auto& [name, value] : match.captures) {
     auto known = vars.find(name);

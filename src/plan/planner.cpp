@@ -201,6 +201,8 @@ Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile&
   plan.facts.user = profile.user.name + " (uid " + std::to_string(profile.user.uid) + ")";
   plan.facts.uid = profile.user.uid;
   plan.facts.home = profile.user.home;
+  plan.facts.shm_bytes = plan.limits.shm_bytes;
+  plan.facts.memory_bytes = plan.limits.memory_bytes;
   plan.facts.code_container_dir = *code;
   plan.facts.code_host_dir = job.code_dir.string();
   return plan;

@@ -15,6 +15,7 @@
 #include "pipeline/outputs.hpp"
 #include "pipeline/stages.hpp"
 #include "plan/run_plan.hpp"
+#include "report/clamps.hpp"
 #include "sandbox/container.hpp"
 #include "spec/job_spec.hpp"
 #include "spec/platform_profile.hpp"
@@ -194,6 +195,7 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
 
   report::Report report;
   report.findings = diagnosis::diagnose(*rules, outcome, facts);
+  report.clamps = report::clamps_of(outcome.events.clamps, facts.code_container_dir);
   report.findings.insert(report.findings.end(), lost_outputs.begin(), lost_outputs.end());
   report.verdict = report::verdict_of(report.findings);
   report.job_name = job->name;

@@ -340,5 +340,194 @@ class VirtualGpus(HarnessCase):
         self.assertEqual(self.events("virtual_gpu"), [])
 
 
+FAKE_FRAMEWORKS = {
+    "transformers/__init__.py": "",
+    "transformers/training_args.py": """
+class TrainingArguments(object):  # a dataclass in transformers (none on Python 3.6)
+    def __init__(self, output_dir="out", max_steps=-1, eval_steps=None, save_steps=500,
+                 logging_steps=0.5):
+        self.output_dir, self.max_steps, self.eval_steps = output_dir, max_steps, eval_steps
+        self.save_steps, self.logging_steps = save_steps, logging_steps
+        self.__post_init__()
+    def __post_init__(self):
+        if self.eval_steps is None:
+            self.eval_steps = 100
+    def __setattr__(self, name, value):  # some versions freeze the arguments
+        if getattr(self, "_frozen", False):
+            raise AttributeError("frozen")
+        object.__setattr__(self, name, value)
+""",
+    "pytorch_lightning/__init__.py": """
+class Trainer(object):
+    def __init__(self, **kwargs):
+        self.kwargs = kwargs
+""",
+    "keras/__init__.py": """
+class Model(object):
+    def fit(self, x=None, y=None, batch_size=None, epochs=1, steps_per_epoch=None,
+            validation_data=None, validation_steps=None):
+        return dict(epochs=epochs, steps_per_epoch=steps_per_epoch,
+                    validation_steps=validation_steps)
+    def evaluate(self, x=None, y=None, steps=None):
+        return steps
+    def predict(self, x, steps=None):
+        return steps
+""",
+}
+
+
+class Clamping(HarnessCase):
+    """clamp.py: epochs and steps clamped in argparse results and (fake) frameworks."""
+
+    def run_with(self, source, args=(), env=None, phase="command"):
+        script = os.path.join(self.code, "main.py")
+        with open(script, "w") as f:
+            f.write(textwrap.dedent(source))
+        fake = os.path.join(self.dir, "fake")
+        for name, text in FAKE_FRAMEWORKS.items():
+            path = os.path.join(fake, name)
+            if not os.path.isdir(os.path.dirname(path)):
+                os.makedirs(os.path.dirname(path))
+            with open(path, "w") as f:
+                f.write(textwrap.dedent(text))
+        full = dict((k, v) for k, v in os.environ.items()
+                    if not k.startswith(("PYTHON", "PREFLIGHT")))
+        full.update(PYTHONPATH=os.pathsep.join([SITE, fake]), PYTHONDONTWRITEBYTECODE="1",
+                    PREFLIGHT_EVENTS=self.events_file, PREFLIGHT_CODE_DIR=self.code,
+                    PREFLIGHT_STEPS="2", PREFLIGHT_PHASE=phase)
+        full.update(env or {})
+        proc = subprocess.Popen([sys.executable, script] + list(args), cwd=self.code, env=full,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        out, err = proc.communicate(timeout=120)
+        self.assertEqual(proc.returncode, 0, err.decode())
+        self.assertEqual(self.events("harness_error"), [])
+        return out.decode()
+
+    def clamps(self):
+        return dict((e["what"], (e["original"], e["value"])) for e in self.events("clamp"))
+
+    ARGPARSE = """
+        import argparse
+        p = argparse.ArgumentParser()
+        p.add_argument("--epochs", type=int, default=500)
+        p.add_argument("--max-iters", type=int, default=100000)
+        p.add_argument("--eval_interval", type=int, default=1000)
+        p.add_argument("--lr", type=float, default=0.1)
+        p.add_argument("--batch-size", type=int, default=64)
+        p.add_argument("--steps", type=int, default=3)
+        a = p.parse_args()
+        print(a.epochs, a.max_iters, a.eval_interval, a.lr, a.batch_size, a.steps)
+    """
+
+    def test_argparse_epochs_steps_and_intervals(self):
+        out = self.run_with(self.ARGPARSE, args=["--epochs", "14"])
+        self.assertEqual(out.split(), ["2", "4", "2", "0.1", "64", "3"])
+        self.assertEqual(self.clamps(), {"argparse --epochs": (14, 2),
+                                         "argparse --max-iters": (100000, 4),
+                                         "argparse --eval_interval": (1000, 2)})
+        where = self.events("clamp")[0]["where"]
+        self.assertEqual((where["file"], where["line"], where["user"]),
+                         (os.path.join(self.code, "main.py"), 10, True))
+
+    def test_overrides_replace_values_and_null_keeps_one(self):
+        env = {"PREFLIGHT_CLAMP_ARGS": '{"batch-size": "8", "--max_iters": null, "lr": 0.5}'}
+        out = self.run_with(self.ARGPARSE, env=env)
+        self.assertEqual(out.split(), ["2", "100000", "2", "0.5", "8", "3"])
+        clamps = self.clamps()
+        self.assertEqual(clamps["argparse --batch-size"], (64, 8))
+        self.assertEqual(clamps["argparse --lr"], (0.1, 0.5))
+        self.assertNotIn("argparse --max-iters", clamps)
+
+    def test_nothing_in_setup_or_without_a_cap(self):
+        self.assertEqual(self.run_with(self.ARGPARSE, phase="setup").split()[0], "500")
+        self.assertEqual(self.events("clamp"), [])
+        out = self.run_with(self.ARGPARSE, env={"PREFLIGHT_STEPS": "0"})
+        self.assertEqual(out.split()[0], "500")
+        self.assertEqual(self.events("clamp"), [])
+
+    def test_subparsers_are_clamped_once(self):
+        self.run_with("""
+            import argparse
+            p = argparse.ArgumentParser()
+            sub = p.add_subparsers(dest="cmd")
+            sub.add_parser("train").add_argument("--num-epochs", type=int, default=90)
+            assert p.parse_args(["train"]).num_epochs == 2
+        """)
+        self.assertEqual(self.clamps(), {"argparse --num-epochs": (90, 2)})
+
+    def test_transformers_training_arguments(self):
+        self.run_with("""
+            from transformers.training_args import TrainingArguments
+            a = TrainingArguments(save_steps=1000)
+            a._frozen = True
+            print(a.max_steps, a.eval_steps, a.save_steps, a.logging_steps)
+            assert (a.max_steps, a.eval_steps, a.save_steps, a.logging_steps) == (4, 2, 2, 0.5)
+        """)
+        self.assertEqual(self.clamps(), {
+            "transformers TrainingArguments.max_steps": (None, 4),
+            "transformers TrainingArguments.eval_steps": (100, 2),
+            "transformers TrainingArguments.save_steps": (1000, 2)})
+
+    def test_lightning_trainer(self):
+        self.run_with("""
+            import pytorch_lightning as pl
+            t = pl.Trainer(max_epochs=10, limit_val_batches=0.25, val_check_interval=50)
+            assert t.kwargs == dict(max_epochs=2, limit_train_batches=2, limit_val_batches=2,
+                                    limit_test_batches=2, limit_predict_batches=2,
+                                    val_check_interval=2), t.kwargs
+            t = pl.Trainer(fast_dev_run=True)
+            assert t.kwargs == dict(fast_dev_run=True), t.kwargs
+        """)
+        clamps = self.clamps()
+        self.assertEqual(clamps["lightning Trainer max_epochs"], (10, 2))
+        self.assertEqual(clamps["lightning Trainer limit_train_batches"], (None, 2))
+        self.assertEqual(clamps["lightning Trainer limit_val_batches"], (0.25, 2))
+        self.assertNotIn("fast_dev_run", str(clamps))
+
+    def test_keras_fit_evaluate_predict(self):
+        self.run_with("""
+            import keras
+            m = keras.Model()
+            r = m.fit([1], [2], 32, 50, validation_data=([1], [2]))
+            assert r == dict(epochs=2, steps_per_epoch=2, validation_steps=2), r
+            assert m.fit([1], [2], epochs=1, steps_per_epoch=1)["steps_per_epoch"] == 1
+            assert m.evaluate([1], [2]) == 2
+            assert m.predict([1], steps=100) == 2
+        """)
+        clamps = self.clamps()
+        self.assertEqual(clamps["keras Model.fit epochs"], (50, 2))
+        self.assertEqual(clamps["keras Model.fit steps_per_epoch"], (None, 2))
+        self.assertEqual(clamps["keras Model.evaluate steps"], (None, 2))
+        self.assertEqual(clamps["keras Model.predict steps"], (100, 2))
+
+
+@unittest.skipUnless(HAS_TORCH, "PyTorch is not importable by this python3")
+class NonfiniteLoss(HarnessCase):
+    def test_nan_at_the_third_backward_is_reported_once(self):
+        code, _, err = self.run_script("""
+            import torch
+            w = torch.ones(1, requires_grad=True)
+            for step in range(6):
+                scale = float("nan") if step >= 2 else 1.0
+                (w * scale).sum().backward()      # a 1-element loss
+                (w * torch.ones(3)).backward(torch.ones(3))  # not a loss: unchecked
+        """)
+        self.assertEqual(code, 0, err)
+        found = self.events("nonfinite")
+        self.assertEqual(len(found), 1, found)
+        self.assertEqual((found[0]["step"], found[0]["value"], found[0]["stage"]),
+                         (5, "nan", "train"))
+        self.assertEqual(found[0]["where"]["line"], 6)
+        self.assertEqual(self.events("harness_error"), [])
+
+    def test_infinite_loss(self):
+        self.run_script("""
+            import torch
+            w = torch.ones((), requires_grad=True)
+            (w * float("inf")).backward()
+        """)
+        self.assertEqual(self.events("nonfinite")[0]["value"], "inf")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -168,10 +168,13 @@ def _at_exit():
 
 
 class _ImportWatcher(object):
-    """A meta-path finder that only wraps the loader of `torch` and `threading`, to patch them
-    once they have finished importing; the harness never imports torch itself."""
+    """A meta-path finder that only wraps the loader of the watched modules (`torch`,
+    `threading`, `argparse`, ...), to patch them once they have finished importing; the
+    harness never imports torch itself."""
 
-    watched = ("torch", "threading")
+    watched = ("torch", "threading",  # and the modules whose epochs/steps clamp.py clamps:
+               "argparse", "transformers.training_args", "pytorch_lightning", "lightning.pytorch",
+               "keras")
 
     def find_spec(self, name, path=None, target=None):
         if name not in self.watched:

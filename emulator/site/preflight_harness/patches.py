@@ -9,6 +9,9 @@ def loaded(name, module):
         torch_hooks.install(module)
     elif name == "threading":
         _patch_threading(module)
+    else:
+        from . import clamp
+        clamp.loaded(name, module)
 
 
 def _patch_threading(threading):

@@ -6,7 +6,7 @@ import functools
 import sys
 
 import preflight_harness as core
-from . import dataloader_cap, frames, report, stages
+from . import dataloader_cap, frames, loss_check, report, stages
 
 # Module classes that are not models although they are nn.Modules.
 _NOT_MODELS = ("torchvision.transforms", "torchaudio.transforms")
@@ -168,6 +168,7 @@ def _patch_autograd(torch):
     def backward(*args, **kwargs):
         if core.state.stage != "train":
             _guard("backward", stages.on_train, "loss.backward()", sys._getframe(1))
+        _guard("backward", loss_check.on_backward, torch, args, kwargs, sys._getframe(1))
         return original(*args, **kwargs)
 
     torch.autograd.backward = backward

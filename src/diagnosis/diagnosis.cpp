@@ -3,6 +3,7 @@
 #include <functional>
 
 #include "diagnosis/finding_text.hpp"
+#include "diagnosis/loss_nan.hpp"
 #include "diagnosis/traceback.hpp"
 
 namespace preflight::diagnosis {
@@ -170,21 +171,39 @@ const std::vector<std::function<bool(const RuleConditions&)>>& tiers() {
 
 }  // namespace
 
-std::vector<report::Finding> diagnose(const FailureRules& rules, const RunOutcome& outcome,
-                                      const PlatformFacts& facts) {
+namespace {
+
+std::optional<report::Finding> failure_finding(const FailureRules& rules, const RunOutcome& outcome,
+                                               const PlatformFacts& facts) {
   std::optional<Step> step = failing_step(outcome, facts);
-  if (!step) return {};
+  if (!step) return std::nullopt;
   // Pointed to only once the step has its final place.
   step->evidence.exception = step->exception ? &*step->exception : nullptr;
   for (const auto& in_tier : tiers()) {
     for (const FailureRule& rule : rules.rules()) {
       if (!in_tier(rule.when)) continue;
       if (auto match = match_rule(rule.when, step->evidence)) {
-        return {compose_finding(rules, rule, *match, *step, outcome, facts)};
+        return compose_finding(rules, rule, *match, *step, outcome, facts);
       }
     }
   }
-  return {unmatched_finding(rules, *step)};
+  return unmatched_finding(rules, *step);
+}
+
+}  // namespace
+
+std::vector<report::Finding> diagnose(const FailureRules& rules, const RunOutcome& outcome,
+                                      const PlatformFacts& facts) {
+  std::vector<report::Finding> findings;
+  std::optional<report::Finding> failure = failure_finding(rules, outcome, facts);
+  // A NaN loss comes first: it happened before whatever ended the job, and often caused it.
+  // A failure classified Loss NaN as well is the same problem, told once (with the step).
+  if (auto nan = nonfinite_loss_finding(rules, outcome, facts)) {
+    if (failure && failure->category == nan->category) failure.reset();
+    findings.push_back(std::move(*nan));
+  }
+  if (failure) findings.push_back(std::move(*failure));
+  return findings;
 }
 
 }  // namespace preflight::diagnosis

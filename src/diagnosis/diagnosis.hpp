@@ -12,7 +12,8 @@ namespace preflight::diagnosis {
 
 // The findings of a dry run: none when the job passed, else one for the failure that ended
 // it — classified, staged, located in the user's code, with the environment difference
-// named where Preflight can tell it.
+// named where Preflight can tell it. A loss that turned NaN adds a Loss NaN finding first,
+// even when the job exited 0 (loss_nan.hpp).
 std::vector<report::Finding> diagnose(const FailureRules& rules, const RunOutcome& outcome,
                                       const PlatformFacts& facts);
 

@@ -2,6 +2,7 @@
 // job may be killed mid-write, and unknown events or fields from a newer harness are ignored.
 #include "harness/events.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -62,6 +63,21 @@ ExceptionEvent exception_event(const json& event) {
   return e;
 }
 
+ClampEvent clamp_event(const json& event) {
+  ClampEvent c;
+  c.what = text(event, "what");
+  auto original = event.find("original");
+  if (original != event.end() && !original->is_null()) c.original = original->dump();
+  auto value = event.find("value");
+  c.value = value != event.end() ? value->dump() : "null";
+  c.where = frame_at(event, "where");
+  return c;
+}
+
+bool same_clamp(const ClampEvent& a, const ClampEvent& b) {
+  return a.what == b.what && a.original == b.original && a.value == b.value;
+}
+
 // The main process is the first one started for the job's command; a setup phase's
 // processes (pip, say) come earlier and do not decide the exit code.
 struct ExitTracking {
@@ -112,6 +128,20 @@ HarnessEvents parse_events(const std::string& text_in) {
       c.limit = integer(event, "limit");
       c.where = frame_at(event, "where");
       out.caps.push_back(std::move(c));
+    } else if (ev == "clamp") {
+      ClampEvent c = clamp_event(event);
+      const bool seen = std::any_of(out.clamps.begin(), out.clamps.end(),
+                                    [&](const ClampEvent& other) { return same_clamp(c, other); });
+      if (!c.what.empty() && !seen) out.clamps.push_back(std::move(c));
+    } else if (ev == "nonfinite") {
+      NonfiniteEvent n;
+      n.step = integer(event, "step");
+      n.value = text(event, "value");
+      n.stage = text(event, "stage");
+      n.t = seconds(event);
+      n.pid = pid;
+      n.where = frame_at(event, "where");
+      out.nonfinite.push_back(std::move(n));
     } else if (ev == "exit") {
       auto code = event.find("code");
       if (code != event.end() && code->is_number_integer()) {

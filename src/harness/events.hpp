@@ -52,6 +52,25 @@ struct CapEvent {
   std::optional<Frame> where;
 };
 
+// A value the harness changed so that the sampled run reaches every stage (docs/harness.md
+// "Clamping"): an epoch or step count, or an override from job.yaml `dryrun.args`.
+struct ClampEvent {
+  std::string what;                     // "argparse --epochs", "lightning Trainer max_epochs"
+  std::optional<std::string> original;  // as JSON text ("14", "0.5"); unset when never given
+  std::string value;                    // as JSON text: "2"
+  std::optional<Frame> where;
+};
+
+// A loss that was NaN or infinite at backward(); the job may have carried on.
+struct NonfiniteEvent {
+  int step = 0;       // backward calls so far in that process, 1-based
+  std::string value;  // "nan" | "inf"
+  std::string stage;  // "train"
+  double t = 0;
+  int pid = 0;
+  std::optional<Frame> where;
+};
+
 struct HarnessEvents {
   bool started = false;          // the harness loaded in at least one process
   std::string python_version;    // of the first process, e.g. "3.11.2"
@@ -60,6 +79,8 @@ struct HarnessEvents {
   std::vector<StageEvent> stages;
   std::vector<ExceptionEvent> exceptions;
   std::vector<CapEvent> caps;
+  std::vector<ClampEvent> clamps;  // each distinct clamp once (every rank parses its arguments)
+  std::vector<NonfiniteEvent> nonfinite;
   std::optional<int> exit_code;  // the main process reached interpreter exit normally
 };
 

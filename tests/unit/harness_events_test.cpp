@@ -144,5 +144,51 @@ TEST(HarnessEvents, FixtureFromARealRunCarriesTheCheckpointPath) {
   EXPECT_FALSE(events.exceptions[0].errno_value.has_value());
 }
 
+TEST(HarnessEvents, ReadsClampsOncePerDistinctValue) {
+  HarnessEvents events = parse_events(
+      R"j({"ev":"clamp","t":0.1,"pid":10,"what":"argparse --epochs","original":14,"value":2,"where":{"file":"/job/code/main.py","line":9,"function":"<module>","user":true}})j"
+      "\n"
+      // Another rank parsing the same arguments.
+      R"j({"ev":"clamp","t":0.1,"pid":11,"what":"argparse --epochs","original":14,"value":2,"where":{"file":"/job/code/main.py","line":9,"function":"<module>","user":true}})j"
+      "\n"
+      R"j({"ev":"clamp","t":0.2,"pid":10,"what":"lightning Trainer limit_train_batches","original":null,"value":2,"where":null})j"
+      "\n"
+      R"j({"ev":"clamp","t":0.2,"pid":10,"what":"argparse --lr","original":0.5,"value":"0.1"})j"
+      "\n"
+      R"j({"ev":"clamp","t":0.3,"pid":10,"original":3,"value":2})j"
+      "\n");
+  ASSERT_EQ(events.clamps.size(), 3u);
+  EXPECT_EQ(events.clamps[0].what, "argparse --epochs");
+  EXPECT_EQ(events.clamps[0].original, "14");
+  EXPECT_EQ(events.clamps[0].value, "2");
+  ASSERT_TRUE(events.clamps[0].where.has_value());
+  EXPECT_EQ(events.clamps[0].where->line, 9);
+  EXPECT_FALSE(events.clamps[1].original.has_value());
+  EXPECT_FALSE(events.clamps[1].where.has_value());
+  EXPECT_EQ(events.clamps[2].original, "0.5");
+  EXPECT_EQ(events.clamps[2].value, "\"0.1\"");
+}
+
+TEST(HarnessEvents, ReadsANonfiniteLoss) {
+  HarnessEvents events = parse_events(
+      R"j({"ev":"start","t":0.0,"pid":10,"python":"3.11.2","argv":["main.py"],"phase":"command","stage":"init"})j"
+      "\n"
+      R"j({"ev":"nonfinite","t":1.25,"pid":10,"step":3,"value":"nan","stage":"train","where":{"file":"/job/code/train.py","line":31,"function":"train","user":true}})j"
+      "\n"
+      R"j({"ev":"exit","t":2.0,"pid":10,"code":0})j"
+      "\n");
+  ASSERT_EQ(events.nonfinite.size(), 1u);
+  const NonfiniteEvent& n = events.nonfinite[0];
+  EXPECT_EQ(n.step, 3);
+  EXPECT_EQ(n.value, "nan");
+  EXPECT_EQ(n.stage, "train");
+  EXPECT_EQ(n.pid, 10);
+  EXPECT_DOUBLE_EQ(n.t, 1.25);
+  ASSERT_TRUE(n.where.has_value());
+  EXPECT_EQ(n.where->file, "/job/code/train.py");
+  EXPECT_EQ(n.where->line, 31);
+  EXPECT_EQ(events.exit_code, 0);
+}
+
 }  // namespace
 }  // namespace preflight::harness

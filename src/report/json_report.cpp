@@ -40,6 +40,16 @@ nlohmann::json to_json(const Report& report) {
                         {"hint", f.hint},
                         {"retry", to_string(f.retry)}});
   }
+  json clamps = json::array();
+  for (const auto& c : report.clamps) {
+    json location = json::object();
+    if (c.location.known()) {
+      location["file"] = c.location.file.string();
+      if (c.location.line > 0) location["line"] = c.location.line;
+    }
+    clamps.push_back(
+        {{"what", c.what}, {"original", c.original}, {"value", c.value}, {"location", location}});
+  }
   return {{"schema", "preflight.report/v1"},
           {"verdict", report.verdict},
           {"job", {{"name", report.job_name}, {"file", report.job_file}}},
@@ -47,6 +57,7 @@ nlohmann::json to_json(const Report& report) {
           {"image", {{"ref", report.image_ref}, {"digest", report.image_digest}}},
           {"stages", stages},
           {"findings", findings},
+          {"clamps", clamps},
           {"duration_s", report.duration_s}};
 }
 

@@ -17,6 +17,15 @@ struct StageResult {
   double seconds = 0;
 };
 
+// A value the harness changed so that the sampled run reaches every stage: an epoch or step
+// count, or an explicit job.yaml `dryrun.args` override (docs/harness.md "Clamping").
+struct Clamp {
+  std::string what;         // "argparse --epochs"
+  nlohmann::json original;  // null when the job never set it
+  nlohmann::json value;     // what the run used instead
+  SourceLocation location;  // where the job set it, relative to the code folder
+};
+
 struct Report {
   std::string verdict;  // pass | fail | error
   std::string job_name;
@@ -26,6 +35,7 @@ struct Report {
   std::string image_digest;
   std::vector<StageResult> stages;
   std::vector<Finding> findings;
+  std::vector<Clamp> clamps;
   double duration_s = 0;
 };
 

@@ -39,6 +39,18 @@ std::string severity_label(Severity severity, const Palette& p) {
   return "";
 }
 
+// "--epochs 14 → 2, lightning Trainer limit_val_batches → 2": argparse options by their own
+// name, values the job never set without an original.
+std::string clamp_list(const std::vector<Clamp>& clamps) {
+  std::string out;
+  for (const auto& c : clamps) {
+    std::string label = c.what.rfind("argparse ", 0) == 0 ? c.what.substr(9) : c.what;
+    if (!c.original.is_null()) label += " " + c.original.dump();
+    out += (out.empty() ? "" : ", ") + label + " → " + c.value.dump();
+  }
+  return out;
+}
+
 }  // namespace
 
 bool use_color(int fd) {
@@ -66,6 +78,7 @@ void print_summary(const Report& report, std::ostream& out, bool color) {
     if (f.severity == Severity::Error && f.retry == Retry::Useless)
       out << "  " << p.dim("retry: useless, the failure is deterministic") << "\n";
   }
+  if (!report.clamps.empty()) out << p.dim("clamped:") << " " << clamp_list(report.clamps) << "\n";
   int errors = 0, warnings = 0;
   for (const auto& f : report.findings) {
     errors += f.severity == Severity::Error;

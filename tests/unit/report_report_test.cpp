@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "report/clamps.hpp"
 #include "test_support.hpp"
 
 namespace preflight {
@@ -32,6 +33,8 @@ report::Report sample_report() {
   f.location = {"train.py", 18, 0};
   f.hint = "write checkpoints to ${{outputs.model}}";
   r.findings = {f};
+  r.clamps = {{"argparse --epochs", 14, 2, {"train.py", 40, 0}},
+              {"lightning Trainer limit_val_batches", nullptr, 2, {}}};
   r.duration_s = 4.5;
   return r;
 }
@@ -52,6 +55,33 @@ TEST(ReportReport, TerminalSummaryMatchesTheGoldenWithoutColour) {
   std::ostringstream out;
   report::print_summary(sample_report(), out, false);
   EXPECT_EQ(out.str(), read(testing::source_dir() / "tests" / "golden" / "summary.txt"));
+}
+
+TEST(ReportReport, ClampsFromTheHarnessKeepTheirValuesAndAreLocatedInTheCode) {
+  harness::ClampEvent epochs{"argparse --epochs", "14", "2",
+                             harness::Frame{"/job/code/train.py", 40, "main", true}};
+  harness::ClampEvent limit{"lightning Trainer limit_val_batches", std::nullopt, "2", std::nullopt};
+  harness::ClampEvent text{"argparse --optimizer", "\"adam\"", "\"sgd\"", std::nullopt};
+  auto clamps = report::clamps_of({epochs, limit, text}, "/job/code");
+  ASSERT_EQ(clamps.size(), 3u);
+  EXPECT_EQ(clamps[0].original, 14);
+  EXPECT_EQ(clamps[0].value, 2);
+  EXPECT_EQ(clamps[0].location.str(), "train.py:40");
+  EXPECT_TRUE(clamps[1].original.is_null());
+  EXPECT_FALSE(clamps[1].location.known());
+  EXPECT_EQ(clamps[2].value, "sgd");
+  report::Report r = sample_report();
+  r.clamps = {clamps[0]};
+  EXPECT_EQ(report::to_json(r)["clamps"][0]["location"]["line"], 40);
+}
+
+TEST(ReportReport, NoClampLineWithoutClamps) {
+  report::Report r = sample_report();
+  r.clamps.clear();
+  std::ostringstream out;
+  report::print_summary(r, out, false);
+  EXPECT_EQ(out.str().find("clamped:"), std::string::npos);
+  EXPECT_EQ(report::to_json(r)["clamps"], nlohmann::json::array());
 }
 
 TEST(ReportReport, VerdictAndExitStatusFollowTheContract) {

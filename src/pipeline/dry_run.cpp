@@ -12,6 +12,7 @@
 #include "diagnosis/diagnosis.hpp"
 #include "harness/events.hpp"
 #include "image/image_store.hpp"
+#include "pipeline/input_sample.hpp"
 #include "pipeline/outputs.hpp"
 #include "pipeline/stages.hpp"
 #include "plan/run_plan.hpp"
@@ -113,6 +114,29 @@ void prune_runs(const fs::path& runs_dir, size_t keep) {
   }
 }
 
+// Large inputs are replaced by samples in the run folder (docs/architecture.md); the job sees
+// the same layout at the same place, with fewer files and shorter text files.
+Status sample_inputs(const spec::JobSpec& job, plan::RunPlan& plan, const Console& console) {
+  SampleLimits limits;
+  if (job.dryrun.sample_above_bytes) limits.sample_above = *job.dryrun.sample_above_bytes;
+  for (const auto& input : job.inputs) {
+    if (input.value) continue;
+    auto sample = sample_input(input.path, plan.run_dir / "inputs" / input.name, limits);
+    if (!sample) return std::move(sample).error().context("sampling input " + input.name);
+    if (!*sample) continue;
+    auto mount = std::find_if(plan.mounts.begin(), plan.mounts.end(), [&](const plan::MountPlan& m) {
+      return m.kind == diagnosis::MountFact::Kind::Input && m.name == input.name;
+    });
+    mount->source = (*sample)->root;
+    const std::string destination = mount->destination;
+    for (const auto& [original, relative] : (*sample)->file_mounts)
+      plan.mounts.push_back({diagnosis::MountFact::Kind::Input, input.name,
+                             (fs::path(destination) / relative).string(), original, true});
+    say(console, describe(input.name, **sample, limits));
+  }
+  return Ok{};
+}
+
 }  // namespace
 
 Result<report::Report> dry_run(const DryRunOptions& options, const Console& console) {
@@ -154,6 +178,8 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
   context.timeout_override = options.timeout;
   auto plan = plan::make_plan(*job, *profile, image->config, context);
   if (!plan) return std::move(plan).error();
+
+  if (auto sampled = sample_inputs(*job, *plan, console); !sampled) return std::move(sampled).error();
 
   say(console, fmt::format("running {} on {} as {}", job->name, profile->name, plan->facts.user));
   OutputCollector output(console, !plan->setup.empty(), Clock::now());

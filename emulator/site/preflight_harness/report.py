@@ -128,7 +128,9 @@ def _in_save_call(filename, line):
                 and isinstance(func.value, ast.Name) and func.value.id == "torch"
                 or isinstance(func, ast.Name) and func.id == "save"):
             continue
-        last = getattr(node, "end_lineno", None) or node.lineno  # end_lineno: Python 3.8+
+        last = getattr(node, "end_lineno", None)  # Python 3.8+
+        if last is None:  # before 3.8: the last line any part of the call starts on
+            last = max(getattr(part, "lineno", node.lineno) for part in ast.walk(node))
         if node.lineno <= line <= last:
             return True
     return False

@@ -105,6 +105,9 @@ def _patch_module(torch):
     def forward_started(obj, frame):
         in_eval = not obj.training
         if not in_eval and is_grad_enabled():
+            # The first forward pass of a training loop: the batch came, training begins.
+            if core.state.stage == "data" and not frames.inside_init_of(frame, module_cls):
+                stages.on_train("forward in training mode", frame)
             return
         if frames.inside_init_of(frame, module_cls):
             return  # a shape probe inside a model's constructor

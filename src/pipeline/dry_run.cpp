@@ -116,7 +116,8 @@ void prune_runs(const fs::path& runs_dir, size_t keep) {
 
 // Large inputs are replaced by samples in the run folder (docs/architecture.md); the job sees
 // the same layout at the same place, with fewer files and shorter text files.
-Status sample_inputs(const spec::JobSpec& job, plan::RunPlan& plan, const Console& console) {
+Status sample_inputs(const spec::JobSpec& job, plan::RunPlan& plan, const Console& console,
+                     std::vector<std::string>& notes) {
   SampleLimits limits;
   if (job.dryrun.sample_above_bytes) limits.sample_above = *job.dryrun.sample_above_bytes;
   for (const auto& input : job.inputs) {
@@ -132,7 +133,8 @@ Status sample_inputs(const spec::JobSpec& job, plan::RunPlan& plan, const Consol
     for (const auto& [original, relative] : (*sample)->file_mounts)
       plan.mounts.push_back({diagnosis::MountFact::Kind::Input, input.name,
                              (fs::path(destination) / relative).string(), original, true});
-    say(console, describe(input.name, **sample, limits));
+    notes.push_back(describe(input.name, **sample, limits));
+    say(console, notes.back());
   }
   return Ok{};
 }
@@ -179,7 +181,8 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
   auto plan = plan::make_plan(*job, *profile, image->config, context);
   if (!plan) return std::move(plan).error();
 
-  if (auto sampled = sample_inputs(*job, *plan, console); !sampled) return std::move(sampled).error();
+  std::vector<std::string> notes;
+  if (auto sampled = sample_inputs(*job, *plan, console, notes); !sampled) return std::move(sampled).error();
 
   say(console, fmt::format("running {} on {} as {}", job->name, profile->name, plan->facts.user));
   OutputCollector output(console, !plan->setup.empty(), Clock::now());
@@ -220,6 +223,7 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
   };
 
   report::Report report;
+  report.notes = std::move(notes);
   report.findings = diagnosis::diagnose(*rules, outcome, facts);
   report.clamps = report::clamps_of(outcome.events.clamps, facts.code_container_dir);
   report.findings.insert(report.findings.end(), lost_outputs.begin(), lost_outputs.end());

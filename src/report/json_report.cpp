@@ -58,6 +58,7 @@ nlohmann::json to_json(const Report& report) {
           {"stages", stages},
           {"findings", findings},
           {"clamps", clamps},
+          {"notes", report.notes},
           {"duration_s", report.duration_s}};
 }
 

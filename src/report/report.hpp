@@ -36,6 +36,7 @@ struct Report {
   std::vector<StageResult> stages;
   std::vector<Finding> findings;
   std::vector<Clamp> clamps;
+  std::vector<std::string> notes;  // what the dry run changed about the job: "input X sampled: ..."
   double duration_s = 0;
 };
 

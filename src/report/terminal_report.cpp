@@ -78,6 +78,7 @@ void print_summary(const Report& report, std::ostream& out, bool color) {
     if (f.severity == Severity::Error && f.retry == Retry::Useless)
       out << "  " << p.dim("retry: useless, the failure is deterministic") << "\n";
   }
+  for (const auto& note : report.notes) out << p.dim("note:") << " " << note << "\n";
   if (!report.clamps.empty()) out << p.dim("clamped:") << " " << clamp_list(report.clamps) << "\n";
   int errors = 0, warnings = 0;
   for (const auto& f : report.findings) {

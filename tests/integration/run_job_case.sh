@@ -38,6 +38,7 @@ check_equal "verdict" "${expect[verdict]}" "$(jq -r .verdict "$work/report.json"
 [[ -n ${expect[line]:-} ]] && check_equal "line" "${expect[line]}" "$(jq -r "$first_error.location.line" "$work/report.json")"
 [[ -n ${expect[message]:-} ]] && check_contains "message" "${expect[message]}" "$(jq -r "$first_error.message" "$work/report.json")"
 [[ -n ${expect[hint]:-} ]] && check_contains "hint" "${expect[hint]}" "$(jq -r "$first_error.hint" "$work/report.json")"
+[[ -n ${expect[note]:-} ]] && check_contains "notes" "${expect[note]}" "$(jq -r '.notes[]' "$work/report.json")"
 for stage in ${expect[passed]:-}; do
   check_equal "stage $stage" "passed" "$(jq -r ".stages[] | select(.name == \"$stage\") | .status" "$work/report.json")"
 done

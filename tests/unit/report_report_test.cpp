@@ -35,6 +35,7 @@ report::Report sample_report() {
   r.findings = {f};
   r.clamps = {{"argparse --epochs", 14, 2, {"train.py", 40, 0}},
               {"lightning Trainer limit_val_batches", nullptr, 2, {}}};
+  r.notes = {"input \"mnist\" (over 1.0 GiB) sampled: 32 files kept, 9968 left out"};
   r.duration_s = 4.5;
   return r;
 }

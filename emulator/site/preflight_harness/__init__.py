@@ -65,6 +65,15 @@ def harness_error(where, exc):
         pass
 
 
+def guard(where, fn, *args):
+    """Runs the harness's own bookkeeping: a failure is reported, never raised into the job."""
+    try:
+        return fn(*args)
+    except Exception as exc:
+        harness_error(where, exc)
+        return None
+
+
 def install():
     """Called by sitecustomize when PREFLIGHT_EVENTS is set; idempotent."""
     global state

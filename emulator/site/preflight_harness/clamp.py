@@ -112,14 +112,6 @@ def report(what, original, value, where):
     core.emit("clamp", what=what, original=original, value=value, where=where)
 
 
-def _guard(where, fn, *args):
-    try:
-        return fn(*args)
-    except Exception as exc:
-        core.harness_error(where, exc)
-        return None
-
-
 def loaded(name, module):
     if core.state.phase == "setup":
         return  # the setup step (pip, data preparation) runs in full
@@ -127,7 +119,7 @@ def loaded(name, module):
              "pytorch_lightning": _patch_lightning, "lightning.pytorch": _patch_lightning,
              "keras": _patch_keras}.get(name)
     if patch is not None:
-        _guard("clamp " + name, patch, module)
+        core.guard("clamp " + name, patch, module)
 
 
 # --- argparse ---------------------------------------------------------------------------
@@ -149,7 +141,7 @@ def _patch_argparse(argparse):
         finally:
             depth[0] -= 1
         if depth[0] == 0:
-            _guard("clamp argparse", _clamp_namespace, self, result, sys._getframe(1))
+            core.guard("clamp argparse", _clamp_namespace, self, result, sys._getframe(1))
         return result
 
     parse_known_args._preflight = True
@@ -215,7 +207,7 @@ def _patch_transformers(module):
     @functools.wraps(original)
     def __post_init__(self, *args, **kwargs):
         result = original(self, *args, **kwargs)
-        _guard("clamp TrainingArguments", _clamp_training_args, self, sys._getframe(1))
+        core.guard("clamp TrainingArguments", _clamp_training_args, self, sys._getframe(1))
         return result
 
     __post_init__._preflight = True
@@ -261,7 +253,7 @@ def _patch_lightning(module):
 
     @functools.wraps(original)
     def __init__(self, *args, **kwargs):
-        clamped = _guard("clamp Trainer", _clamp_trainer_kwargs, kwargs, sys._getframe(1))
+        clamped = core.guard("clamp Trainer", _clamp_trainer_kwargs, kwargs, sys._getframe(1))
         return original(self, *args, **(kwargs if clamped is None else clamped))
 
     __init__._preflight = True
@@ -344,7 +336,7 @@ def _keras_wrapper(method, original, signature):
     @functools.wraps(original)
     def wrapper(self, *args, **kwargs):
         if depth[0] == 0:
-            clamped = _guard("clamp Model." + method, _clamp_keras_call, method, signature,
+            clamped = core.guard("clamp Model." + method, _clamp_keras_call, method, signature,
                              self, args, kwargs, sys._getframe(1))
             if clamped is not None:
                 args, kwargs = clamped

@@ -23,15 +23,7 @@ def install(torch):
             patch(torch)
         except Exception as exc:
             core.harness_error(patch.__name__, exc)
-    _guard("virtual_gpu", __import__(__package__ + ".virtual_gpu", fromlist=["_"]).install, torch)
-
-
-def _guard(where, fn, *args):
-    try:
-        return fn(*args)
-    except Exception as exc:
-        core.harness_error(where, exc)
-        return None
+    core.guard("virtual_gpu", __import__(__package__ + ".virtual_gpu", fromlist=["_"]).install, torch)
 
 
 def _patch_dataset(torch):
@@ -40,7 +32,7 @@ def _patch_dataset(torch):
     plain = original is object.__new__
 
     def __new__(cls, *args, **kwargs):
-        _guard("Dataset", stages.on_data, "Dataset created: " + cls.__name__,
+        core.guard("Dataset", stages.on_data, "Dataset created: " + cls.__name__,
                sys._getframe(1))
         if plain:
             return original(cls)  # object.__new__ refuses extra arguments
@@ -56,12 +48,12 @@ def _patch_dataloader(torch):
 
     @functools.wraps(original_init)
     def __init__(self, *args, **kwargs):
-        _guard("DataLoader", stages.on_data, "DataLoader created", sys._getframe(1))
+        core.guard("DataLoader", stages.on_data, "DataLoader created", sys._getframe(1))
         return original_init(self, *args, **kwargs)
 
     @functools.wraps(original_iter)
     def __iter__(self):
-        _guard("DataLoader", stages.on_data, "DataLoader iterated", sys._getframe(1))
+        core.guard("DataLoader", stages.on_data, "DataLoader iterated", sys._getframe(1))
         iterator = original_iter(self)
         limit = core.state.steps
         if limit > 0:
@@ -99,7 +91,7 @@ def _patch_module(torch):
 
     @functools.wraps(original_init)
     def __init__(self, *args, **kwargs):
-        _guard("Module.__init__", model_built, self, sys._getframe(1))
+        core.guard("Module.__init__", model_built, self, sys._getframe(1))
         return original_init(self, *args, **kwargs)
 
     def forward_started(obj, frame):
@@ -117,7 +109,7 @@ def _patch_module(torch):
     @functools.wraps(original_call)
     def __call__(self, *args, **kwargs):
         if depth["call"] == 0 and core.state.stage != "checkpoint":
-            _guard("Module.__call__", forward_started, self, sys._getframe(1))
+            core.guard("Module.__call__", forward_started, self, sys._getframe(1))
         depth["call"] += 1
         try:
             return original_call(self, *args, **kwargs)
@@ -139,7 +131,7 @@ def _patch_module(torch):
     @functools.wraps(original_train)
     def train(self, mode=True):
         if depth["train"] == 0:
-            _guard("Module.train", mode_set, self, mode, sys._getframe(1))
+            core.guard("Module.train", mode_set, self, mode, sys._getframe(1))
         depth["train"] += 1
         try:
             return original_train(self, mode)
@@ -150,7 +142,7 @@ def _patch_module(torch):
         def wrap(original):
             @functools.wraps(original)
             def method(self, *args, **kwargs):
-                _guard("Module." + why, stages.on_model, "model." + why + "()",
+                core.guard("Module." + why, stages.on_model, "model." + why + "()",
                        sys._getframe(1))
                 return original(self, *args, **kwargs)
             return method
@@ -170,8 +162,8 @@ def _patch_autograd(torch):
     @functools.wraps(original)
     def backward(*args, **kwargs):
         if core.state.stage != "train":
-            _guard("backward", stages.on_train, "loss.backward()", sys._getframe(1))
-        _guard("backward", loss_check.on_backward, torch, args, kwargs, sys._getframe(1))
+            core.guard("backward", stages.on_train, "loss.backward()", sys._getframe(1))
+        core.guard("backward", loss_check.on_backward, torch, args, kwargs, sys._getframe(1))
         return original(*args, **kwargs)
 
     torch.autograd.backward = backward
@@ -185,7 +177,7 @@ def _patch_optimizer(torch):
 
     def step_started(*_):
         if core.state.stage != "train":
-            _guard("optimizer.step", stages.on_train, "optimizer.step()", sys._getframe(1))
+            core.guard("optimizer.step", stages.on_train, "optimizer.step()", sys._getframe(1))
 
     if register is not None:
         register(step_started)
@@ -208,7 +200,7 @@ def _patch_optimizer(torch):
         core.state.optimizers += 1
         result = original_init(self, *args, **kwargs)
         if register is None:
-            _guard("optimizer.step", wrap_step, type(self))
+            core.guard("optimizer.step", wrap_step, type(self))
         return result
 
     optimizer_cls.__init__ = __init__
@@ -220,14 +212,14 @@ def _patch_save(torch):
     @functools.wraps(original)
     def save(obj, f, *args, **kwargs):
         caller = sys._getframe(1)
-        previous = _guard("torch.save", stages.on_checkpoint, caller)
+        previous = core.guard("torch.save", stages.on_checkpoint, caller)
         try:
             result = original(obj, f, *args, **kwargs)
         except Exception as exc:
-            _guard("torch.save", report.escaped, exc, caller, "torch.save",
+            core.guard("torch.save", report.escaped, exc, caller, "torch.save",
                    report.path_argument(f))
             raise
-        _guard("torch.save", stages.after_checkpoint, previous, caller)
+        core.guard("torch.save", stages.after_checkpoint, previous, caller)
         return result
 
     torch.serialization.save = save

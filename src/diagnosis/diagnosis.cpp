@@ -121,6 +121,7 @@ Step command_step(const RunOutcome& outcome, const PlatformFacts& facts) {
   }
   if (step.stage.empty()) step.stage = last ? last->stage : "init";
   if (last) step.why = last->why;
+  if (last && last->where && last->where->user) step.last_seen = last->where;
   return step;
 }
 

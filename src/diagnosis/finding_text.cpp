@@ -138,7 +138,14 @@ SourceLocation location(const Vars& vars, const FailedStep& step, const Platform
     if (line != vars.end() && !line->second.empty()) where.line = std::atoi(line->second.c_str());
     return where;
   }
-  if (!exception) return where;
+  if (!exception) {
+    // Killed without an exception (OOM, signal, timeout): the last place the job was seen.
+    if (step.last_seen) {
+      where.file = relative_to(step.last_seen->file, facts.code_container_dir);
+      where.line = step.last_seen->line;
+    }
+    return where;
+  }
   for (auto frame = exception->frames.rbegin(); frame != exception->frames.rend(); ++frame) {
     if (!frame->user) continue;
     where.file = relative_to(frame->file, facts.code_container_dir);

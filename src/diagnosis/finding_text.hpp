@@ -18,6 +18,7 @@ struct FailedStep {
   std::optional<harness::ExceptionEvent> exception;
   std::string stage;
   std::string why;  // what the job was last seen doing ("DataLoader iterated")
+  std::optional<harness::Frame> last_seen;  // where, when no exception says where it failed
 };
 
 report::Finding compose_finding(const FailureRules& rules, const FailureRule& rule, const RuleMatch& match,

@@ -26,6 +26,21 @@ TEST(DiagnosisPrecedence, OomKillBeatsTheExceptionItCaused) {
   EXPECT_TRUE(contains(finding.message, "exit status 137")) << finding.message;
 }
 
+TEST(DiagnosisPrecedence, AKillWithoutExceptionIsLocatedWhereTheJobWasLastSeen) {
+  RunOutcome outcome;
+  outcome.exit_code = 137;
+  outcome.signal = 9;
+  outcome.oom_killed = true;
+  outcome.events.started = outcome.events.command_started = true;
+  harness::Frame where{"/job/code/train.py", 19, "main", true};
+  outcome.events.stages = {{"data", 0.5, 10, "Dataset created: Frames", where}};
+  report::Finding finding = only_finding(outcome);
+  EXPECT_EQ(finding.category, "CPU Out of Memory");
+  EXPECT_EQ(finding.stage, "data");
+  EXPECT_EQ(finding.location.file, "train.py");
+  EXPECT_EQ(finding.location.line, 19);
+}
+
 TEST(DiagnosisPrecedence, TimeoutIsItsOwnCategoryWithTheLastStage) {
   RunOutcome outcome;
   outcome.exit_code = 137;

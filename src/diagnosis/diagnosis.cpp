@@ -110,7 +110,8 @@ Step command_step(const RunOutcome& outcome, const PlatformFacts& facts) {
     if (!line.setup) step.evidence.lines.push_back(&line);
   }
   const HarnessEvents& events = outcome.events;
-  const harness::StageEvent* last = stage_at(events, 0, std::nullopt);
+  // Where the job's main process was last (its DataLoader workers report stages too).
+  const harness::StageEvent* last = stage_at(events, events.main_pid > 0 ? events.main_pid : 0, std::nullopt);
   if (const ExceptionEvent* ending = ending_exception(events)) {
     step.exception = normalized(*ending, facts.code_container_dir);
     if (const harness::StageEvent* then = stage_at(events, ending->pid, ending->t)) last = then;

@@ -100,10 +100,8 @@ Status read_resources(const YamlDoc& doc, const YamlField& section, JobSpec& job
     } else if (field.key == "instance_type") {
       if (auto value = doc.string(field); !value) return std::move(value).error();
     } else if (field.key == "shm_size") {
-      auto value = doc.string(field);
-      if (!value) return std::move(value).error();
-      auto bytes = parse_size(*value);
-      if (!bytes) return doc.error(field, bytes.error().message);
+      auto bytes = doc.size(field);
+      if (!bytes) return std::move(bytes).error();
       job.shm_bytes = *bytes;
     }
   }
@@ -127,10 +125,8 @@ Status read_dryrun(const YamlDoc& doc, const YamlField& section, DryrunSpec& dry
       if (duration->count() <= 0) return doc.error(field, "must be longer than zero");
       dryrun.timeout = *duration;
     } else if (field.key == "sample_above") {
-      auto value = doc.string(field);
-      if (!value) return std::move(value).error();
-      auto bytes = parse_size(*value);
-      if (!bytes) return doc.error(field, bytes.error().message);
+      auto bytes = doc.size(field);
+      if (!bytes) return std::move(bytes).error();
       dryrun.sample_above_bytes = *bytes;
     } else if (field.key == "args") {
       auto args = doc.fields(field, {});

@@ -40,10 +40,8 @@ Result<std::string> container_path(const YamlDoc& doc, const YamlField& field, b
 }
 
 Result<std::uint64_t> size(const YamlDoc& doc, const YamlField& field) {
-  auto text = doc.string(field);
-  if (!text) return std::move(text).error();
-  auto bytes = parse_size(*text);
-  if (!bytes) return doc.error(field, bytes.error().message);
+  auto bytes = doc.size(field);
+  if (!bytes) return bytes;
   if (*bytes == 0) return doc.error(field, "must be more than zero (leave it out for no limit)");
   return *bytes;
 }

@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "spec/platform_profile.hpp"
 #include "util/did_you_mean.hpp"
 
 namespace preflight::spec {
@@ -188,6 +189,14 @@ Result<double> YamlDoc::number(const YamlField& field) const {
     return error(field, "expected a number, got " + describe(field.value));
   }
   return value;
+}
+
+Result<std::uint64_t> YamlDoc::size(const YamlField& field) const {
+  auto text = string(field);
+  if (!text) return std::move(text).error();
+  auto bytes = parse_size(*text);
+  if (!bytes) return error(field, bytes.error().message);
+  return *bytes;
 }
 
 Result<bool> YamlDoc::boolean(const YamlField& field) const {

@@ -55,6 +55,7 @@ class YamlDoc {
   Result<long long> integer(const YamlField& field) const;
   Result<double> number(const YamlField& field) const;
   Result<bool> boolean(const YamlField& field) const;
+  Result<std::uint64_t> size(const YamlField& field) const;  // "64Mi", "16Gi", "512M" (parse_size)
   Result<std::vector<std::string>> string_list(const YamlField& field) const;
 
   // A bad_input error at the field's value: "<path>: <message>".

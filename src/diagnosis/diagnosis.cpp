@@ -2,8 +2,8 @@
 
 #include <functional>
 
+#include "diagnosis/during_run.hpp"
 #include "diagnosis/finding_text.hpp"
-#include "diagnosis/loss_nan.hpp"
 #include "diagnosis/traceback.hpp"
 
 namespace preflight::diagnosis {
@@ -198,11 +198,14 @@ std::vector<report::Finding> diagnose(const FailureRules& rules, const RunOutcom
                                       const PlatformFacts& facts) {
   std::vector<report::Finding> findings;
   std::optional<report::Finding> failure = failure_finding(rules, outcome, facts);
-  // A NaN loss comes first: it happened before whatever ended the job, and often caused it.
-  // A failure classified Loss NaN as well is the same problem, told once (with the step).
-  if (auto nan = nonfinite_loss_finding(rules, outcome, facts)) {
-    if (failure && failure->category == nan->category) failure.reset();
-    findings.push_back(std::move(*nan));
+  // In the order they would strike on the platform: a step too large for the GPU at the
+  // first step, then a NaN loss, then whatever ended the job (which a NaN often caused). A
+  // failure of the same category is the same problem, told once, with the figures.
+  for (auto* during : {&gpu_memory_finding, &nonfinite_loss_finding}) {
+    if (auto finding = during(rules, outcome, facts)) {
+      if (failure && failure->category == finding->category) failure.reset();
+      findings.push_back(std::move(*finding));
+    }
   }
   if (failure) findings.push_back(std::move(*failure));
   return findings;

@@ -12,8 +12,8 @@ namespace preflight::diagnosis {
 
 // The findings of a dry run: none when the job passed, else one for the failure that ended
 // it — classified, staged, located in the user's code, with the environment difference
-// named where Preflight can tell it. A loss that turned NaN adds a Loss NaN finding first,
-// even when the job exited 0 (loss_nan.hpp).
+// named where Preflight can tell it. A training step too large for the platform's GPU and a
+// loss that turned NaN add findings before it, even when the job exited 0 (during_run.hpp).
 std::vector<report::Finding> diagnose(const FailureRules& rules, const RunOutcome& outcome,
                                       const PlatformFacts& facts);
 

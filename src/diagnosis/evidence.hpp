@@ -49,6 +49,11 @@ struct PlatformFacts {
   std::string home;  // in the container
   std::uint64_t shm_bytes = 0;     // size of /dev/shm
   std::uint64_t memory_bytes = 0;  // memory limit, 0: none
+  int gpus = 0;                    // per node, as the job asked
+  int nodes = 1;
+  std::string gpu_name;            // the profile's GPU model
+  std::uint64_t gpu_memory_bytes = 0;
+  double gpu_tflops = 0;           // peak FP32; 0: unknown
   std::vector<MountFact> mounts;
   std::string code_container_dir;  // frames under it are the user's; reported relative
   std::string code_host_dir;

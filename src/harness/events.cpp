@@ -74,6 +74,37 @@ ClampEvent clamp_event(const json& event) {
   return c;
 }
 
+std::optional<int> optional_integer(const json& event, const char* key) {
+  auto it = event.find(key);
+  if (it == event.end() || !it->is_number_integer()) return std::nullopt;
+  return it->get<int>();
+}
+
+std::uint64_t bytes(const json& event, const char* key) {
+  auto it = event.find(key);
+  return it != event.end() && it->is_number_unsigned() ? it->get<std::uint64_t>() : 0;
+}
+
+StepMeasure step_measure(const json& event) {
+  StepMeasure m;
+  auto number = [&](const char* key) {
+    auto it = event.find(key);
+    return it != event.end() && it->is_number() ? it->get<double>() : 0.0;
+  };
+  m.seconds = number("seconds");
+  m.flops = number("flops");
+  m.ops = integer(event, "ops");
+  m.live_bytes = bytes(event, "live_bytes");
+  m.step_bytes = bytes(event, "step_bytes");
+  m.replicas = std::max(1, integer(event, "replicas", 1));
+  m.batch_size = optional_integer(event, "batch_size");
+  m.batches_per_epoch = optional_integer(event, "batches_per_epoch");
+  m.t = seconds(event);
+  m.pid = integer(event, "pid");
+  m.where = frame_at(event, "where");
+  return m;
+}
+
 bool same_clamp(const ClampEvent& a, const ClampEvent& b) {
   return a.what == b.what && a.original == b.original && a.value == b.value;
 }
@@ -142,6 +173,10 @@ HarnessEvents parse_events(const std::string& text_in) {
       n.pid = pid;
       n.where = frame_at(event, "where");
       out.nonfinite.push_back(std::move(n));
+    } else if (ev == "step_measure") {
+      out.steps.push_back(step_measure(event));
+    } else if (ev == "epoch_end") {
+      out.epochs.push_back({integer(event, "batches"), seconds(event), pid});
     } else if (ev == "exit") {
       auto code = event.find("code");
       if (code != event.end() && code->is_number_integer()) {

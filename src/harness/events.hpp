@@ -2,6 +2,7 @@
 // written to the events file, parsed here into typed records for diagnosis and reports.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -71,6 +72,28 @@ struct NonfiniteEvent {
   std::optional<Frame> where;
 };
 
+// One training step measured at the job's batch size (docs/harness.md "Measuring a step").
+struct StepMeasure {
+  double seconds = 0;             // wall time of the step here, profiled
+  double flops = 0;               // floating-point operations the profiler counted
+  int ops = 0;                    // top-level operators: on a GPU, kernel launches
+  std::uint64_t live_bytes = 0;   // parameters, gradients and optimizer state between steps
+  std::uint64_t step_bytes = 0;   // the most the step needed above that at one time
+  int replicas = 1;               // devices a DataParallel model splits each batch over
+  std::optional<int> batch_size;  // first dimension of the step's batch
+  std::optional<int> batches_per_epoch;  // len() of the training DataLoader, not capped
+  double t = 0;
+  int pid = 0;
+  std::optional<Frame> where;
+};
+
+// A training loop (one epoch) that ended, cut short by the cap or exhausted.
+struct EpochEnd {
+  int batches = 0;  // yielded in the dry run
+  double t = 0;
+  int pid = 0;
+};
+
 struct HarnessEvents {
   bool started = false;          // the harness loaded in at least one process
   std::string python_version;    // of the first process, e.g. "3.11.2"
@@ -81,6 +104,8 @@ struct HarnessEvents {
   std::vector<CapEvent> caps;
   std::vector<ClampEvent> clamps;  // each distinct clamp once (every rank parses its arguments)
   std::vector<NonfiniteEvent> nonfinite;
+  std::vector<StepMeasure> steps;  // one per process that trained for two steps or more
+  std::vector<EpochEnd> epochs;
   std::optional<int> exit_code;  // the main process reached interpreter exit normally
 };
 

@@ -12,6 +12,7 @@
 #include "diagnosis/diagnosis.hpp"
 #include "harness/events.hpp"
 #include "image/image_store.hpp"
+#include "pipeline/estimate.hpp"
 #include "pipeline/input_sample.hpp"
 #include "pipeline/outputs.hpp"
 #include "pipeline/stages.hpp"
@@ -228,6 +229,7 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
   report.clamps = report::clamps_of(outcome.events.clamps, facts.code_container_dir);
   report.findings.insert(report.findings.end(), lost_outputs.begin(), lost_outputs.end());
   report.verdict = report::verdict_of(report.findings);
+  report.estimate = estimate_run(outcome.events, report.clamps, report.findings, facts);
   report.job_name = job->name;
   report.job_file = fs::relative(job->file).string();
   report.platform = profile->name;

@@ -203,6 +203,11 @@ Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile&
   plan.facts.home = profile.user.home;
   plan.facts.shm_bytes = plan.limits.shm_bytes;
   plan.facts.memory_bytes = plan.limits.memory_bytes;
+  plan.facts.gpus = job.gpus;
+  plan.facts.nodes = job.nodes;
+  plan.facts.gpu_name = profile.gpu.name;
+  plan.facts.gpu_memory_bytes = profile.gpu.memory_bytes;
+  plan.facts.gpu_tflops = profile.gpu.tflops;
   plan.facts.code_container_dir = *code;
   plan.facts.code_host_dir = job.code_dir.string();
   return plan;

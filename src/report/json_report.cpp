@@ -16,6 +16,37 @@ int exit_status_of(const std::string& verdict) {
   return 3;
 }
 
+namespace {
+
+template <typename T>
+nlohmann::json optional(const std::optional<T>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+nlohmann::json estimate_json(const Estimate& e) {
+  using nlohmann::json;
+  json out = {{"step_seconds", {{"here", e.step_seconds_here}, {"platform", e.step_seconds}, {"basis", e.step_basis}}},
+              {"batch_size", optional(e.batch_size)},
+              {"steps_per_epoch", optional(e.steps_per_epoch)},
+              {"epochs", optional(e.epochs)},
+              {"total_steps", optional(e.total_steps)},
+              {"run_hours", optional(e.run_hours)},
+              {"gpus", e.gpus},
+              {"gpu", e.gpu_name.empty() ? json(nullptr) : json(e.gpu_name)},
+              {"gpu_memory", nullptr},
+              {"failure", nullptr}};
+  if (e.gpu_needed_bytes)
+    out["gpu_memory"] = {{"needed_bytes", *e.gpu_needed_bytes}, {"available_bytes", e.gpu_available_bytes}};
+  if (e.failure_stage)
+    out["failure"] = {{"stage", *e.failure_stage},
+                      {"after_steps", optional(e.failure_after_steps)},
+                      {"after_hours", optional(e.failure_after_hours)},
+                      {"gpu_hours_saved", optional(e.gpu_hours_saved)}};
+  return out;
+}
+
+}  // namespace
+
 nlohmann::json to_json(const Report& report) {
   using nlohmann::json;
   json stages = json::array();
@@ -50,7 +81,7 @@ nlohmann::json to_json(const Report& report) {
     clamps.push_back(
         {{"what", c.what}, {"original", c.original}, {"value", c.value}, {"location", location}});
   }
-  return {{"schema", "preflight.report/v1"},
+  json root = {{"schema", "preflight.report/v1"},
           {"verdict", report.verdict},
           {"job", {{"name", report.job_name}, {"file", report.job_file}}},
           {"platform", report.platform},
@@ -60,6 +91,8 @@ nlohmann::json to_json(const Report& report) {
           {"clamps", clamps},
           {"notes", report.notes},
           {"duration_s", report.duration_s}};
+  if (report.estimate) root["estimate"] = estimate_json(*report.estimate);
+  return root;
 }
 
 Status write_json(const Report& report, const std::filesystem::path& file) {

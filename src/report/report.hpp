@@ -3,6 +3,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -26,6 +27,28 @@ struct Clamp {
   SourceLocation location;  // where the job set it, relative to the code folder
 };
 
+// What the measured training step says about the real run (docs/formats.md "estimate"):
+// the GPU memory it needs, and how long the run would take and when a failure would strike.
+struct Estimate {
+  double step_seconds_here = 0;  // the measured step on this machine
+  double step_seconds = 0;       // the same step on the platform
+  std::string step_basis;        // how step_seconds was found
+  std::optional<int> batch_size;
+  std::optional<long long> steps_per_epoch;  // the training DataLoader's length, not capped
+  std::optional<double> epochs;              // the real run's, before clamping
+  std::optional<long long> total_steps;      // the real run's training steps
+  std::optional<double> run_hours;           // the real run's training time on the platform
+  int gpus = 0;                              // all nodes' GPUs
+  std::string gpu_name;
+  std::optional<std::uint64_t> gpu_needed_bytes;  // per GPU (during_run.hpp)
+  std::uint64_t gpu_available_bytes = 0;
+  // Set when the dry run found a failure: where it would strike in the real run.
+  std::optional<std::string> failure_stage;
+  std::optional<long long> failure_after_steps;
+  std::optional<double> failure_after_hours;
+  std::optional<double> gpu_hours_saved;
+};
+
 struct Report {
   std::string verdict;  // pass | fail | error
   std::string job_name;
@@ -37,6 +60,7 @@ struct Report {
   std::vector<Finding> findings;
   std::vector<Clamp> clamps;
   std::vector<std::string> notes;  // what the dry run changed about the job: "input X sampled: ..."
+  std::optional<Estimate> estimate;  // when a training step was measured
   double duration_s = 0;
 };
 

@@ -43,6 +43,7 @@ struct ResourceLimits {
 struct GpuModel {
   std::string name;  // "Tesla P100-PCIE-16GB"
   std::uint64_t memory_bytes = 0;
+  double tflops = 0;  // peak FP32 throughput, for step-time estimates; 0: unknown
 };
 
 struct EnvTemplate {

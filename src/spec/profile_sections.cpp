@@ -12,7 +12,7 @@ namespace {
 const std::vector<std::string> kUserKeys = {"name", "uid", "gid", "home", "sudo"};
 const std::vector<std::string> kMountKeys = {"code", "input", "output", "scratch", "working_dir", "writable"};
 const std::vector<std::string> kLimitKeys = {"memory", "shm", "pids", "cpus"};
-const std::vector<std::string> kGpuKeys = {"name", "memory"};
+const std::vector<std::string> kGpuKeys = {"name", "memory", "tflops"};
 const std::vector<std::string> kRetryKeys = {"attempts"};
 
 // A string whose {{...}} variables are all known.
@@ -173,6 +173,11 @@ Status read_gpu(const YamlDoc& doc, const YamlField& section, GpuModel& gpu) {
       auto value = doc.string(field);
       if (!value) return std::move(value).error();
       gpu.name = *value;
+    } else if (field.key == "tflops") {
+      auto value = doc.number(field);
+      if (!value) return std::move(value).error();
+      if (!(*value > 0) || *value > 100000) return doc.error(field, "must be more than zero");
+      gpu.tflops = *value;
     } else {
       auto bytes = size(doc, field);
       if (!bytes) return std::move(bytes).error();

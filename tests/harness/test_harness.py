@@ -529,5 +529,69 @@ class NonfiniteLoss(HarnessCase):
         self.assertEqual(self.events("nonfinite")[0]["value"], "inf")
 
 
+MLP_STEPS = """
+    import sys
+    import torch
+    from torch.utils.data import DataLoader, TensorDataset
+    batch, to_none = int(sys.argv[1]), sys.argv[2:] == ["none"]
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(1000, 2000), torch.nn.ReLU(),
+                                torch.nn.Linear(2000, 10))
+    optimizer = torch.optim.Adam(model.parameters())
+    data = TensorDataset(torch.randn(4 * batch, 1000), torch.randint(0, 10, (4 * batch,)))
+    for epoch in range(2):
+        for x, y in DataLoader(data, batch_size=batch):
+            optimizer.zero_grad(set_to_none=to_none)
+            torch.nn.functional.cross_entropy(model(x), y).backward()
+            optimizer.step()
+"""
+
+
+@unittest.skipUnless(HAS_TORCH, "PyTorch is not importable by this python3")
+class StepMeasure(HarnessCase):
+    def measure(self, batch, *args):
+        if os.path.exists(self.events_file):
+            os.remove(self.events_file)
+        code, out, err = self.run_script(MLP_STEPS, args=[str(batch)] + list(args))
+        self.assertEqual(code, 0, err)
+        for text in ("profil", "Logging"):  # PyTorch's C++ log about the profiler
+            self.assertNotIn(text, out + err)
+        self.assertEqual(self.events("harness_error"), [])
+        found = self.events("step_measure")
+        self.assertEqual(len(found), 1, found)
+        return found[0]
+
+    def test_kept_memory_is_exact_and_the_step_matches_a_hand_count(self):
+        small, large = self.measure(1024), self.measure(2048)
+        params = 1000 * 2000 + 2000 + 2000 * 10 + 10
+        # Parameters, gradients, Adam's exp_avg and exp_avg_sq, and one 4-byte step count per
+        # parameter tensor (a tensor since PyTorch 1.12; a number before).
+        self.assertIn(small["live_bytes"], (4 * 4 * params + 4 * 4, 4 * 4 * params))
+        self.assertEqual(small["live_bytes"], large["live_bytes"])
+        self.assertEqual((small["batch_size"], small["batches_per_epoch"]), (1024, 4))
+        # Per sample, at the peak (the first layer's backward): the batch (1000 floats and an
+        # int64 label), the ReLU output autograd keeps, and the gradients of the ReLU's output
+        # and input (2000 floats each); the 10-wide logits add a few dozen bytes.
+        per_sample = (large["step_bytes"] - small["step_bytes"]) / 1024.0
+        by_hand = 4 * (1000 + 3 * 2000) + 8
+        self.assertLess(abs(per_sample - by_hand) / by_hand, 0.01, (per_sample, by_hand))
+        # The matrix products: forward, and the weight gradients of backward (the first
+        # layer's input needs none).
+        forward = 2 * 1024 * (1000 * 2000 + 2000 * 10)
+        self.assertGreaterEqual(small["flops"], 2 * forward)
+        self.assertLess(small["flops"], 3 * forward)
+        self.assertGreater(small["seconds"], 0)
+
+    def test_gradients_set_to_none_are_not_counted_twice(self):
+        kept, dropped = self.measure(256), self.measure(256, "none")
+        self.assertEqual(kept["live_bytes"], dropped["live_bytes"])
+        self.assertLess(abs(kept["step_bytes"] - dropped["step_bytes"]) / kept["step_bytes"], 0.02,
+                        (kept["step_bytes"], dropped["step_bytes"]))
+
+    def test_epochs_that_trained_are_reported(self):
+        self.measure(16)
+        self.assertEqual([e["batches"] for e in self.events("epoch_end")], [2, 2])
+
+
 if __name__ == "__main__":
     unittest.main()

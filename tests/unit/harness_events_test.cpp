@@ -169,6 +169,29 @@ TEST(HarnessEvents, ReadsClampsOncePerDistinctValue) {
   EXPECT_EQ(events.clamps[2].value, "\"0.1\"");
 }
 
+TEST(HarnessEvents, ReadsAMeasuredStepAndEpochEnds) {
+  HarnessEvents events = parse_events(
+      R"j({"ev":"step_measure","t":1.2,"pid":10,"seconds":0.03,"flops":119749781,"ops":43,"live_bytes":1205408,"step_bytes":9283592,"replicas":4,"batch_size":64,"batches_per_epoch":null,"stage":"train","where":{"file":"/job/code/train.py","line":40,"function":"train","user":true}})j"
+      "\n"
+      R"j({"ev":"epoch_end","t":1.3,"pid":10,"batches":2,"of":32})j"
+      "\n");
+  ASSERT_EQ(events.steps.size(), 1u);
+  const StepMeasure& step = events.steps[0];
+  EXPECT_DOUBLE_EQ(step.seconds, 0.03);
+  EXPECT_DOUBLE_EQ(step.flops, 119749781);
+  EXPECT_EQ(step.ops, 43);
+  EXPECT_EQ(step.live_bytes, 1205408u);
+  EXPECT_EQ(step.step_bytes, 9283592u);
+  EXPECT_EQ(step.replicas, 4);
+  EXPECT_EQ(step.batch_size, 64);
+  EXPECT_FALSE(step.batches_per_epoch.has_value());
+  ASSERT_TRUE(step.where.has_value());
+  EXPECT_EQ(step.where->line, 40);
+  ASSERT_EQ(events.epochs.size(), 1u);
+  EXPECT_EQ(events.epochs[0].batches, 2);
+  EXPECT_EQ(events.epochs[0].pid, 10);
+}
+
 TEST(HarnessEvents, ReadsANonfiniteLoss) {
   HarnessEvents events = parse_events(
       R"j({"ev":"start","t":0.0,"pid":10,"python":"3.11.2","argv":["main.py"],"phase":"command","stage":"init"})j"

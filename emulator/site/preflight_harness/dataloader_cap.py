@@ -1,9 +1,20 @@
-"""The sampled run: each DataLoader loop yields at most PREFLIGHT_STEPS batches."""
+"""The sampled run: each DataLoader loop yields at most PREFLIGHT_STEPS batches. A loop whose
+batches reached a backward() is a training epoch; its end is reported for the cost estimate."""
 
 import sys
+import weakref
 
 import preflight_harness as core
-from . import frames
+from . import frames, measure
+
+_last = [None]  # weakref to the iterator that yielded the latest batch
+
+
+def mark_training():
+    """A backward pass: the loop that yielded the latest batch is a training loop."""
+    iterator = _last[0]() if _last[0] is not None else None
+    if iterator is not None:
+        iterator._training = True
 
 
 class CappedIterator(object):
@@ -15,6 +26,8 @@ class CappedIterator(object):
         self._limit = limit
         self._count = 0
         self._stopped = False
+        self._training = False
+        self._ended = False
 
     def __iter__(self):
         return self
@@ -28,8 +41,14 @@ class CappedIterator(object):
             except Exception as exc:
                 core.harness_error("DataLoader cap", exc)
             raise stop
-        batch = next(self._it)
+        try:
+            batch = next(self._it)
+        except StopIteration:
+            core.guard("DataLoader end", self._end)
+            raise
         self._count += 1
+        _last[0] = weakref.ref(self)
+        core.guard("DataLoader batch", measure.note_batch, batch, self._loader)
         return batch
 
     next = __next__
@@ -42,7 +61,17 @@ class CappedIterator(object):
             raise AttributeError(name)
         return getattr(self._it, name)
 
+    def _end(self):
+        if self._training and not self._ended:
+            self._ended = True
+            try:
+                total = len(self._it)
+            except Exception:
+                total = None
+            core.emit("epoch_end", batches=self._count, of=total)
+
     def _stop(self, frame):
+        self._end()
         if self._stopped:
             return
         self._stopped = True

@@ -6,7 +6,7 @@ import functools
 import sys
 
 import preflight_harness as core
-from . import dataloader_cap, frames, loss_check, report, stages
+from . import dataloader_cap, frames, loss_check, measure, report, stages
 
 # Module classes that are not models although they are nn.Modules.
 _NOT_MODELS = ("torchvision.transforms", "torchaudio.transforms")
@@ -97,6 +97,7 @@ def _patch_module(torch):
     def forward_started(obj, frame):
         in_eval = not obj.training
         if not in_eval and is_grad_enabled():
+            measure.note_model(obj)
             # The first forward pass of a training loop: the batch came, training begins.
             if core.state.stage == "data" and not frames.inside_init_of(frame, module_cls):
                 stages.on_train("forward in training mode", frame)
@@ -164,33 +165,50 @@ def _patch_autograd(torch):
         if core.state.stage != "train":
             core.guard("backward", stages.on_train, "loss.backward()", sys._getframe(1))
         core.guard("backward", loss_check.on_backward, torch, args, kwargs, sys._getframe(1))
+        core.guard("backward", dataloader_cap.mark_training)
         return original(*args, **kwargs)
 
     torch.autograd.backward = backward
 
 
 def _patch_optimizer(torch):
+    optimizer_module = sys.modules.get("torch.optim.optimizer")
     optimizer_cls = torch.optim.Optimizer
     original_init = optimizer_cls.__init__
-    register = getattr(sys.modules.get("torch.optim.optimizer"),
-                       "register_optimizer_step_pre_hook", None)
+    register_pre = getattr(optimizer_module, "register_optimizer_step_pre_hook", None)
+    register_post = getattr(optimizer_module, "register_optimizer_step_post_hook", None)
 
     def step_started(*_):
         if core.state.stage != "train":
             core.guard("optimizer.step", stages.on_train, "optimizer.step()", sys._getframe(1))
 
-    if register is not None:
-        register(step_started)
+    def step_ended(optimizer, *_):
+        core.guard("optimizer.step", measure.after_step, torch, optimizer, sys._getframe(1))
+
+    if register_pre is not None and register_post is not None:
+        register_pre(step_started)
+        register_post(step_ended)
+
+    depth = {"step": 0}
 
     def wrap_step(cls):
+        # PyTorch before 2.0 has no global step hooks: each optimizer class's step is wrapped.
         step = cls.step
         if getattr(step, "_preflight", False):
             return
 
         @functools.wraps(step)
-        def wrapped(*args, **kwargs):
-            step_started()
-            return step(*args, **kwargs)
+        def wrapped(self, *args, **kwargs):
+            depth["step"] += 1  # a subclass's step() calling its wrapped parent's
+            try:
+                if depth["step"] == 1:
+                    step_started()
+                result = step(self, *args, **kwargs)
+            finally:
+                depth["step"] -= 1
+            if depth["step"] == 0:
+                step_ended(self)
+            return result
 
         wrapped._preflight = True
         cls.step = wrapped
@@ -199,11 +217,14 @@ def _patch_optimizer(torch):
     def __init__(self, *args, **kwargs):
         core.state.optimizers += 1
         result = original_init(self, *args, **kwargs)
-        if register is None:
+        core.guard("optimizer", measure.note_optimizer, self)
+        if register_post is None:
             core.guard("optimizer.step", wrap_step, type(self))
         return result
 
     optimizer_cls.__init__ = __init__
+    import atexit
+    atexit.register(measure.abandon)
 
 
 def _patch_save(torch):

@@ -1,7 +1,9 @@
-// A loss that turned NaN during training (the harness's `nonfinite` event): a Loss NaN error
-// even when the job carried on and exited 0, told once when the job also died of it.
+// Findings about what happened during a run: a loss that turned NaN (the harness's
+// `nonfinite` event), an error even when the job carried on and exited 0 and told once when
+// the job also died of it; and a measured training step too large for the platform's GPU.
 #include <gtest/gtest.h>
 
+#include "diagnosis/during_run.hpp"
 #include "diagnosis_fixtures.hpp"
 #include "report/report.hpp"
 
@@ -95,6 +97,73 @@ TEST(DiagnosisLossNaN, TheMainProcessIsPreferredAndLibraryFramesAreNotALocation)
   report::Finding finding = only_finding(outcome);
   EXPECT_TRUE(contains(finding.message, "step 5")) << finding.message;
   EXPECT_FALSE(finding.location.known());
+}
+
+harness::StepMeasure step_of(std::uint64_t live, std::uint64_t step_bytes, int batch = 64) {
+  harness::StepMeasure step;
+  step.seconds = 0.2;
+  step.live_bytes = live;
+  step.step_bytes = step_bytes;
+  step.batch_size = batch;
+  step.pid = 10;
+  step.where = user_frame("/job/code/train.py", 58);
+  return step;
+}
+
+PlatformFacts with_gpus(int gpus, std::uint64_t memory = 2ull << 30) {
+  PlatformFacts facts = philly();
+  facts.gpus = gpus;
+  facts.gpu_name = "Quadro P620";
+  facts.gpu_memory_bytes = memory;
+  return facts;
+}
+
+RunOutcome trained(std::vector<harness::StepMeasure> steps) {
+  RunOutcome outcome = diverged(1);
+  outcome.events.nonfinite.clear();
+  outcome.events.steps = std::move(steps);
+  return outcome;
+}
+
+constexpr std::uint64_t MiB = 1ull << 20;
+
+TEST(DiagnosisGpuMemory, AStepLargerThanTheGpuIsAPredictedOutOfMemory) {
+  report::Finding finding = only_finding(trained({step_of(100 * MiB, 2000 * MiB, 24)}), with_gpus(1));
+  EXPECT_EQ(finding.category, "GPU Out of Memory");
+  EXPECT_EQ(finding.stage, "train");
+  EXPECT_EQ(finding.severity, report::Severity::Error);
+  EXPECT_EQ(finding.location.str(), "train.py:58");
+  // 100 MiB kept + 2000 MiB for the step + 400 MiB of CUDA context.
+  EXPECT_TRUE(contains(finding.message, "2.4 GiB")) << finding.message;
+  EXPECT_TRUE(contains(finding.message, "batch size 24")) << finding.message;
+  EXPECT_TRUE(contains(finding.message, "Quadro P620 has 2.0 GiB")) << finding.message;
+  EXPECT_TRUE(contains(finding.hint, "At batch size 12 the step needs about 1.5 GiB")) << finding.hint;
+}
+
+TEST(DiagnosisGpuMemory, AStepThatFitsIsNoFindingAndNeitherIsAJobWithoutGpus) {
+  EXPECT_TRUE(diagnose(shipped_rules(), trained({step_of(100 * MiB, 1000 * MiB)}), with_gpus(1)).empty());
+  EXPECT_TRUE(diagnose(shipped_rules(), trained({step_of(100 * MiB, 9000 * MiB)}), with_gpus(0)).empty());
+}
+
+TEST(DiagnosisGpuMemory, DataParallelSplitsTheStepAndTheLargestProcessCounts) {
+  harness::StepMeasure split = step_of(100 * MiB, 4000 * MiB);
+  split.replicas = 4;
+  auto need = gpu_memory_need(trained({split}).events, with_gpus(4));
+  ASSERT_TRUE(need.has_value());
+  EXPECT_EQ(need->needed_bytes, 100 * MiB + 1000 * MiB + kCudaContextBytes);
+  harness::StepMeasure rank1 = step_of(100 * MiB, 3000 * MiB);
+  rank1.pid = 11;
+  need = gpu_memory_need(trained({step_of(100 * MiB, 1000 * MiB), rank1}).events, with_gpus(2, 16ull << 30));
+  EXPECT_EQ(need->needed_bytes, 3100 * MiB + kCudaContextBytes);
+}
+
+TEST(DiagnosisGpuMemory, ComesBeforeANaNLoss) {
+  RunOutcome outcome = trained({step_of(0, 3000 * MiB)});
+  outcome.events.nonfinite = {nan_at(3)};
+  std::vector<report::Finding> findings = diagnose(shipped_rules(), outcome, with_gpus(1));
+  ASSERT_EQ(findings.size(), 2u);
+  EXPECT_EQ(findings[0].category, "GPU Out of Memory");
+  EXPECT_EQ(findings[1].category, "Loss NaN");
 }
 
 }  // namespace

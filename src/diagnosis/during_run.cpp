@@ -1,0 +1,113 @@
+#include "diagnosis/during_run.hpp"
+
+#include <fmt/format.h>
+
+#include "diagnosis/traceback.hpp"
+#include "util/text.hpp"
+
+namespace preflight::diagnosis {
+
+namespace {
+
+// The main process's first event of a kind, else any process's (a spawned rank).
+template <typename Event>
+const Event* main_or_first(const std::vector<Event>& list, int main_pid) {
+  for (const Event& event : list) {
+    if (event.pid == main_pid) return &event;
+  }
+  return list.empty() ? nullptr : &list.front();
+}
+
+SourceLocation location_of(const std::optional<harness::Frame>& where, const std::string& code_dir) {
+  SourceLocation location;
+  if (!where || where->file.empty() || !(where->user || is_under(where->file, code_dir))) return location;
+  std::string file = where->file;
+  if (is_under(file, code_dir)) file.erase(0, code_dir.size() + (code_dir.back() == '/' ? 0 : 1));
+  location.file = file;
+  location.line = where->line;
+  return location;
+}
+
+// A dry-run finding of `category` with what the rule `rule_id` says about it.
+report::Finding from_rule(const FailureRules& rules, const char* rule_id, const char* category) {
+  report::Finding finding;
+  finding.rule = rule_id;
+  finding.category = category;
+  finding.root_cause = "Inappropriate Model Parameter/Structure";
+  finding.phase = report::Phase::Dryrun;
+  finding.stage = "train";
+  if (const FailureCategory* known = rules.find_category(category)) {
+    finding.dimension = known->dimension;
+    finding.hint = known->fix;
+  }
+  for (const FailureRule& rule : rules.rules()) {
+    if (rule.id != rule_id) continue;
+    finding.root_cause = rule.root_cause;
+    finding.severity = rule.severity;
+    finding.retry = rule.retry;
+    if (!rule.hint.empty()) finding.hint = rule.hint;
+    break;
+  }
+  return finding;
+}
+
+std::uint64_t need_of(const harness::StepMeasure& step, std::uint64_t step_bytes) {
+  return step.live_bytes + step_bytes / static_cast<std::uint64_t>(step.replicas) + kCudaContextBytes;
+}
+
+}  // namespace
+
+std::optional<GpuMemoryNeed> gpu_memory_need(const harness::HarnessEvents& events, const PlatformFacts& facts) {
+  if (facts.gpus <= 0 || facts.gpu_memory_bytes == 0) return std::nullopt;
+  const harness::StepMeasure* largest = nullptr;
+  for (const harness::StepMeasure& step : events.steps) {
+    if (!largest || need_of(step, step.step_bytes) > need_of(*largest, largest->step_bytes)) largest = &step;
+  }
+  if (!largest) return std::nullopt;
+  GpuMemoryNeed need;
+  need.needed_bytes = need_of(*largest, largest->step_bytes);
+  need.half_batch_bytes = need_of(*largest, largest->step_bytes / 2);
+  need.available_bytes = facts.gpu_memory_bytes;
+  need.batch_size = largest->batch_size;
+  need.replicas = largest->replicas;
+  return need;
+}
+
+std::optional<report::Finding> nonfinite_loss_finding(const FailureRules& rules, const RunOutcome& outcome,
+                                                      const PlatformFacts& facts) {
+  const harness::NonfiniteEvent* event = main_or_first(outcome.events.nonfinite, outcome.events.main_pid);
+  if (!event) return std::nullopt;
+  report::Finding finding = from_rule(rules, "loss-nan", "Loss NaN");
+  if (!event->stage.empty()) finding.stage = event->stage;
+  finding.message = fmt::format("the loss became {} at training step {} (backward() call {})",
+                                event->value == "nan" ? "NaN" : "infinite", event->step, event->step);
+  if (outcome.exit_code == 0 && outcome.signal == 0 && !outcome.timed_out)
+    finding.message += "; the job carried on and exited 0 with a model trained on it";
+  finding.location = location_of(event->where, facts.code_container_dir);
+  return finding;
+}
+
+std::optional<report::Finding> gpu_memory_finding(const FailureRules& rules, const RunOutcome& outcome,
+                                                  const PlatformFacts& facts) {
+  auto need = gpu_memory_need(outcome.events, facts);
+  if (!need || need->needed_bytes <= need->available_bytes) return std::nullopt;
+  const harness::StepMeasure* step = main_or_first(outcome.events.steps, outcome.events.main_pid);
+  report::Finding finding = from_rule(rules, "cuda-out-of-memory", "GPU Out of Memory");
+  const std::string batch = need->batch_size ? fmt::format(" at batch size {}", *need->batch_size) : "";
+  const std::string split =
+      need->replicas > 1 ? fmt::format(" (DataParallel splits each batch over {} GPUs)", need->replicas) : "";
+  finding.message = fmt::format(
+      "a training step needs about {} of GPU memory{}{}, but the platform's {} has {}: on the platform "
+      "it would stop with CUDA out of memory at the first step",
+      human_size(need->needed_bytes), batch, split, facts.gpu_name.empty() ? "GPU" : facts.gpu_name,
+      human_size(need->available_bytes));
+  if (need->half_batch_bytes <= need->available_bytes && need->batch_size && *need->batch_size > 1) {
+    finding.hint = fmt::format("At batch size {} the step needs about {}, which fits. ", *need->batch_size / 2,
+                               human_size(need->half_batch_bytes)) +
+                   finding.hint;
+  }
+  if (step) finding.location = location_of(step->where, facts.code_container_dir);
+  return finding;
+}
+
+}  // namespace preflight::diagnosis

@@ -1,0 +1,152 @@
+#include "pipeline/estimate.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <limits>
+
+#include "diagnosis/during_run.hpp"
+
+namespace preflight::pipeline {
+
+namespace {
+
+using harness::HarnessEvents;
+
+constexpr const char* kBeforeTraining[] = {"setup", "init", "data", "model"};
+
+// An epoch or step count the harness clamped: what the job asked for and what it ran.
+struct CountClamp {
+  double original = 0;
+  double value = 0;
+};
+
+std::optional<CountClamp> clamp_naming(const std::vector<report::Clamp>& clamps, std::initializer_list<const char*> words) {
+  for (const report::Clamp& clamp : clamps) {
+    std::string what = clamp.what;
+    std::transform(what.begin(), what.end(), what.begin(), [](unsigned char c) { return std::tolower(c); });
+    const bool named = std::any_of(words.begin(), words.end(), [&](const char* word) {
+      return what.find(word) != std::string::npos;
+    });
+    if (named && clamp.original.is_number() && clamp.value.is_number())
+      return CountClamp{clamp.original.get<double>(), clamp.value.get<double>()};
+  }
+  return std::nullopt;
+}
+
+const harness::StepMeasure* measured_step(const HarnessEvents& events) {
+  for (const auto& step : events.steps)
+    if (step.pid == events.main_pid) return &step;
+  return events.steps.empty() ? nullptr : &events.steps.front();
+}
+
+void set_step_time(report::Estimate& out, const harness::StepMeasure& step, const diagnosis::PlatformFacts& facts) {
+  out.step_seconds_here = step.seconds;
+  out.step_seconds = step.seconds;
+  if (facts.gpus <= 0) {
+    out.step_basis = "measured here (the job runs without a GPU)";
+  } else if (facts.gpu_tflops > 0 && step.flops > 0) {
+    const double compute = step.flops / step.replicas / (facts.gpu_tflops * 1e12 * kGpuUtilisation);
+    out.step_seconds = std::max(compute, step.ops * kSecondsPerOperator);
+    out.step_basis = fmt::format("{:.3g} GFLOP at {:.0f}% of the {}'s {} TFLOPS, at least {:.0f} us per operator",
+                                 step.flops / 1e9, kGpuUtilisation * 100, facts.gpu_name, facts.gpu_tflops,
+                                 kSecondsPerOperator * 1e6);
+  } else {
+    out.step_basis = "measured here (the profile gives no gpu.tflops)";
+  }
+}
+
+// The first error finding: the failure the real run would meet first.
+const report::Finding* first_failure(const std::vector<report::Finding>& findings) {
+  for (const auto& finding : findings)
+    if (finding.severity == report::Severity::Error && !finding.stage.empty()) return &finding;
+  return nullptr;
+}
+
+// Training steps of the real run before `failure` strikes; none when that cannot be told.
+std::optional<long long> steps_before(const report::Finding& failure, const HarnessEvents& events,
+                                      const harness::StepMeasure& step, const std::optional<CountClamp>& epochs,
+                                      const std::optional<CountClamp>& steps) {
+  for (const char* stage : kBeforeTraining)
+    if (failure.stage == stage) return 0;
+  if (failure.category == "GPU Out of Memory") return 1;
+  // When it struck in the measured process: the Loss NaN event, the ending exception, or
+  // (killed without an exception) the end of the run.
+  double at = std::numeric_limits<double>::infinity();
+  long long dry_step = 0;
+  if (failure.category == "Loss NaN") {
+    for (const auto& nan : events.nonfinite)
+      if (nan.pid == step.pid) at = nan.t, dry_step = nan.step;
+  } else {
+    for (const auto& exception : events.exceptions)
+      if (exception.pid == step.pid && exception.stage == failure.stage) at = exception.t;
+  }
+  long long epochs_done = 0, dry_steps_done = 0;
+  for (const auto& end : events.epochs) {
+    if (end.pid != step.pid || end.t > at) continue;
+    ++epochs_done;
+    dry_steps_done += end.batches;
+  }
+  const std::optional<int> per_epoch = step.batches_per_epoch;
+  if (failure.stage == "train") {
+    const long long into_epoch = std::max<long long>(1, dry_step - dry_steps_done);
+    if (epochs_done == 0) return into_epoch;
+    if (!per_epoch) return std::nullopt;
+    return epochs_done * *per_epoch + into_epoch;
+  }
+  // After training: at the end of the epoch it struck in, or of the whole run when the dry
+  // run had done all of its (clamped) epochs.
+  const bool after_last = failure.stage == "evaluate" || failure.stage == "predict";
+  if (steps && after_last) return static_cast<long long>(steps->original);
+  if (!per_epoch) return std::nullopt;
+  double real_epochs = static_cast<double>(epochs_done);
+  if (epochs && epochs_done >= epochs->value) real_epochs = epochs->original;
+  return std::llround(real_epochs * *per_epoch);
+}
+
+}  // namespace
+
+std::optional<report::Estimate> estimate_run(const HarnessEvents& events, const std::vector<report::Clamp>& clamps,
+                                             const std::vector<report::Finding>& findings,
+                                             const diagnosis::PlatformFacts& facts) {
+  const harness::StepMeasure* step = measured_step(events);
+  if (!step) return std::nullopt;
+  report::Estimate out;
+  set_step_time(out, *step, facts);
+  out.batch_size = step->batch_size;
+  out.gpus = std::max(0, facts.gpus) * std::max(1, facts.nodes);
+  out.gpu_name = facts.gpu_name;
+  if (auto need = diagnosis::gpu_memory_need(events, facts)) {
+    out.gpu_needed_bytes = need->needed_bytes;
+    out.gpu_available_bytes = need->available_bytes;
+  }
+  const auto epochs = clamp_naming(clamps, {"epoch"});
+  const auto steps = clamp_naming(clamps, {"step", "iter"});
+  long long dry_epochs = 0;
+  for (const auto& end : events.epochs) dry_epochs += end.pid == step->pid;
+  if (step->batches_per_epoch) out.steps_per_epoch = *step->batches_per_epoch;
+  if (epochs) {
+    out.epochs = epochs->original;
+  } else if (dry_epochs > 0) {
+    out.epochs = static_cast<double>(dry_epochs);
+  }
+  if (steps) {
+    out.total_steps = static_cast<long long>(steps->original);
+  } else if (out.epochs && out.steps_per_epoch) {
+    out.total_steps = std::llround(*out.epochs * *out.steps_per_epoch);
+  }
+  if (out.total_steps) out.run_hours = *out.total_steps * out.step_seconds / 3600;
+  if (const report::Finding* failure = first_failure(findings)) {
+    out.failure_stage = failure->stage;
+    out.failure_after_steps = steps_before(*failure, events, *step, epochs, steps);
+    if (out.failure_after_steps) {
+      out.failure_after_hours = *out.failure_after_steps * out.step_seconds / 3600;
+      out.gpu_hours_saved = *out.failure_after_hours * out.gpus;
+    }
+  }
+  return out;
+}
+
+}  // namespace preflight::pipeline

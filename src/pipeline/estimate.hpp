@@ -1,0 +1,26 @@
+// What the training step the harness measured says about the real run (docs/harness.md
+// "Measuring a step"): its time on the platform's GPU, the length of the unclamped run, and
+// when the failure the dry run found would strike there, in GPU-hours.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "diagnosis/evidence.hpp"
+#include "harness/events.hpp"
+#include "report/report.hpp"
+
+namespace preflight::pipeline {
+
+// A step on a GPU: its FLOPs at this fraction of the card's peak, and at least this long per
+// top-level operator (a kernel launch). Modelled constants; docs/harness.md gives the reasons.
+inline constexpr double kGpuUtilisation = 0.4;
+inline constexpr double kSecondsPerOperator = 10e-6;
+
+// None when no training step was measured (a job that never trained, or trained one step).
+std::optional<report::Estimate> estimate_run(const harness::HarnessEvents& events,
+                                             const std::vector<report::Clamp>& clamps,
+                                             const std::vector<report::Finding>& findings,
+                                             const diagnosis::PlatformFacts& facts);
+
+}  // namespace preflight::pipeline

@@ -1,0 +1,131 @@
+// The cost estimate: a measured step's time on the platform's GPU, the length of the real run
+// from the clamped epochs, and where a failure of the dry run would strike in it.
+#include <gtest/gtest.h>
+
+#include "diagnosis_fixtures.hpp"
+#include "pipeline/estimate.hpp"
+
+namespace preflight::pipeline {
+namespace {
+
+using diagnosis::fixtures::philly;
+
+constexpr int kMain = 10;
+
+harness::HarnessEvents trained(int epochs_ended, int batches_per_epoch = 500) {
+  harness::HarnessEvents events;
+  events.main_pid = kMain;
+  harness::StepMeasure step;
+  step.seconds = 0.5;
+  step.flops = 3.72e12;  // 1 s at 40% of 9.3 TFLOPS
+  step.ops = 200;
+  step.batch_size = 64;
+  step.batches_per_epoch = batches_per_epoch;
+  step.pid = kMain;
+  events.steps = {step};
+  for (int i = 0; i < epochs_ended; ++i) events.epochs.push_back({2, 1.0 + i, kMain});
+  return events;
+}
+
+diagnosis::PlatformFacts p100s(int gpus) {
+  diagnosis::PlatformFacts facts = philly();
+  facts.gpus = gpus;
+  facts.gpu_name = "Tesla P100-PCIE-16GB";
+  facts.gpu_memory_bytes = 16ull << 30;
+  facts.gpu_tflops = 9.3;
+  return facts;
+}
+
+report::Clamp epochs_clamp(int original, int value = 2) {
+  return {"argparse --epochs", original, value, {}};
+}
+
+report::Finding failure_in(const std::string& stage, const std::string& category = "Key Not Found") {
+  report::Finding finding;
+  finding.category = category;
+  finding.severity = report::Severity::Error;
+  finding.stage = stage;
+  return finding;
+}
+
+harness::ExceptionEvent raised_in(const std::string& stage, double t) {
+  harness::ExceptionEvent event;
+  event.stage = stage;
+  event.t = t;
+  event.pid = kMain;
+  return event;
+}
+
+TEST(PipelineEstimate, NothingWithoutAMeasuredStep) {
+  EXPECT_FALSE(estimate_run({}, {}, {}, p100s(1)).has_value());
+}
+
+TEST(PipelineEstimate, TheStepOnTheGpuFollowsItsFlopsAndTheRunItsUnclampedEpochs) {
+  auto estimate = estimate_run(trained(2), {epochs_clamp(90)}, {}, p100s(4));
+  ASSERT_TRUE(estimate.has_value());
+  EXPECT_DOUBLE_EQ(estimate->step_seconds_here, 0.5);
+  EXPECT_NEAR(estimate->step_seconds, 1.0, 1e-9);
+  EXPECT_EQ(estimate->total_steps, 90 * 500);
+  EXPECT_NEAR(*estimate->run_hours, 90 * 500 / 3600.0, 1e-9);
+  EXPECT_EQ(estimate->gpus, 4);
+  EXPECT_FALSE(estimate->failure_stage.has_value());
+}
+
+TEST(PipelineEstimate, ASmallModelIsBoundByKernelLaunches) {
+  harness::HarnessEvents events = trained(2);
+  events.steps[0].flops = 1e6;
+  auto estimate = estimate_run(events, {}, {}, p100s(1));
+  EXPECT_NEAR(estimate->step_seconds, 200 * kSecondsPerOperator, 1e-12);
+}
+
+TEST(PipelineEstimate, WithoutGpusTheTimeMeasuredHereCounts) {
+  auto estimate = estimate_run(trained(2), {epochs_clamp(10)}, {}, p100s(0));
+  EXPECT_DOUBLE_EQ(estimate->step_seconds, 0.5);
+  EXPECT_EQ(estimate->gpus, 0);
+}
+
+TEST(PipelineEstimate, AFailureAfterTheLastEpochStrikesAtTheEndOfTheRealRun) {
+  harness::HarnessEvents events = trained(2);
+  events.exceptions = {raised_in("evaluate", 9.0)};
+  auto estimate = estimate_run(events, {epochs_clamp(90)}, {failure_in("evaluate")}, p100s(4));
+  EXPECT_EQ(estimate->failure_stage, "evaluate");
+  EXPECT_EQ(estimate->failure_after_steps, 90 * 500);
+  EXPECT_NEAR(*estimate->gpu_hours_saved, 90 * 500 / 3600.0 * 4, 1e-9);
+}
+
+TEST(PipelineEstimate, AFailureInTheFirstValidationStrikesAfterOneEpoch) {
+  harness::HarnessEvents events = trained(2);
+  events.exceptions = {raised_in("validate", 1.5)};  // after the first epoch ended, at t=1
+  auto estimate = estimate_run(events, {epochs_clamp(90)}, {failure_in("validate")}, p100s(1));
+  EXPECT_EQ(estimate->failure_after_steps, 500);
+}
+
+TEST(PipelineEstimate, ANaNLossStrikesAtItsStepWithinTheEpoch) {
+  harness::HarnessEvents events = trained(2);
+  harness::NonfiniteEvent nan;
+  nan.step = 3;  // the first batch of the second epoch (two batches per dry-run epoch)
+  nan.t = 1.5;
+  nan.pid = kMain;
+  events.nonfinite = {nan};
+  auto estimate = estimate_run(events, {epochs_clamp(90)}, {failure_in("train", "Loss NaN")}, p100s(1));
+  EXPECT_EQ(estimate->failure_after_steps, 501);
+}
+
+TEST(PipelineEstimate, FailuresBeforeTrainingAndGpuOutOfMemoryStrikeAtOnce) {
+  auto estimate = estimate_run(trained(2), {}, {failure_in("data", "Path Not Found")}, p100s(1));
+  EXPECT_EQ(estimate->failure_after_steps, 0);
+  estimate = estimate_run(trained(2), {}, {failure_in("train", "GPU Out of Memory")}, p100s(1));
+  EXPECT_EQ(estimate->failure_after_steps, 1);
+}
+
+TEST(PipelineEstimate, AStepCountClampGivesTheRunsLength) {
+  harness::HarnessEvents events = trained(1);
+  events.exceptions = {raised_in("evaluate", 9.0)};
+  report::Clamp steps{"transformers TrainingArguments.max_steps", 20000, 2, {}};
+  auto estimate = estimate_run(events, {steps}, {failure_in("evaluate")}, p100s(1));
+  EXPECT_EQ(estimate->total_steps, 20000);
+  EXPECT_EQ(estimate->failure_after_steps, 20000);
+}
+
+}  // namespace
+}  // namespace preflight::pipeline

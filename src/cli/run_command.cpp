@@ -16,6 +16,7 @@ struct RunArgs {
   std::string platform, image, json, timeout;
   int steps = 0;
   bool quiet = false;
+  bool no_harness = false;
 };
 
 int run(const RunArgs& args) {
@@ -24,6 +25,7 @@ int run(const RunArgs& args) {
   if (!args.platform.empty()) options.platform = args.platform;
   if (!args.image.empty()) options.image = args.image;
   if (args.steps > 0) options.steps = args.steps;
+  options.harness = !args.no_harness;
   if (!args.timeout.empty()) {
     auto timeout = spec::parse_duration(args.timeout);
     if (!timeout) return report_error(timeout.error().context("--timeout"));
@@ -60,6 +62,9 @@ Command run_command() {
                 ->check(CLI::PositiveNumber);
             app.add_option("--timeout", args->timeout, "stop the dry run after DURATION (e.g. 90s, 10m)");
             app.add_flag("-q,--quiet", args->quiet, "do not echo the job's output");
+            app.add_flag("--no-harness", args->no_harness,
+                         "run the job exactly as the platform would, without Preflight's harness: "
+                         "no clamping, stages or measurements; the verdict comes from the exit status and output");
             return [args] { return run(*args); };
           }};
 }

@@ -179,6 +179,7 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
   context.emulator_dir = data_dir() / "emulator";
   context.steps_override = options.steps;
   context.timeout_override = options.timeout;
+  context.harness = options.harness;
   auto plan = plan::make_plan(*job, *profile, image->config, context);
   if (!plan) return std::move(plan).error();
 

@@ -19,6 +19,7 @@ struct DryRunOptions {
   std::optional<std::string> image;                  // --image REF
   std::optional<int> steps;                          // --steps N
   std::optional<std::chrono::milliseconds> timeout;  // --timeout DURATION
+  bool harness = true;                               // --no-harness: no stages, clamps or measurements
 };
 
 // Where the pipeline tells the user what is going on; each may be a no-op.

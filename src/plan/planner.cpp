@@ -63,6 +63,24 @@ diagnosis::MountFact fact_of(const MountPlan& mount) {
   return {mount.kind, mount.name, mount.destination, mount.source.string(), mount.read_only};
 }
 
+// The harness's variables (docs/harness.md "Injection"); it goes first on the job's own
+// PYTHONPATH, which it keeps.
+void set_harness_env(std::vector<std::string>& env, const spec::JobSpec& job, const spec::PlatformProfile& profile,
+                     int steps, const std::string& code) {
+  std::string python_path = std::string(kEmulatorMount) + "/site";
+  if (auto existing = env_value(env, "PYTHONPATH"); !existing.empty()) python_path += ":" + existing;
+  set_env(env, "PYTHONPATH", python_path);
+  set_env(env, "PREFLIGHT_EVENTS", kEventsFile);
+  set_env(env, "PREFLIGHT_STEPS", std::to_string(steps));
+  set_env(env, "PREFLIGHT_CODE_DIR", code);
+  if (job.gpus > 0) {  // the harness shows them to a framework that has none (virtual GPUs)
+    set_env(env, "PREFLIGHT_GPUS", std::to_string(job.gpus));
+    set_env(env, "PREFLIGHT_GPU_NAME", profile.gpu.name);
+    set_env(env, "PREFLIGHT_GPU_MEMORY", std::to_string(profile.gpu.memory_bytes));
+  }
+  if (!job.dryrun.args.empty()) set_env(env, "PREFLIGHT_CLAMP_ARGS", clamp_args_json(job.dryrun.args));
+}
+
 }  // namespace
 
 Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile& profile,
@@ -134,10 +152,12 @@ Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile&
     plan.user_dirs.push_back({*scratch, false});
     plan.facts.mounts.push_back({Kind::Scratch, "", *scratch, "", false});
   }
-  add_mount({Kind::Harness, "", kEmulatorMount, context.emulator_dir, true});
-  auto harness_run = context.run_dir / "harness";
-  plan.prepare.push_back({harness_run, profile.user.uid, profile.user.gid});
-  add_mount({Kind::Harness, "", kRunMount, harness_run, false});
+  add_mount({Kind::Harness, "", kEmulatorMount, context.emulator_dir, true});  // launch.sh too
+  if (context.harness) {
+    auto harness_run = context.run_dir / "harness";
+    plan.prepare.push_back({harness_run, profile.user.uid, profile.user.gid});
+    add_mount({Kind::Harness, "", kRunMount, harness_run, false});
+  }
 
   auto setup = job.setup ? spec::substitute_references(*job.setup, input_paths, output_paths, job.setup_where)
                          : Result<std::string>(std::string());
@@ -174,19 +194,7 @@ Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile&
     if (!expanded) return std::move(expanded).error();
     set_env(env, key, *expanded);
   }
-  // The harness goes first on the job's own PYTHONPATH, which it keeps.
-  std::string python_path = std::string(kEmulatorMount) + "/site";
-  if (auto existing = env_value(env, "PYTHONPATH"); !existing.empty()) python_path += ":" + existing;
-  set_env(env, "PYTHONPATH", python_path);
-  set_env(env, "PREFLIGHT_EVENTS", kEventsFile);
-  set_env(env, "PREFLIGHT_STEPS", std::to_string(plan.steps));
-  set_env(env, "PREFLIGHT_CODE_DIR", *code);
-  if (job.gpus > 0) {  // the harness shows them to a framework that has none (virtual GPUs)
-    set_env(env, "PREFLIGHT_GPUS", std::to_string(job.gpus));
-    set_env(env, "PREFLIGHT_GPU_NAME", profile.gpu.name);
-    set_env(env, "PREFLIGHT_GPU_MEMORY", std::to_string(profile.gpu.memory_bytes));
-  }
-  if (!job.dryrun.args.empty()) set_env(env, "PREFLIGHT_CLAMP_ARGS", clamp_args_json(job.dryrun.args));
+  if (context.harness) set_harness_env(env, job, profile, plan.steps, *code);
 
   auto working_dir = spec::expand_template(profile.mounts.working_dir, vars, profile_where);
   if (!working_dir) return std::move(working_dir).error();

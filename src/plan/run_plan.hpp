@@ -82,6 +82,7 @@ struct PlanContext {
   std::string job_id;                                         // unique per run
   std::optional<int> steps_override;                          // --steps
   std::optional<std::chrono::milliseconds> timeout_override;  // --timeout
+  bool harness = true;  // false (--no-harness): the job exactly as the platform runs it
 };
 
 Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile& profile,

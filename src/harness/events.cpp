@@ -66,6 +66,7 @@ ExceptionEvent exception_event(const json& event) {
 ClampEvent clamp_event(const json& event) {
   ClampEvent c;
   c.what = text(event, "what");
+  c.kind = text(event, "kind");
   auto original = event.find("original");
   if (original != event.end() && !original->is_null()) c.original = original->dump();
   auto value = event.find("value");

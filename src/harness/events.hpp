@@ -60,6 +60,7 @@ struct ClampEvent {
   std::optional<std::string> original;  // as JSON text ("14", "0.5"); unset when never given
   std::string value;                    // as JSON text: "2"
   std::optional<Frame> where;
+  std::string kind;  // "epochs" | "steps" | "interval" | "ranks" | "" (another value)
 };
 
 // A loss that was NaN or infinite at backward(); the job may have carried on.

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <limits>
 
@@ -23,14 +22,9 @@ struct CountClamp {
   double value = 0;
 };
 
-std::optional<CountClamp> clamp_naming(const std::vector<report::Clamp>& clamps, std::initializer_list<const char*> words) {
+std::optional<CountClamp> clamp_of_kind(const std::vector<report::Clamp>& clamps, const std::string& kind) {
   for (const report::Clamp& clamp : clamps) {
-    std::string what = clamp.what;
-    std::transform(what.begin(), what.end(), what.begin(), [](unsigned char c) { return std::tolower(c); });
-    const bool named = std::any_of(words.begin(), words.end(), [&](const char* word) {
-      return what.find(word) != std::string::npos;
-    });
-    if (named && clamp.original.is_number() && clamp.value.is_number())
+    if (clamp.kind == kind && clamp.original.is_number() && clamp.value.is_number())
       return CountClamp{clamp.original.get<double>(), clamp.value.get<double>()};
   }
   return std::nullopt;
@@ -122,8 +116,8 @@ std::optional<report::Estimate> estimate_run(const HarnessEvents& events, const 
     out.gpu_needed_bytes = need->needed_bytes;
     out.gpu_available_bytes = need->available_bytes;
   }
-  const auto epochs = clamp_naming(clamps, {"epoch"});
-  const auto steps = clamp_naming(clamps, {"step", "iter"});
+  const auto epochs = clamp_of_kind(clamps, "epochs");
+  const auto steps = clamp_of_kind(clamps, "steps");
   long long dry_epochs = 0;
   for (const auto& end : events.epochs) dry_epochs += end.pid == step->pid;
   if (step->batches_per_epoch) out.steps_per_epoch = *step->batches_per_epoch;

@@ -27,6 +27,7 @@ std::vector<Clamp> clamps_of(const std::vector<harness::ClampEvent>& events, con
   for (const harness::ClampEvent& event : events) {
     Clamp clamp;
     clamp.what = event.what;
+    clamp.kind = event.kind;
     clamp.original = event.original ? value_of(*event.original) : nlohmann::json(nullptr);
     clamp.value = value_of(event.value);
     clamp.location = location_of(event.where, code_dir);

@@ -79,7 +79,11 @@ nlohmann::json to_json(const Report& report) {
       if (c.location.line > 0) location["line"] = c.location.line;
     }
     clamps.push_back(
-        {{"what", c.what}, {"original", c.original}, {"value", c.value}, {"location", location}});
+        {{"what", c.what},
+         {"kind", c.kind.empty() ? json(nullptr) : json(c.kind)},
+         {"original", c.original},
+         {"value", c.value},
+         {"location", location}});
   }
   json root = {{"schema", "preflight.report/v1"},
           {"verdict", report.verdict},

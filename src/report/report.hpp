@@ -25,6 +25,7 @@ struct Clamp {
   nlohmann::json original;  // null when the job never set it
   nlohmann::json value;     // what the run used instead
   SourceLocation location;  // where the job set it, relative to the code folder
+  std::string kind;         // "epochs" | "steps" | "interval" | "ranks" | "" (another value)
 };
 
 // What the measured training step says about the real run (docs/formats.md "estimate"):

@@ -81,7 +81,13 @@ void print_estimate(const Estimate& e, std::ostream& out, const Palette& p) {
     out << p.dim("saved:") << " "
         << fmt::format("on the platform this failure strikes at {} after about {} steps, {} into the run",
                        *e.failure_stage, *e.failure_after_steps, duration(*e.failure_after_hours * 3600));
-    if (e.gpus > 0) out << fmt::format(": this dry run saved about {:.3g} GPU-hours", *e.gpu_hours_saved);
+    if (e.gpus > 0) {
+      const double hours = *e.gpu_hours_saved;
+      out << ": this dry run saved "
+          << (hours >= 1 ? fmt::format("about {:.1f} GPU-hours", hours)
+              : hours * 60 >= 1 ? fmt::format("about {:.0f} GPU-minutes", hours * 60)
+                                : std::string("under a GPU-minute"));
+    }
     out << "\n";
   }
 }

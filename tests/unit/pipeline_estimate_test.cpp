@@ -37,7 +37,7 @@ diagnosis::PlatformFacts p100s(int gpus) {
 }
 
 report::Clamp epochs_clamp(int original, int value = 2) {
-  return {"argparse --epochs", original, value, {}};
+  return {"argparse --epochs", original, value, {}, "epochs"};
 }
 
 report::Finding failure_in(const std::string& stage, const std::string& category = "Key Not Found") {
@@ -121,7 +121,7 @@ TEST(PipelineEstimate, FailuresBeforeTrainingAndGpuOutOfMemoryStrikeAtOnce) {
 TEST(PipelineEstimate, AStepCountClampGivesTheRunsLength) {
   harness::HarnessEvents events = trained(1);
   events.exceptions = {raised_in("evaluate", 9.0)};
-  report::Clamp steps{"transformers TrainingArguments.max_steps", 20000, 2, {}};
+  report::Clamp steps{"transformers TrainingArguments.max_steps", 20000, 2, {}, "steps"};
   auto estimate = estimate_run(events, {steps}, {failure_in("evaluate")}, p100s(1));
   EXPECT_EQ(estimate->total_steps, 20000);
   EXPECT_EQ(estimate->failure_after_steps, 20000);

@@ -33,9 +33,27 @@ report::Report sample_report() {
   f.location = {"train.py", 18, 0};
   f.hint = "write checkpoints to ${{outputs.model}}";
   r.findings = {f};
-  r.clamps = {{"argparse --epochs", 14, 2, {"train.py", 40, 0}},
-              {"lightning Trainer limit_val_batches", nullptr, 2, {}}};
+  r.clamps = {{"argparse --epochs", 14, 2, {"train.py", 40, 0}, "epochs"},
+              {"lightning Trainer limit_val_batches", nullptr, 2, {}, ""}};
   r.notes = {"input \"mnist\" (over 1.0 GiB) sampled: 32 files kept, 9968 left out"};
+  report::Estimate e;
+  e.step_seconds_here = 0.25;
+  e.step_seconds = 0.002;
+  e.step_basis = "1.5 GFLOP at 40% of the Tesla P100-PCIE-16GB's 9.3 TFLOPS, at least 10 us per operator";
+  e.batch_size = 64;
+  e.steps_per_epoch = 938;
+  e.epochs = 14;
+  e.total_steps = 13132;
+  e.run_hours = 13132 * 0.002 / 3600;
+  e.gpus = 4;
+  e.gpu_name = "Tesla P100-PCIE-16GB";
+  e.gpu_needed_bytes = 1288490189;
+  e.gpu_available_bytes = 17179869184;
+  e.failure_stage = "checkpoint";
+  e.failure_after_steps = 938;
+  e.failure_after_hours = 938 * 0.002 / 3600;
+  e.gpu_hours_saved = *e.failure_after_hours * 4;
+  r.estimate = e;
   r.duration_s = 4.5;
   return r;
 }
@@ -60,9 +78,9 @@ TEST(ReportReport, TerminalSummaryMatchesTheGoldenWithoutColour) {
 
 TEST(ReportReport, ClampsFromTheHarnessKeepTheirValuesAndAreLocatedInTheCode) {
   harness::ClampEvent epochs{"argparse --epochs", "14", "2",
-                             harness::Frame{"/job/code/train.py", 40, "main", true}};
-  harness::ClampEvent limit{"lightning Trainer limit_val_batches", std::nullopt, "2", std::nullopt};
-  harness::ClampEvent text{"argparse --optimizer", "\"adam\"", "\"sgd\"", std::nullopt};
+                             harness::Frame{"/job/code/train.py", 40, "main", true}, "epochs"};
+  harness::ClampEvent limit{"lightning Trainer limit_val_batches", std::nullopt, "2", std::nullopt, ""};
+  harness::ClampEvent text{"argparse --optimizer", "\"adam\"", "\"sgd\"", std::nullopt, ""};
   auto clamps = report::clamps_of({epochs, limit, text}, "/job/code");
   ASSERT_EQ(clamps.size(), 3u);
   EXPECT_EQ(clamps[0].original, 14);

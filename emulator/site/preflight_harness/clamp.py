@@ -16,7 +16,7 @@ from . import frames
 # that each happens at least once within the clamped steps.
 EPOCH_NAMES = frozenset((
     "epochs", "num_epochs", "n_epochs", "max_epochs", "epoch", "nepochs", "num_train_epochs",
-    "train_epochs"))
+    "train_epochs", "niter"))  # niter: the epochs of PyTorch's DCGAN example
 STEP_NAMES = frozenset((
     "max_steps", "num_steps", "steps", "iterations", "iters", "max_iters", "max_iter",
     "num_iterations", "train_steps", "total_steps"))
@@ -104,12 +104,23 @@ def user_where(frame):
     return where if where and where.get("user") else None
 
 
+def kind(what):
+    """"epochs", "steps" or "interval" for a clamp named by one of those names (its last
+    word: "argparse --niter", "keras Model.fit epochs"); None otherwise."""
+    name = normal(what.replace(".", " ").split()[-1]) if what.strip() else ""
+    for names, label in ((EPOCH_NAMES, "epochs"), (STEP_NAMES, "steps"),
+                         (INTERVAL_NAMES, "interval")):
+        if name in names:
+            return label
+    return None
+
+
 def report(what, original, value, where):
     key = (what, repr(original), repr(value), where and (where["file"], where["line"]))
     if key in _seen:
         return  # a fit() called once per epoch, say
     _seen.add(key)
-    core.emit("clamp", what=what, original=original, value=value, where=where)
+    core.emit("clamp", what=what, kind=kind(what), original=original, value=value, where=where)
 
 
 def loaded(name, module):

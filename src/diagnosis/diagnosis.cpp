@@ -56,9 +56,25 @@ ExceptionEvent normalized(ExceptionEvent event, const std::string& code_dir) {
   return event;
 }
 
-// The exception that ended the job: the main process's (the first to report a stage) last
-// one, else the last of any process. Exceptions of the setup step are not the command's.
+// A distributed job's first exception in any rank, by the wall clock: the other ranks and the
+// launcher fail because of it.
+const ExceptionEvent* first_in_a_rank(const HarnessEvents& events) {
+  const ExceptionEvent* first = nullptr;
+  double first_at = 0;
+  for (const ExceptionEvent& event : events.exceptions) {
+    for (const harness::RankEvent& rank : events.ranks) {
+      if (rank.pid != event.pid || event.stage == "setup") continue;
+      if (!first || rank.started + event.t < first_at) first = &event, first_at = rank.started + event.t;
+    }
+  }
+  return first;
+}
+
+// The exception that ended the job: a rank's first, else the main process's (the first to
+// report a stage) last one, else the last of any process. Exceptions of the setup step are
+// not the command's.
 const ExceptionEvent* ending_exception(const HarnessEvents& events) {
+  if (const ExceptionEvent* in_rank = first_in_a_rank(events)) return in_rank;
   const int main_pid = !events.stages.empty()       ? events.stages.front().pid
                        : !events.exceptions.empty() ? events.exceptions.front().pid
                                                     : 0;

@@ -176,6 +176,10 @@ HarnessEvents parse_events(const std::string& text_in) {
       out.nonfinite.push_back(std::move(n));
     } else if (ev == "step_measure") {
       out.steps.push_back(step_measure(event));
+    } else if (ev == "rank") {
+      auto started = event.find("started");
+      out.ranks.push_back({integer(event, "rank"), integer(event, "world", 1),
+                           started != event.end() && started->is_number() ? started->get<double>() : 0.0, pid});
     } else if (ev == "epoch_end") {
       out.epochs.push_back({integer(event, "batches"), seconds(event), pid});
     } else if (ev == "exit") {
@@ -189,6 +193,9 @@ HarnessEvents parse_events(const std::string& text_in) {
   out.command_started = tracking.command_pid.has_value();
   for (const auto& [pid, code] : tracking.exits) {
     if (pid == out.main_pid) out.exit_code = code;
+  }
+  for (const RankEvent& rank : out.ranks) {
+    if (rank.rank == 0) out.main_pid = rank.pid;  // the launcher never trains
   }
   return out;
 }

@@ -95,11 +95,21 @@ struct EpochEnd {
   int pid = 0;
 };
 
+// A process that joined a torch.distributed process group (docs/harness.md "Ranks").
+struct RankEvent {
+  int rank = 0;
+  int world = 1;
+  double started = 0;  // wall-clock seconds when the harness started in it: t + started is comparable across ranks
+  int pid = 0;
+};
+
 struct HarnessEvents {
   bool started = false;          // the harness loaded in at least one process
   std::string python_version;    // of the first process, e.g. "3.11.2"
   bool command_started = false;  // a process of the job's command (not its setup) started
-  int main_pid = -1;             // the job command's first process; -1 if none started
+  // Whose stages make the timeline: rank 0 of a distributed job, else the job command's first
+  // process; -1 if none started.
+  int main_pid = -1;
   std::vector<StageEvent> stages;
   std::vector<ExceptionEvent> exceptions;
   std::vector<CapEvent> caps;
@@ -107,6 +117,7 @@ struct HarnessEvents {
   std::vector<NonfiniteEvent> nonfinite;
   std::vector<StepMeasure> steps;  // one per process that trained for two steps or more
   std::vector<EpochEnd> epochs;
+  std::vector<RankEvent> ranks;
   std::optional<int> exit_code;  // the main process reached interpreter exit normally
 };
 

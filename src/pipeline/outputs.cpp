@@ -19,11 +19,13 @@ struct Written {
 };
 
 // Writes that are the platform's business and lost on purpose: caches and per-user installs
-// under the home, Python's bytecode, Preflight's own folders.
+// under the home, Python's bytecode, Preflight's own folders and the /etc/hosts it writes as
+// container engines do.
 bool expected_scratch(const std::string& path, const std::string& home) {
   for (const char* dir : {"/.cache/", "/.local/", "/.config/"})
     if (!home.empty() && path.rfind(home + dir, 0) == 0) return true;
-  return path.rfind("/opt/preflight/", 0) == 0 || path.find("/__pycache__/") != std::string::npos;
+  return path.rfind("/opt/preflight/", 0) == 0 || path.find("/__pycache__/") != std::string::npos ||
+         path == "/etc/hosts";
 }
 
 std::vector<Written> written_outside(const fs::path& upper, const std::string& home) {

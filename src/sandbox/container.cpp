@@ -133,9 +133,23 @@ Status prepare_run_dir(const plan::RunPlan& plan) {
   return Ok{};
 }
 
+// Container engines (Docker, containerd under Kubernetes) give every container an /etc/hosts
+// naming localhost and the container's host name, whatever the image holds; images built
+// from a root filesystem often have none, and then "localhost" (a distributed job's
+// MASTER_ADDR) does not resolve without a network.
+Status write_hosts(const plan::RunPlan& plan, const fs::path& root) {
+  std::ofstream hosts(root / "etc" / "hosts", std::ios::trunc);
+  hosts << "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n127.0.1.1\t" << plan.hostname
+        << "\n";
+  if (!hosts) return Error::runtime(fmt::format("cannot write /etc/hosts in the container: {}", std::strerror(errno)));
+  return Ok{};
+}
+
 // The folders the platform gives the job's user (home, writable folders, scratch) exist in
-// the container's root. They land in the overlay's upper layer only.
+// the container's root, and so does its /etc/hosts. They land in the overlay's upper layer
+// only.
 Status prepare_root(const plan::RunPlan& plan, const fs::path& root) {
+  if (auto hosts = write_hosts(plan, root); !hosts) return hosts;
   for (const auto& dir : plan.user_dirs) {
     fs::path inside = root / fs::path(dir.path).relative_path();
     std::error_code ec;

@@ -181,7 +181,8 @@ class _ImportWatcher(object):
     `threading`, `argparse`, ...), to patch them once they have finished importing; the
     harness never imports torch itself."""
 
-    watched = ("torch", "threading",  # and the modules whose epochs/steps clamp.py clamps:
+    watched = ("torch", "threading", "torch.distributed.run",  # torchrun's ranks (ranks.py)
+               # and the modules whose epochs/steps clamp.py clamps:
                "argparse", "transformers.training_args", "pytorch_lightning", "lightning.pytorch",
                "keras")
 

@@ -115,12 +115,13 @@ def kind(what):
     return None
 
 
-def report(what, original, value, where):
+def report(what, original, value, where, kind_of=None):
     key = (what, repr(original), repr(value), where and (where["file"], where["line"]))
     if key in _seen:
         return  # a fit() called once per epoch, say
     _seen.add(key)
-    core.emit("clamp", what=what, kind=kind(what), original=original, value=value, where=where)
+    core.emit("clamp", what=what, kind=kind_of or kind(what), original=original, value=value,
+              where=where)
 
 
 def loaded(name, module):

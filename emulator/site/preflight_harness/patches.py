@@ -9,6 +9,9 @@ def loaded(name, module):
         torch_hooks.install(module)
     elif name == "threading":
         _patch_threading(module)
+    elif name == "torch.distributed.run":
+        from . import ranks
+        ranks.patch_launcher(module)
     else:
         from . import clamp
         clamp.loaded(name, module)

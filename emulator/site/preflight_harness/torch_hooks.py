@@ -24,6 +24,7 @@ def install(torch):
         except Exception as exc:
             core.harness_error(patch.__name__, exc)
     core.guard("virtual_gpu", __import__(__package__ + ".virtual_gpu", fromlist=["_"]).install, torch)
+    core.guard("ranks", __import__(__package__ + ".ranks", fromlist=["_"]).install, torch)
 
 
 def _patch_dataset(torch):

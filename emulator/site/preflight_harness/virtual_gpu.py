@@ -304,3 +304,12 @@ def _patch_parallel(torch, gpus):
         return original_init(backend, *args, **kwargs)
 
     dist.init_process_group = init_process_group
+    ddp = torch.nn.parallel.DistributedDataParallel
+    original_ddp_init = ddp.__init__
+
+    @functools.wraps(original_ddp_init)
+    def __init__(self, module, device_ids=None, output_device=None, *args, **kwargs):
+        # A module on a virtual GPU is a CPU module, which DDP accepts only without devices.
+        return original_ddp_init(self, module, None, None, *args, **kwargs)
+
+    ddp.__init__ = __init__

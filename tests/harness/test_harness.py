@@ -593,5 +593,46 @@ class StepMeasure(HarnessCase):
         self.assertEqual([e["batches"] for e in self.events("epoch_end")], [2, 2])
 
 
+class RankFolding(unittest.TestCase):
+    """torchrun's arguments as the harness rewrites them (docs/harness.md "Ranks")."""
+
+    def fold(self, nproc, nnodes, gpus="4"):
+        sys.path.insert(0, SITE)
+        try:
+            import argparse
+            from preflight_harness import ranks, clamp
+        finally:
+            sys.path.remove(SITE)
+        reported = []
+        original = clamp.report
+        clamp.report = lambda *a: reported.append(a)
+        os.environ["PREFLIGHT_GPUS"] = gpus
+        try:
+            args = argparse.Namespace(nproc_per_node=nproc, nnodes=nnodes, node_rank=1,
+                                      rdzv_backend="c10d", rdzv_endpoint="node0:29400",
+                                      master_addr="node0")
+            ranks._fold(args)
+        finally:
+            clamp.report = original
+            del os.environ["PREFLIGHT_GPUS"]
+        return args, reported
+
+    def test_nodes_fold_into_this_one_and_ranks_are_capped(self):
+        args, reported = self.fold("4", "2")
+        self.assertEqual((args.nnodes, args.node_rank, args.rdzv_backend, args.master_addr),
+                         ("1", 0, "static", "127.0.0.1"))
+        self.assertEqual(args.nproc_per_node, "4")
+        self.assertEqual([r[:3] for r in reported], [("torchrun --nnodes", "2", 1),
+                                                      ("torchrun ranks (nodes x nproc_per_node)", 8, 4)])
+        self.assertTrue(all(r[4] == "ranks" for r in reported))
+
+    def test_gpu_means_the_visible_gpus_and_a_small_job_is_left_alone(self):
+        args, reported = self.fold("gpu", "1", gpus="2")
+        self.assertEqual(args.nproc_per_node, "2")
+        self.assertEqual(args.rdzv_backend, "c10d")
+        args, reported = self.fold("2", "1")
+        self.assertEqual((args.nproc_per_node, reported), ("2", []))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -52,9 +52,9 @@ def _fold(args):
         args.master_addr = "127.0.0.1"
     asked = per_node * most_nodes
     ran = min(asked, cap())
-    if str(getattr(args, "nproc_per_node", "")) != str(ran):
-        _clamp("torchrun --nproc_per_node", asked, ran)
-        args.nproc_per_node = str(ran)
+    if asked != ran:
+        _clamp("torchrun ranks (nodes x nproc_per_node)", asked, ran)
+    args.nproc_per_node = str(ran)
 
 
 def _procs_per_node(value):

@@ -68,6 +68,8 @@ compare_run torch pytorch 'import torch; print(torch.ones(2).sum().item())'
 compare_unpack python
 compare_unpack pytorch
 
+# The section benchmarks/examples.sh writes (example jobs, harness overhead) is kept as it is.
+examples=$(sed -n '/^## Example jobs and harness overhead/,$p' docs/benchmarks.md 2>/dev/null || true)
 python3 - "$work" "$runs" >docs/benchmarks.md <<'PY'
 import json, os, platform, subprocess, sys
 work, runs = sys.argv[1], sys.argv[2]
@@ -103,4 +105,5 @@ for image in ("python", "pytorch"):
     p, t = r["preflight unpack (cold)"], r["tar -x"]
     print("| {} | {} | {} | {:.2f}× |".format(image, ms(p), ms(t), p["mean"] / t["mean"]))
 PY
+[[ -z $examples ]] || printf '\n%s\n' "$examples" >>docs/benchmarks.md
 cat docs/benchmarks.md

@@ -3,6 +3,7 @@ discriminator that tells them from real ones, trained against each other with Ad
 --sample-every batches the real batch and the generator's output for a fixed noise are saved as
 image grids; after each epoch both networks are checkpointed in --outf."""
 import argparse
+import itertools
 import os
 import random
 
@@ -34,6 +35,7 @@ parser.add_argument('--netD', default='', help="path to netD (to continue traini
 parser.add_argument('--outf', default='.', help='folder to output images and model checkpoints')
 parser.add_argument('--manualSeed', type=int, help='manual seed')
 parser.add_argument('--sample-every', type=int, default=100, help='batches between saved image grids')
+parser.add_argument('--max-batches', type=int, default=None, help='stop each epoch after this many batches (default: all)')
 
 opt = parser.parse_args()
 print(opt)
@@ -105,6 +107,11 @@ def weights_init(m):
     elif classname.find('BatchNorm') != -1:
         torch.nn.init.normal_(m.weight, 1.0, 0.02)
         torch.nn.init.zeros_(m.bias)
+
+
+def batches(loader, limit):
+    """The loader's batches, or only its first `limit` ones."""
+    return loader if limit is None else itertools.islice(loader, limit)
 
 
 class Generator(nn.Module):
@@ -198,7 +205,7 @@ optimizerD = optim.Adam(netD.parameters(), lr=opt.lr, betas=(opt.beta1, 0.999))
 optimizerG = optim.Adam(netG.parameters(), lr=opt.lr, betas=(opt.beta1, 0.999))
 
 for epoch in range(opt.niter):
-    for i, data in enumerate(dataloader, 0):
+    for i, data in enumerate(batches(dataloader, opt.max_batches), 0):
         ############################
         # (1) Update D network: maximize log(D(x)) + log(1 - D(G(z)))
         ###########################

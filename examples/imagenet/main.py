@@ -4,6 +4,7 @@ epoch, a checkpoint each epoch and a copy of the best one as model_best.pth.tar.
 an ImageFolder tree (DATA/train, DATA/val), or torchvision's FakeData with --dummy. On GPUs
 the model is wrapped in DataParallel."""
 import argparse
+import itertools
 import os
 import random
 import shutil
@@ -61,6 +62,8 @@ parser.add_argument('--image-size', default=224, type=int, metavar='N',
                     help='side of the square training crop (default: 224)')
 parser.add_argument('--checkpoint-dir', default='.', type=str, metavar='DIR',
                     help='where checkpoint.pth.tar and model_best.pth.tar go (default: .)')
+parser.add_argument('--max-batches', default=None, type=int, metavar='N',
+                    help='stop each training and validation loop after N batches (default: all)')
 
 best_acc1 = 0
 
@@ -201,7 +204,7 @@ def train(train_loader, model, criterion, optimizer, epoch, device, args):
     model.train()
 
     end = time.time()
-    for i, (images, target) in enumerate(train_loader):
+    for i, (images, target) in enumerate(batches(train_loader, args.max_batches)):
         # measure data loading time
         data_time.update(time.time() - end)
 
@@ -247,7 +250,7 @@ def validate(val_loader, model, criterion, device, args):
 
     with torch.no_grad():
         end = time.time()
-        for i, (images, target) in enumerate(val_loader):
+        for i, (images, target) in enumerate(batches(val_loader, args.max_batches)):
             images = images.to(device, non_blocking=True)
             target = target.to(device, non_blocking=True)
 
@@ -271,6 +274,11 @@ def validate(val_loader, model, criterion, device, args):
     progress.display_summary()
 
     return top1.avg
+
+
+def batches(loader, limit):
+    """The loader's batches, or only its first `limit` ones."""
+    return loader if limit is None else itertools.islice(loader, limit)
 
 
 def save_checkpoint(state, is_best, directory, filename='checkpoint.pth.tar'):

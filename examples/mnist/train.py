@@ -1,6 +1,7 @@
 """A small MNIST-style CNN trained on synthetic digits, the way PyTorch's example is written:
 several epochs of training, a test pass after each, a checkpoint and a final evaluation."""
 import argparse
+import itertools
 import os
 
 import torch
@@ -31,9 +32,14 @@ def synthetic_digits(count, seed):
     return TensorDataset(images, labels)
 
 
-def train(model, loader, optimizer, epoch):
+def batches(loader, limit):
+    """The loader's batches, or only its first `limit` ones."""
+    return loader if limit is None else itertools.islice(loader, limit)
+
+
+def train(model, loader, optimizer, epoch, max_batches=None):
     model.train()
-    for batch, (data, target) in enumerate(loader):
+    for batch, (data, target) in enumerate(batches(loader, max_batches)):
         optimizer.zero_grad()
         loss = F.nll_loss(model(data), target)
         loss.backward()
@@ -42,11 +48,11 @@ def train(model, loader, optimizer, epoch):
             print("epoch {} batch {} loss {:.4f}".format(epoch, batch, loss.item()))
 
 
-def test(model, loader):
+def test(model, loader, max_batches=None):
     model.eval()
     correct = 0
     with torch.no_grad():
-        for data, target in loader:
+        for data, target in batches(loader, max_batches):
             correct += model(data).argmax(dim=1).eq(target).sum().item()
     return correct / len(loader.dataset)
 
@@ -56,6 +62,8 @@ def main():
     parser.add_argument("--epochs", type=int, default=14)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--save-dir", required=True)
+    parser.add_argument("--max-batches", type=int, default=None,
+                        help="stop each DataLoader loop after N batches (default: all)")
     args = parser.parse_args()
 
     train_loader = DataLoader(synthetic_digits(2048, 1), batch_size=args.batch_size, shuffle=True)
@@ -63,10 +71,10 @@ def main():
     model = Net()
     optimizer = torch.optim.Adadelta(model.parameters(), lr=1.0)
     for epoch in range(1, args.epochs + 1):
-        train(model, train_loader, optimizer, epoch)
-        print("epoch {} accuracy {:.3f}".format(epoch, test(model, test_loader)))
+        train(model, train_loader, optimizer, epoch, args.max_batches)
+        print("epoch {} accuracy {:.3f}".format(epoch, test(model, test_loader, args.max_batches)))
     torch.save(model.state_dict(), os.path.join(args.save_dir, "mnist_cnn.pt"))
-    print("final accuracy {:.3f}".format(test(model, test_loader)))
+    print("final accuracy {:.3f}".format(test(model, test_loader, args.max_batches)))
 
 
 if __name__ == "__main__":

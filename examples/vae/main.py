@@ -26,6 +26,8 @@ parser.add_argument('--log-interval', type=int, default=10, metavar='N',
                     help='how many batches to wait before logging training status')
 parser.add_argument('--data', default='../data', metavar='DIR',
                     help='folder holding MNIST/raw (default: ../data)')
+parser.add_argument('--workers', type=int, default=None, metavar='N',
+                    help='DataLoader worker processes (default: 1 with CUDA, none without)')
 parser.add_argument('--results', default='results', metavar='DIR',
                     help='where images and the model are saved (default: results)')
 args = parser.parse_args()
@@ -37,6 +39,8 @@ device = torch.device("cuda" if args.cuda else "cpu")
 os.makedirs(args.results, exist_ok=True)
 
 kwargs = {'num_workers': 1, 'pin_memory': True} if args.cuda else {}
+if args.workers is not None:
+    kwargs['num_workers'] = args.workers
 train_loader = torch.utils.data.DataLoader(
     datasets.MNIST(args.data, train=True, download=True, transform=transforms.ToTensor()),
     batch_size=args.batch_size, shuffle=True, **kwargs)

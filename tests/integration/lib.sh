@@ -28,13 +28,15 @@ require_runtime() {
 }
 
 # No container or overlay mount of a job's runs may remain after its run: JOB_NAME as in job.yaml.
+# $1: the job's name. Run ids are NAME-YYYYMMDD-HHMMSS-XXXX, so "vae" never matches the run of
+# another job named "vae-clamped" going on at the same time.
 check_no_leftovers() {
-  local containers mounts cgroups
-  containers=$(runc list -q 2>/dev/null | grep "^preflight-$1-" || true)
+  local containers mounts cgroups day='[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]'
+  containers=$(runc list -q 2>/dev/null | grep "^preflight-$1-$day-" || true)
   [[ -z $containers ]] || fail "containers left behind: $containers"
-  mounts=$(grep -E "preflight/runs/$1-" /proc/self/mountinfo || true)
+  mounts=$(grep "preflight/runs/$1-$day-" /proc/self/mountinfo || true)
   [[ -z $mounts ]] || fail "mounts left behind: $mounts"
-  cgroups=$(find /sys/fs/cgroup -maxdepth 3 -path "*/preflight/preflight-$1-*" 2>/dev/null || true)
+  cgroups=$(find /sys/fs/cgroup -maxdepth 3 -path "*/preflight/preflight-$1-$day-*" 2>/dev/null || true)
   [[ -z $cgroups ]] || fail "cgroups left behind: $cgroups"
 }
 

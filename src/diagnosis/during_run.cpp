@@ -9,15 +9,6 @@ namespace preflight::diagnosis {
 
 namespace {
 
-// The main process's first event of a kind, else any process's (a spawned rank).
-template <typename Event>
-const Event* main_or_first(const std::vector<Event>& list, int main_pid) {
-  for (const Event& event : list) {
-    if (event.pid == main_pid) return &event;
-  }
-  return list.empty() ? nullptr : &list.front();
-}
-
 SourceLocation location_of(const std::optional<harness::Frame>& where, const std::string& code_dir) {
   SourceLocation location;
   if (!where || where->file.empty() || !(where->user || is_under(where->file, code_dir))) return location;
@@ -75,7 +66,7 @@ std::optional<GpuMemoryNeed> gpu_memory_need(const harness::HarnessEvents& event
 
 std::optional<report::Finding> nonfinite_loss_finding(const FailureRules& rules, const RunOutcome& outcome,
                                                       const PlatformFacts& facts) {
-  const harness::NonfiniteEvent* event = main_or_first(outcome.events.nonfinite, outcome.events.main_pid);
+  const harness::NonfiniteEvent* event = harness::main_or_first(outcome.events.nonfinite, outcome.events.main_pid);
   if (!event) return std::nullopt;
   report::Finding finding = from_rule(rules, "loss-nan", "Loss NaN");
   if (!event->stage.empty()) finding.stage = event->stage;
@@ -91,7 +82,7 @@ std::optional<report::Finding> gpu_memory_finding(const FailureRules& rules, con
                                                   const PlatformFacts& facts) {
   auto need = gpu_memory_need(outcome.events, facts);
   if (!need || need->needed_bytes <= need->available_bytes) return std::nullopt;
-  const harness::StepMeasure* step = main_or_first(outcome.events.steps, outcome.events.main_pid);
+  const harness::StepMeasure* step = harness::main_or_first(outcome.events.steps, outcome.events.main_pid);
   report::Finding finding = from_rule(rules, "cuda-out-of-memory", "GPU Out of Memory");
   const std::string batch = need->batch_size ? fmt::format(" at batch size {}", *need->batch_size) : "";
   const std::string split =

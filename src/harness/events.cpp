@@ -23,10 +23,12 @@ int integer(const json& event, const char* key, int fallback = 0) {
   return it != event.end() && it->is_number_integer() ? it->get<int>() : fallback;
 }
 
-double seconds(const json& event) {
-  auto it = event.find("t");
+double number(const json& event, const char* key) {
+  auto it = event.find(key);
   return it != event.end() && it->is_number() ? it->get<double>() : 0.0;
 }
+
+double seconds(const json& event) { return number(event, "t"); }
 
 std::optional<Frame> frame(const json& value) {
   if (!value.is_object()) return std::nullopt;
@@ -88,12 +90,8 @@ std::uint64_t bytes(const json& event, const char* key) {
 
 StepMeasure step_measure(const json& event) {
   StepMeasure m;
-  auto number = [&](const char* key) {
-    auto it = event.find(key);
-    return it != event.end() && it->is_number() ? it->get<double>() : 0.0;
-  };
-  m.seconds = number("seconds");
-  m.flops = number("flops");
+  m.seconds = number(event, "seconds");
+  m.flops = number(event, "flops");
   m.ops = integer(event, "ops");
   m.live_bytes = bytes(event, "live_bytes");
   m.step_bytes = bytes(event, "step_bytes");
@@ -177,9 +175,7 @@ HarnessEvents parse_events(const std::string& text_in) {
     } else if (ev == "step_measure") {
       out.steps.push_back(step_measure(event));
     } else if (ev == "rank") {
-      auto started = event.find("started");
-      out.ranks.push_back({integer(event, "rank"), integer(event, "world", 1),
-                           started != event.end() && started->is_number() ? started->get<double>() : 0.0, pid});
+      out.ranks.push_back({integer(event, "rank"), integer(event, "world", 1), number(event, "started"), pid});
     } else if (ev == "epoch_end") {
       out.epochs.push_back({integer(event, "batches"), seconds(event), pid});
     } else if (ev == "exit") {

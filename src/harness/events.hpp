@@ -121,6 +121,15 @@ struct HarnessEvents {
   std::optional<int> exit_code;  // the main process reached interpreter exit normally
 };
 
+// The timeline process's first event of a kind, else any process's (a spawned rank).
+template <typename Event>
+const Event* main_or_first(const std::vector<Event>& list, int main_pid) {
+  for (const Event& event : list) {
+    if (event.pid == main_pid) return &event;
+  }
+  return list.empty() ? nullptr : &list.front();
+}
+
 // Parses an events file; a missing file gives empty events (the harness never loaded),
 // a malformed line is skipped (a job killed mid-write leaves a partial last line).
 HarnessEvents read_events(const std::filesystem::path& file);

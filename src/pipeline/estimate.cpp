@@ -30,12 +30,6 @@ std::optional<CountClamp> clamp_of_kind(const std::vector<report::Clamp>& clamps
   return std::nullopt;
 }
 
-const harness::StepMeasure* measured_step(const HarnessEvents& events) {
-  for (const auto& step : events.steps)
-    if (step.pid == events.main_pid) return &step;
-  return events.steps.empty() ? nullptr : &events.steps.front();
-}
-
 void set_step_time(report::Estimate& out, const harness::StepMeasure& step, const diagnosis::PlatformFacts& facts) {
   out.step_seconds_here = step.seconds;
   out.step_seconds = step.seconds;
@@ -105,7 +99,7 @@ std::optional<long long> steps_before(const report::Finding& failure, const Harn
 std::optional<report::Estimate> estimate_run(const HarnessEvents& events, const std::vector<report::Clamp>& clamps,
                                              const std::vector<report::Finding>& findings,
                                              const diagnosis::PlatformFacts& facts) {
-  const harness::StepMeasure* step = measured_step(events);
+  const harness::StepMeasure* step = harness::main_or_first(events.steps, events.main_pid);
   if (!step) return std::nullopt;
   report::Estimate out;
   set_step_time(out, *step, facts);

@@ -45,6 +45,8 @@ def note_optimizer(optimizer):
 def note_model(module):
     """A module called at the top level in training: its parameters and buffers stay on the
     GPU. The first such call in the window is marked on the profiler's clock."""
+    if _m["done"]:
+        return
     _models.add(module)
     if _m["profiler"] is not None and not _m["forward_marked"]:
         _m["forward_marked"] = True
@@ -169,15 +171,20 @@ def _replay(torch, profiler):
     return before, after, int(flops), ops
 
 
-def _grad_storages(torch):
-    found = {}
+def _optimized_params():
     for optimizer in list(_optimizers):
         for group in optimizer.param_groups:
             for param in group.get("params", ()):
-                grad = getattr(param, "grad", None)
-                storage = _storage(grad) if isinstance(grad, torch.Tensor) else None
-                if storage is not None:
-                    found[id(param)] = storage
+                yield param
+
+
+def _grad_storages(torch):
+    found = {}
+    for param in _optimized_params():
+        grad = getattr(param, "grad", None)
+        storage = _storage(grad) if isinstance(grad, torch.Tensor) else None
+        if storage is not None:
+            found[id(param)] = storage
     return found
 
 
@@ -197,11 +204,10 @@ def _live_bytes(torch):
         for tensor in list(module.parameters()) + list(module.buffers()):
             add(tensor)
             add(getattr(tensor, "grad", None))
+    for param in _optimized_params():
+        add(param)
+        add(getattr(param, "grad", None))
     for optimizer in list(_optimizers):
-        for group in optimizer.param_groups:
-            for param in group.get("params", ()):
-                add(param)
-                add(getattr(param, "grad", None))
         for values in optimizer.state.values():
             for value in (values.values() if isinstance(values, dict) else ()):
                 add(value)

@@ -62,7 +62,9 @@ def _procs_per_node(value):
     if value.isdigit():
         return int(value)
     gpus = int(os.environ.get("PREFLIGHT_GPUS", "0") or 0)  # "gpu", "auto": the visible GPUs
-    return gpus or (os.cpu_count() or 1 if value == "auto" else 1)
+    if gpus:
+        return gpus
+    return (os.cpu_count() or 1) if value == "auto" else 1
 
 
 # --- torch.multiprocessing.spawn ----------------------------------------------------------------

@@ -34,12 +34,17 @@ std::uintmax_t size_up_to(const fs::path& input, std::uintmax_t limit) {
   return total;
 }
 
-Status copy_first_lines(const fs::path& from, const fs::path& to, std::size_t lines) {
+// Copies the first `lines` lines of `from`; `cut` says whether any were left out.
+Status copy_first_lines(const fs::path& from, const fs::path& to, std::size_t lines, bool& cut) {
   std::ifstream in(from, std::ios::binary);
   std::ofstream out(to, std::ios::binary);
   if (!in || !out) return Error::runtime("cannot sample " + from.string() + " into " + to.string());
   std::string line;
-  for (std::size_t i = 0; i < lines && std::getline(in, line); ++i) out << line << '\n';
+  for (std::size_t i = 0; i < lines && std::getline(in, line); ++i) {
+    out << line;
+    if (!in.eof()) out << '\n';  // a last line without a newline stays without one
+  }
+  cut = in.peek() != std::char_traits<char>::eof();
   return out ? Status(Ok{}) : Status(Error::runtime("writing the sample " + to.string() + " failed"));
 }
 
@@ -48,18 +53,21 @@ class Sampler {
   Sampler(const fs::path& input, const fs::path& into, const SampleLimits& limits, InputSample& sample)
       : input_(input), into_(into), limits_(limits), sample_(sample) {}
 
-  // One file: copied whole when small, cut when it holds text records, else mounted.
+  // One file: cut when it holds text records, else copied whole when small, else mounted.
   Status file(const fs::path& original, const fs::path& relative) {
-    std::error_code ec;
-    const auto bytes = fs::file_size(original, ec);
     const fs::path target = into_ / relative;
     ++sample_.files_kept;
+    if (is_text_records(original)) {
+      bool cut = false;
+      auto status = copy_first_lines(original, target, limits_.text_lines, cut);
+      if (cut) ++sample_.files_cut;
+      return status;
+    }
+    std::error_code ec;
+    const auto bytes = fs::file_size(original, ec);
     if (!ec && bytes < limits_.copy_below) {
       fs::copy_file(original, target, ec);
       if (ec) return Error::runtime(fmt::format("cannot sample {}: {}", original.string(), ec.message()));
-    } else if (is_text_records(original)) {
-      ++sample_.files_cut;
-      return copy_first_lines(original, target, limits_.text_lines);
     } else {
       std::ofstream(target).flush();  // the mount point
       sample_.file_mounts.emplace_back(original, relative);

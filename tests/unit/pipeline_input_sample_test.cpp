@@ -75,5 +75,19 @@ TEST(PipelineInputSample, ALargeTextFileIsCutToItsFirstRecords) {
   EXPECT_EQ(fs::file_size((**sample).root), lines(3).size());
 }
 
+TEST(PipelineInputSample, SmallTextFilesAreCutTooAndShortOnesKeptAsTheyAre) {
+  TempDir dir;
+  dir.write("data/blob.bin", std::string(2000, 'b'));
+  dir.write("data/text/small.txt", lines(5));     // under copy_below, over text_lines
+  dir.write("data/text/short.tsv", "a\tb\nc\td");  // two records, the last without a newline
+  auto sample = pipeline::sample_input(dir.path() / "data", dir.path() / "sample", tiny_limits());
+  ASSERT_TRUE(sample.ok() && sample->has_value());
+  const auto& s = **sample;
+  EXPECT_EQ(fs::file_size(s.root / "text/small.txt"), lines(3).size());
+  std::ifstream kept(s.root / "text/short.tsv");
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(kept)), {}), "a\tb\nc\td");
+  EXPECT_EQ(s.files_cut, 1u) << "a text file with no more records than the limit is not counted as cut";
+}
+
 }  // namespace
 }  // namespace preflight

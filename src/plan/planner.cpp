@@ -66,13 +66,17 @@ diagnosis::MountFact fact_of(const MountPlan& mount) {
 // The harness's variables (docs/harness.md "Injection"); it goes first on the job's own
 // PYTHONPATH, which it keeps.
 void set_harness_env(std::vector<std::string>& env, const spec::JobSpec& job, const spec::PlatformProfile& profile,
-                     int steps, const std::string& code) {
+                     int steps, const std::string& code, const std::vector<MountPlan>& mounts) {
   std::string python_path = std::string(kEmulatorMount) + "/site";
   if (auto existing = env_value(env, "PYTHONPATH"); !existing.empty()) python_path += ":" + existing;
   set_env(env, "PYTHONPATH", python_path);
   set_env(env, "PREFLIGHT_EVENTS", kEventsFile);
   set_env(env, "PREFLIGHT_STEPS", std::to_string(steps));
   set_env(env, "PREFLIGHT_CODE_DIR", code);
+  std::string inputs;  // reading them enters stage data
+  for (const auto& mount : mounts)
+    if (mount.kind == Kind::Input) inputs += (inputs.empty() ? "" : ":") + mount.destination;
+  if (!inputs.empty()) set_env(env, "PREFLIGHT_INPUTS", inputs);
   if (job.gpus > 0) {  // the harness shows them to a framework that has none (virtual GPUs)
     set_env(env, "PREFLIGHT_GPUS", std::to_string(job.gpus));
     set_env(env, "PREFLIGHT_GPU_NAME", profile.gpu.name);
@@ -194,7 +198,7 @@ Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile&
     if (!expanded) return std::move(expanded).error();
     set_env(env, key, *expanded);
   }
-  if (context.harness) set_harness_env(env, job, profile, plan.steps, *code);
+  if (context.harness) set_harness_env(env, job, profile, plan.steps, *code, plan.mounts);
 
   auto working_dir = spec::expand_template(profile.mounts.working_dir, vars, profile_where);
   if (!working_dir) return std::move(working_dir).error();

@@ -76,6 +76,7 @@ TEST(PlanPlanner, SubstitutesInputsAndOutputsWithTheirMountPaths) {
   }));
   EXPECT_EQ(p.env("PHILLY_INPUT_DIGITS"), "/hdfs/data/digits");
   EXPECT_EQ(p.env("PHILLY_OUTPUT_MODEL"), "/philly/models/model");
+  EXPECT_EQ(p.env("PREFLIGHT_INPUTS"), "/hdfs/data/digits") << "the harness's data stage watches the input mounts";
 }
 
 TEST(PlanPlanner, EnvironmentLayersImageThenPlatformThenJobAndNothingOfTheHost) {
@@ -117,6 +118,7 @@ TEST(PlanPlanner, NoGpusNoVirtualGpus) {
   ASSERT_TRUE(p.plan.ok()) << p.plan.error().str();
   EXPECT_EQ(p.env("PREFLIGHT_GPUS"), "<unset>");
   EXPECT_EQ(p.env("PREFLIGHT_CLAMP_ARGS"), "<unset>");
+  EXPECT_EQ(p.env("PREFLIGHT_INPUTS"), "<unset>");
 }
 
 TEST(PlanPlanner, LauncherRunsSetupThenCommandThroughThePlatformShell) {

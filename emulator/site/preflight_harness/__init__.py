@@ -82,7 +82,7 @@ def install():
         return
     state = HarnessState(events, os.environ.get("PREFLIGHT_PHASE", "command"))
     append(events, _start_line(state, _argv()))
-    for step in (_install_excepthook, _install_exit, _install_import_hook):
+    for step in (_install_excepthook, _install_exit, _install_import_hook, _install_input_watch):
         try:
             step()
         except Exception as exc:
@@ -174,6 +174,36 @@ def _at_exit():
             round(time.monotonic() - state.t0, 6), state.pid, code)).encode())
     except Exception as exc:
         harness_error("atexit", exc)
+
+
+def _install_input_watch():
+    """Opening or listing anything under an input mount before training enters stage `data`,
+    for jobs that read their data without a Dataset (np.load, open, pandas). An audit hook
+    (Python 3.8+) cannot be removed, so once training began it returns at the first test."""
+    inputs = tuple(p.rstrip("/") + "/" for p in os.environ.get("PREFLIGHT_INPUTS", "").split(":") if p)
+    if not inputs or not hasattr(sys, "addaudithook"):
+        return
+    exact = tuple(p[:-1] for p in inputs)
+    events = ("open", "os.listdir", "os.scandir")
+
+    def audit(event, args):
+        if state.trained or event not in events or state.stage not in ("setup", "init", "model"):
+            return
+        try:
+            path = args[0] if args else None
+            if isinstance(path, bytes):
+                path = os.fsdecode(path)
+            if not isinstance(path, str):
+                return  # a file descriptor
+            if not path.startswith("/"):
+                path = os.path.normpath(os.path.join(os.getcwd(), path))
+            if path.startswith(inputs) or path in exact:
+                from . import stages
+                stages.on_data("input read: " + path, sys._getframe(1))
+        except Exception as exc:
+            harness_error("input watch", exc)
+
+    sys.addaudithook(audit)
 
 
 class _ImportWatcher(object):

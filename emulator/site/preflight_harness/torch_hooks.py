@@ -18,7 +18,7 @@ def install(torch):
         return
     st.torch_patched = True
     for patch in (_patch_dataset, _patch_dataloader, _patch_module, _patch_autograd,
-                  _patch_optimizer, _patch_save):
+                  _patch_optimizer, _patch_save, _patch_load):
         try:
             patch(torch)
         except Exception as exc:
@@ -246,3 +246,19 @@ def _patch_save(torch):
 
     torch.serialization.save = save
     torch.save = save
+
+
+def _patch_load(torch):
+    """torch.load after training began is evaluation work (the best checkpoint reloaded for
+    the final test), decided like a forward pass in eval mode; before training it says
+    nothing (weights to resume from, or a tensor dataset)."""
+    original = torch.load
+
+    @functools.wraps(original)
+    def load(*args, **kwargs):
+        if core.state.trained:
+            core.guard("torch.load", stages.on_eval_work, "torch.load() after training",
+                       sys._getframe(1), False)
+        return original(*args, **kwargs)
+
+    torch.load = load

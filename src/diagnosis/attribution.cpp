@@ -5,6 +5,7 @@
 #include <map>
 
 #include "diagnosis/traceback.hpp"
+#include "util/text.hpp"
 
 namespace preflight::diagnosis {
 

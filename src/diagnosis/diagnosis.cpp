@@ -5,6 +5,7 @@
 #include "diagnosis/during_run.hpp"
 #include "diagnosis/finding_text.hpp"
 #include "diagnosis/traceback.hpp"
+#include "util/text.hpp"
 
 namespace preflight::diagnosis {
 

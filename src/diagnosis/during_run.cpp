@@ -9,16 +9,6 @@ namespace preflight::diagnosis {
 
 namespace {
 
-SourceLocation location_of(const std::optional<harness::Frame>& where, const std::string& code_dir) {
-  SourceLocation location;
-  if (!where || where->file.empty() || !(where->user || is_under(where->file, code_dir))) return location;
-  std::string file = where->file;
-  if (is_under(file, code_dir)) file.erase(0, code_dir.size() + (code_dir.back() == '/' ? 0 : 1));
-  location.file = file;
-  location.line = where->line;
-  return location;
-}
-
 // A dry-run finding of `category` with what the rule `rule_id` says about it.
 report::Finding from_rule(const FailureRules& rules, const char* rule_id, const char* category) {
   report::Finding finding;
@@ -74,7 +64,7 @@ std::optional<report::Finding> nonfinite_loss_finding(const FailureRules& rules,
                                 event->value == "nan" ? "NaN" : "infinite", event->step, event->step);
   if (outcome.exit_code == 0 && outcome.signal == 0 && !outcome.timed_out)
     finding.message += "; the job carried on and exited 0 with a model trained on it";
-  finding.location = location_of(event->where, facts.code_container_dir);
+  finding.location = harness::location_in_code(event->where, facts.code_container_dir);
   return finding;
 }
 
@@ -97,7 +87,7 @@ std::optional<report::Finding> gpu_memory_finding(const FailureRules& rules, con
                                human_size(need->half_batch_bytes)) +
                    finding.hint;
   }
-  if (step) finding.location = location_of(step->where, facts.code_container_dir);
+  if (step) finding.location = harness::location_in_code(step->where, facts.code_container_dir);
   return finding;
 }
 

@@ -2,6 +2,8 @@
 
 #include <re2/re2.h>
 
+#include "util/text.hpp"
+
 namespace preflight::diagnosis {
 
 namespace {
@@ -11,13 +13,6 @@ constexpr const char* kHeader = "Traceback (most recent call last):";
 bool indented(const std::string& line) { return !line.empty() && (line[0] == ' ' || line[0] == '\t'); }
 
 }  // namespace
-
-bool is_under(const std::string& file, const std::string& dir) {
-  if (dir.empty() || file.size() <= dir.size() || file.compare(0, dir.size(), dir) != 0) {
-    return false;
-  }
-  return dir.back() == '/' || file[dir.size()] == '/';
-}
 
 std::optional<int> errno_in(const std::string& message) {
   static const re2::RE2 re(R"(\[Errno (\d+)\])");

@@ -21,7 +21,4 @@ std::optional<harness::ExceptionEvent> parse_traceback(const std::vector<std::st
 std::optional<int> errno_in(const std::string& message);
 std::string oserror_filename(const std::string& message);
 
-// Whether `file` lies in `dir` (a container path like /job/code).
-bool is_under(const std::string& file, const std::string& dir);
-
 }  // namespace preflight::diagnosis

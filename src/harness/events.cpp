@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "util/text.hpp"
+
 namespace preflight::harness {
 
 namespace {
@@ -127,6 +129,16 @@ const Frame* ExceptionEvent::user_frame() const {
   return nullptr;
 }
 
+SourceLocation location_in_code(const std::optional<Frame>& where, const std::string& code_dir) {
+  SourceLocation location;
+  if (!where || where->file.empty() || !(where->user || is_under(where->file, code_dir))) return location;
+  std::string file = where->file;
+  if (is_under(file, code_dir)) file.erase(0, code_dir.size() + (code_dir.back() == '/' ? 0 : 1));
+  location.file = file;
+  location.line = where->line;
+  return location;
+}
+
 HarnessEvents parse_events(const std::string& text_in) {
   HarnessEvents out;
   ExitTracking tracking;
@@ -176,6 +188,9 @@ HarnessEvents parse_events(const std::string& text_in) {
       out.steps.push_back(step_measure(event));
     } else if (ev == "rank") {
       out.ranks.push_back({integer(event, "rank"), integer(event, "world", 1), number(event, "started"), pid});
+    } else if (ev == "save") {
+      SaveEvent save{text(event, "path"), pid, frame_at(event, "where")};
+      if (!save.path.empty()) out.saves.push_back(std::move(save));
     } else if (ev == "epoch_end") {
       out.epochs.push_back({integer(event, "batches"), seconds(event), pid});
     } else if (ev == "exit") {

@@ -95,6 +95,13 @@ struct EpochEnd {
   int pid = 0;
 };
 
+// A torch.save to a file path (docs/harness.md "Events").
+struct SaveEvent {
+  std::string path;  // absolute, in the container
+  int pid = 0;
+  std::optional<Frame> where;
+};
+
 // A process that joined a torch.distributed process group (docs/harness.md "Ranks").
 struct RankEvent {
   int rank = 0;
@@ -118,6 +125,7 @@ struct HarnessEvents {
   std::vector<StepMeasure> steps;  // one per process that trained for two steps or more
   std::vector<EpochEnd> epochs;
   std::vector<RankEvent> ranks;
+  std::vector<SaveEvent> saves;
   std::optional<int> exit_code;  // the main process reached interpreter exit normally
 };
 
@@ -129,6 +137,10 @@ const Event* main_or_first(const std::vector<Event>& list, int main_pid) {
   }
   return list.empty() ? nullptr : &list.front();
 }
+
+// A frame as a finding's location: its file relative to the code folder; empty unless the
+// frame is the job's own.
+SourceLocation location_in_code(const std::optional<Frame>& where, const std::string& code_dir);
 
 // Parses an events file; a missing file gives empty events (the harness never loaded),
 // a malformed line is skipped (a job killed mid-write leaves a partial last line).

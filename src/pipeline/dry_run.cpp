@@ -204,9 +204,7 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
   outcome.setup_exit = output.setup_exit();
   outcome.output = output.lines();
   outcome.events = harness::read_events(plan->run_dir / "harness" / "events.jsonl");
-  const bool trained = std::any_of(outcome.events.stages.begin(), outcome.events.stages.end(),
-                                   [](const auto& stage) { return stage.stage == "train"; });
-  auto lost_outputs = output_findings(*plan, plan->run_dir / "upper", trained);
+  auto lost_outputs = output_findings(*plan, plan->run_dir / "upper", outcome.events);
   tidy_run_dir(plan->run_dir);
   if (exit->interrupted_by)
     return Error{ErrorKind::Interrupted,

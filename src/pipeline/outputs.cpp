@@ -64,11 +64,30 @@ std::string outputs_hint(const plan::RunPlan& plan) {
   return fmt::format("write results under {}", fmt::join(outputs, " or "));
 }
 
+// The first torch.save that wrote one of `written` (any torch.save when `written` is empty).
+const harness::SaveEvent* first_save(const harness::HarnessEvents& events, const std::vector<Written>& written) {
+  for (const auto& save : events.saves) {
+    if (written.empty() ||
+        std::any_of(written.begin(), written.end(), [&](const Written& w) { return w.path == save.path; }))
+      return &save;
+  }
+  return nullptr;
+}
+
+// Points `finding` at the torch.save line that wrote a lost file.
+void at_save(report::Finding& finding, const harness::SaveEvent* save, const plan::RunPlan& plan) {
+  if (!save) return;
+  finding.location = harness::location_in_code(save->where, plan.facts.code_container_dir);
+  finding.stage = "checkpoint";
+}
+
 }  // namespace
 
-std::vector<report::Finding> output_findings(const plan::RunPlan& plan, const fs::path& upper, bool trained) {
+std::vector<report::Finding> output_findings(const plan::RunPlan& plan, const fs::path& upper,
+                                             const harness::HarnessEvents& events) {
   std::vector<report::Finding> findings;
   auto written = written_outside(upper, plan.facts.home);
+  const harness::SaveEvent* saved_elsewhere = first_save(events, written);
   if (!written.empty()) {
     std::uintmax_t total = 0;
     std::vector<std::string> named;
@@ -82,7 +101,10 @@ std::vector<report::Finding> output_findings(const plan::RunPlan& plan, const fs
                                         written.size(), written.size() == 1 ? "" : "s", human_size(total),
                                         fmt::join(named, ", ")),
                             outputs_hint(plan)));
+    at_save(findings.back(), saved_elsewhere, plan);
   }
+  const bool trained = std::any_of(events.stages.begin(), events.stages.end(),
+                                   [](const auto& stage) { return stage.stage == "train"; });
   if (!trained) return findings;
   for (const auto& m : plan.mounts) {
     std::error_code ec;
@@ -92,6 +114,7 @@ std::vector<report::Finding> output_findings(const plan::RunPlan& plan, const fs
                                         "would be kept",
                                         m.name, m.destination),
                             fmt::format("save the model or checkpoints under ${{{{outputs.{}}}}}", m.name)));
+    at_save(findings.back(), saved_elsewhere, plan);
   }
   return findings;
 }

@@ -6,13 +6,15 @@
 #include <filesystem>
 #include <vector>
 
+#include "harness/events.hpp"
 #include "plan/run_plan.hpp"
 #include "report/finding.hpp"
 
 namespace preflight::pipeline {
 
-// `upper`: the run's overlay upper layer; `trained`: the job reached the train stage.
+// `upper`: the run's overlay upper layer. The harness's events tell whether the job trained and
+// where its torch.save calls wrote: a finding about a saved file points at its torch.save line.
 std::vector<report::Finding> output_findings(const plan::RunPlan& plan, const std::filesystem::path& upper,
-                                             bool trained);
+                                             const harness::HarnessEvents& events);
 
 }  // namespace preflight::pipeline

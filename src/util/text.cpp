@@ -4,6 +4,11 @@
 
 namespace preflight {
 
+bool is_under(const std::string& file, const std::string& dir) {
+  if (dir.empty() || file.size() <= dir.size() || file.compare(0, dir.size(), dir) != 0) return false;
+  return dir.back() == '/' || file[dir.size()] == '/';
+}
+
 std::string human_size(std::uintmax_t bytes) {
   static const char* units[] = {"KiB", "MiB", "GiB", "TiB"};
   if (bytes < 1024) return fmt::format("{} B", bytes);

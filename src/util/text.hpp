@@ -15,6 +15,9 @@ inline std::string trim(std::string_view text) {
   return std::string(text.substr(first, last - first + 1));
 }
 
+// Whether the path `file` lies in the folder `dir` (a container path like /job/code).
+bool is_under(const std::string& file, const std::string& dir);
+
 // "2.0 KiB", "1.5 GiB", "312 B": binary units, one decimal.
 std::string human_size(std::uintmax_t bytes);
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the real preflight binary under the real runc on one fixture job (tests/jobs/CASE) and
 # checks what the user would see against the case's `expect` file: verdict, exit status,
-# category, stage, file and line of the first error finding, stages passed. Afterwards no
+# category, stage, file and line of the first error finding, the count of warnings and where the
+# first one points, stages passed. Afterwards no
 # container, mount or leftover process of the run may remain.
 # Usage: run_job_case.sh PREFLIGHT_BINARY CASE_DIR
 set -u
@@ -38,6 +39,9 @@ check_equal "verdict" "${expect[verdict]}" "$(jq -r .verdict "$work/report.json"
 [[ -n ${expect[line]:-} ]] && check_equal "line" "${expect[line]}" "$(jq -r "$first_error.location.line" "$work/report.json")"
 [[ -n ${expect[message]:-} ]] && check_contains "message" "${expect[message]}" "$(jq -r "$first_error.message" "$work/report.json")"
 [[ -n ${expect[hint]:-} ]] && check_contains "hint" "${expect[hint]}" "$(jq -r "$first_error.hint" "$work/report.json")"
+first_warning='[.findings[] | select(.severity == "warning")][0]'
+[[ -n ${expect[warnings]:-} ]] && check_equal "warnings" "${expect[warnings]}" "$(jq '[.findings[] | select(.severity == "warning")] | length' "$work/report.json")"
+[[ -n ${expect[warning]:-} ]] && check_equal "warning" "${expect[warning]}" "$(jq -r "$first_warning | \"\\(.category) \\(.stage) \\(.location.file):\\(.location.line)\"" "$work/report.json")"
 [[ -n ${expect[note]:-} ]] && check_contains "notes" "${expect[note]}" "$(jq -r '.notes[]' "$work/report.json")"
 for stage in ${expect[passed]:-}; do
   check_equal "stage $stage" "passed" "$(jq -r ".stages[] | select(.name == \"$stage\") | .status" "$work/report.json")"

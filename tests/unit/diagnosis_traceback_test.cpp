@@ -87,13 +87,5 @@ TEST(DiagnosisTraceback, ExceptionNamesMatchQualifiedAndShortForms) {
   EXPECT_FALSE(exception_type_matches("OSError", "FileNotFoundError"));  // no hierarchy
 }
 
-TEST(DiagnosisTraceback, PathsUnderAFolder) {
-  EXPECT_TRUE(is_under("/job/code/a.py", "/job/code"));
-  EXPECT_TRUE(is_under("/job/code/a.py", "/job/code/"));
-  EXPECT_FALSE(is_under("/job/codex/a.py", "/job/code"));
-  EXPECT_FALSE(is_under("/job/code", "/job/code"));
-  EXPECT_FALSE(is_under("/job/code/a.py", ""));
-}
-
 }  // namespace
 }  // namespace preflight::diagnosis

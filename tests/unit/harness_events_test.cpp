@@ -192,6 +192,21 @@ TEST(HarnessEvents, ReadsAMeasuredStepAndEpochEnds) {
   EXPECT_EQ(events.epochs[0].pid, 10);
 }
 
+TEST(HarnessEvents, ReadsSavesAndLocatesThemInTheCode) {
+  HarnessEvents events = parse_events(
+      R"j({"ev":"save","t":2.0,"pid":10,"path":"/home/job/runs/e0.pt","where":{"file":"/job/code/train.py","line":26,"function":"main","user":true}})j"
+      "\n"
+      R"j({"ev":"save","t":2.1,"pid":10,"path":"","where":null})j"
+      "\n");
+  ASSERT_EQ(events.saves.size(), 1u) << "a save without a path is dropped";
+  EXPECT_EQ(events.saves[0].path, "/home/job/runs/e0.pt");
+  auto location = location_in_code(events.saves[0].where, "/job/code");
+  EXPECT_EQ(location.file, "train.py");
+  EXPECT_EQ(location.line, 26);
+  auto library = location_in_code(Frame{"/usr/lib/python3/dist-packages/torch/x.py", 3, "f", false}, "/job/code");
+  EXPECT_TRUE(library.file.empty()) << "only the job's own frames are locations";
+}
+
 TEST(HarnessEvents, ReadsANonfiniteLoss) {
   HarnessEvents events = parse_events(
       R"j({"ev":"start","t":0.0,"pid":10,"python":"3.11.2","argv":["main.py"],"phase":"command","stage":"init"})j"

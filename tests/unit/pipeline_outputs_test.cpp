@@ -21,11 +21,17 @@ struct LeftBehind {
   std::filesystem::path upper() const { return dir.path() / "upper"; }
 };
 
+harness::HarnessEvents trained() {
+  harness::HarnessEvents events;
+  events.stages.push_back({"train", 1.0, 7, "loss.backward()", std::nullopt});
+  return events;
+}
+
 TEST(PipelineOutputs, FilesOutsideTheOutputsAreAWarningNamingThem) {
   LeftBehind run;
   run.dir.write("upper/tmp/checkpoint.pt", std::string(2048, 'x'));
   run.dir.write("outputs/model/model.pt", "weights");
-  auto findings = pipeline::output_findings(run.plan, run.upper(), true);
+  auto findings = pipeline::output_findings(run.plan, run.upper(), trained());
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].category, "Output Lost");
   EXPECT_EQ(findings[0].severity, report::Severity::Warning);
@@ -40,17 +46,44 @@ TEST(PipelineOutputs, CachesUserInstallsAndBytecodeAreExpectedScratch) {
   run.dir.write("upper/opt/preflight/run/events.jsonl", "{}");
   run.dir.write("upper/philly/code/__pycache__/main.cpython-311.pyc", "b");
   run.dir.write("outputs/model/model.pt", "weights");
-  EXPECT_TRUE(pipeline::output_findings(run.plan, run.upper(), true).empty());
+  EXPECT_TRUE(pipeline::output_findings(run.plan, run.upper(), trained()).empty());
 }
 
 TEST(PipelineOutputs, AnOutputLeftEmptyAfterTrainingIsAWarning) {
   LeftBehind run;
   std::filesystem::create_directories(run.upper());
-  auto findings = pipeline::output_findings(run.plan, run.upper(), true);
+  auto findings = pipeline::output_findings(run.plan, run.upper(), trained());
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].rule, "output-left-empty");
   EXPECT_NE(findings[0].message.find("\"model\" (/philly/models/model)"), std::string::npos);
-  EXPECT_TRUE(pipeline::output_findings(run.plan, run.upper(), false).empty()) << "no training, no expectation";
+  EXPECT_TRUE(pipeline::output_findings(run.plan, run.upper(), {}).empty()) << "no training, no expectation";
+}
+
+TEST(PipelineOutputs, ACheckpointSavedWhereThePlatformDiscardsItPointsAtItsTorchSave) {
+  LeftBehind run;
+  run.plan.facts.code_container_dir = "/philly/code";
+  run.dir.write("upper/home/job/runs/epoch0.pt", "weights");
+  auto events = trained();
+  events.saves.push_back({"/home/job/runs/epoch0.pt", 7, harness::Frame{"/philly/code/train.py", 27, "main", true}});
+  auto findings = pipeline::output_findings(run.plan, run.upper(), events);
+  ASSERT_EQ(findings.size(), 2u) << "written outside, and the output left empty";
+  for (const auto& finding : findings) {
+    EXPECT_EQ(finding.location.file, "train.py") << finding.rule;
+    EXPECT_EQ(finding.location.line, 27) << finding.rule;
+    EXPECT_EQ(finding.stage, "checkpoint") << finding.rule;
+  }
+}
+
+TEST(PipelineOutputs, FilesNotWrittenByTorchSaveHaveNoLocation) {
+  LeftBehind run;
+  run.dir.write("upper/tmp/log.txt", "loss 0.1");
+  run.dir.write("outputs/model/model.pt", "weights");
+  auto events = trained();
+  events.saves.push_back({"/philly/models/model/model.pt", 7, harness::Frame{"/philly/code/train.py", 30, "main", true}});
+  auto findings = pipeline::output_findings(run.plan, run.upper(), events);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_TRUE(findings[0].location.file.empty());
+  EXPECT_TRUE(findings[0].stage.empty());
 }
 
 }  // namespace

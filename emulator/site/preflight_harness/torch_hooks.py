@@ -3,6 +3,7 @@ bookkeeping inside try/except and calls the original outside it, so the job sees
 original behaviour and exceptions."""
 
 import functools
+import os
 import sys
 
 import preflight_harness as core
@@ -242,10 +243,20 @@ def _patch_save(torch):
                    report.path_argument(f))
             raise
         core.guard("torch.save", stages.after_checkpoint, previous, caller)
+        core.guard("torch.save", _note_save, f, caller)
         return result
 
     torch.serialization.save = save
     torch.save = save
+
+
+def _note_save(f, caller):
+    """A `save` event for a file path, so a checkpoint written where the platform discards it
+    can be shown at its torch.save line."""
+    path = report.path_argument(f)
+    if path:
+        core.emit("save", path=os.path.normpath(os.path.join(os.getcwd(), path)),
+                  where=frames.where(caller))
 
 
 def _patch_load(torch):

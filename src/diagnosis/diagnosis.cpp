@@ -140,6 +140,13 @@ Step command_step(const RunOutcome& outcome, const PlatformFacts& facts) {
   if (step.stage.empty()) step.stage = last ? last->stage : "init";
   if (last) step.why = last->why;
   if (last && last->where && last->where->user) step.last_seen = last->where;
+  // A run stopped at its timeout: where its main process was waiting, from the harness.
+  for (auto frame = outcome.stopped_at.rbegin(); !step.exception && frame != outcome.stopped_at.rend(); ++frame) {
+    if (frame->user) {
+      step.last_seen = *frame;
+      break;
+    }
+  }
   return step;
 }
 

@@ -29,6 +29,7 @@ struct RunOutcome {
   std::optional<int> setup_exit;   // set when the job had a setup step and it finished
   std::vector<OutputLine> output;  // the last lines of each stream, in arrival order
   harness::HarnessEvents events;
+  std::vector<harness::Frame> stopped_at;  // a timed-out run's main process, outermost first
 };
 
 // A mount as the platform lays it out, seen from both sides.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <re2/re2.h>
 #include <sstream>
 
 #include "util/text.hpp"
@@ -209,6 +210,36 @@ HarnessEvents parse_events(const std::string& text_in) {
     if (rank.rank == 0) out.main_pid = rank.pid;  // the launcher never trains
   }
   return out;
+}
+
+std::vector<Frame> parse_stack_dump(const std::string& text, const std::string& code_dir) {
+  // `  File "/job/code/main.py", line 4 in wait_for_peers`, innermost first; the first stack
+  // only (a second signal appends another).
+  static const re2::RE2 frame_line(R"re(^  File "(.*)", line (\d+) in (.*)$)re");
+  std::vector<Frame> frames;
+  std::istringstream lines(text);
+  std::string line;
+  bool in_stack = false;
+  while (std::getline(lines, line)) {
+    Frame frame;
+    if (re2::RE2::FullMatch(line, frame_line, &frame.file, &frame.line, &frame.function)) {
+      in_stack = true;
+      frame.user = is_under(frame.file, code_dir);
+      frames.push_back(std::move(frame));
+    } else if (in_stack) {
+      break;
+    }
+  }
+  std::reverse(frames.begin(), frames.end());
+  return frames;
+}
+
+std::vector<Frame> read_stack_dump(const std::filesystem::path& file, const std::string& code_dir) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return {};
+  std::ostringstream content;
+  content << in.rdbuf();
+  return parse_stack_dump(content.str(), code_dir);
 }
 
 HarnessEvents read_events(const std::filesystem::path& file) {

@@ -142,6 +142,12 @@ const Event* main_or_first(const std::vector<Event>& list, int main_pid) {
 // frame is the job's own.
 SourceLocation location_in_code(const std::optional<Frame>& where, const std::string& code_dir);
 
+// The stack faulthandler wrote on SIGUSR2 (stacks-PID.txt, docs/harness.md "Where a job
+// hangs"), outermost frame first; frames under `code_dir` are the job's own. Empty when the
+// file is missing or holds no stack.
+std::vector<Frame> read_stack_dump(const std::filesystem::path& file, const std::string& code_dir);
+std::vector<Frame> parse_stack_dump(const std::string& text, const std::string& code_dir);
+
 // Parses an events file; a missing file gives empty events (the harness never loaded),
 // a malformed line is skipped (a job killed mid-write leaves a partial last line).
 HarnessEvents read_events(const std::filesystem::path& file);

@@ -204,6 +204,10 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
   outcome.setup_exit = output.setup_exit();
   outcome.output = output.lines();
   outcome.events = harness::read_events(plan->run_dir / "harness" / "events.jsonl");
+  if (outcome.timed_out && outcome.events.main_pid > 0)
+    outcome.stopped_at =
+        harness::read_stack_dump(plan->run_dir / "harness" / fmt::format("stacks-{}.txt", outcome.events.main_pid),
+                                 plan->facts.code_container_dir);
   auto lost_outputs = output_findings(*plan, plan->run_dir / "upper", outcome.events);
   tidy_run_dir(plan->run_dir);
   if (exit->interrupted_by)

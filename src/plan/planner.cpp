@@ -100,6 +100,7 @@ Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile&
   plan.network = profile.network;
   plan.steps = context.steps_override.value_or(job.dryrun.steps);
   plan.timeout = context.timeout_override.value_or(job.dryrun.timeout);
+  plan.harness = context.harness;
 
   // Paths the platform gives the job, as variables for the profile's templates.
   Vars vars{{"job.name", job.name},

@@ -72,6 +72,7 @@ struct RunPlan {
   bool network = false;
   int steps = 2;
   std::chrono::milliseconds timeout{600000};
+  bool harness = true;  // the harness is injected: on timeout it is asked for its stacks first
   diagnosis::PlatformFacts facts;  // for diagnosis (functions left unset here)
 };
 

@@ -25,6 +25,8 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 constexpr const char* kCgroupParent = "preflight";
+// From the SIGUSR2 of a timed-out run to its kill: time for the harness to write its stacks.
+constexpr std::chrono::milliseconds kStackDumpGrace{500};
 
 // Runs a runtime subcommand to completion, returning its exit status and stderr.
 struct CommandResult {
@@ -264,8 +266,8 @@ Result<ContainerExit> run_container(const plan::RunPlan& plan, const fs::path& i
     return Error::runtime("cannot follow the container's process (pid file " + pid_file.string() + ")");
 
   ContainerExit exit;
-  const auto deadline = started + plan.timeout;
-  bool exited = false, killed = false;
+  auto deadline = started + plan.timeout;
+  bool exited = false, killed = false, dumping = false;
   while (!exited || out.open || err.open) {
     std::vector<pollfd> fds;
     if (out.open) fds.push_back({out.pipe.native_source(), POLLIN, 0});
@@ -295,8 +297,17 @@ Result<ContainerExit> run_container(const plan::RunPlan& plan, const fs::path& i
     }
     bool timed_out = !exited && Clock::now() >= deadline;
     int interrupted = interrupt_signal();
+    if (timed_out && !dumping && !interrupted && plan.harness) {
+      // The harness writes where each process is on SIGUSR2 (docs/harness.md "Where a job
+      // hangs"); it gets a moment to do so before the kill.
+      dumping = true;
+      exit.timed_out = true;
+      run_runtime(runtime, {"kill", "--all", plan.container_id, "USR2"});
+      deadline = Clock::now() + kStackDumpGrace;
+      continue;
+    }
     if (!killed && !exited && (timed_out || interrupted)) {
-      exit.timed_out = timed_out && !interrupted;
+      exit.timed_out = (timed_out || dumping) && !interrupted;
       exit.interrupted_by = interrupted;
       run_runtime(runtime, {"kill", "--all", plan.container_id, "KILL"});
       killed = true;

@@ -207,6 +207,25 @@ TEST(HarnessEvents, ReadsSavesAndLocatesThemInTheCode) {
   EXPECT_TRUE(library.file.empty()) << "only the job's own frames are locations";
 }
 
+TEST(HarnessEvents, ReadsTheStackFaulthandlerWroteWhenTheTimeWasUp) {
+  const std::string dump =
+      "Stack (most recent call first):\n"
+      "  File \"/usr/lib/python3.11/threading.py\", line 320 in wait\n"
+      "  File \"/job/code/main.py\", line 4 in wait_for_peers\n"
+      "  File \"/job/code/main.py\", line 6 in <module>\n"
+      "\n"
+      "Stack (most recent call first):\n"
+      "  File \"/job/code/main.py\", line 99 in later\n";
+  auto frames = parse_stack_dump(dump, "/job/code");
+  ASSERT_EQ(frames.size(), 3u) << "the first stack only";
+  EXPECT_EQ(frames[0].line, 6) << "outermost first";
+  EXPECT_EQ(frames[1].function, "wait_for_peers");
+  EXPECT_TRUE(frames[1].user);
+  EXPECT_FALSE(frames[2].user);
+  EXPECT_EQ(frames[2].file, "/usr/lib/python3.11/threading.py");
+  EXPECT_TRUE(parse_stack_dump("", "/job/code").empty());
+}
+
 TEST(HarnessEvents, ReadsANonfiniteLoss) {
   HarnessEvents events = parse_events(
       R"j({"ev":"start","t":0.0,"pid":10,"python":"3.11.2","argv":["main.py"],"phase":"command","stage":"init"})j"

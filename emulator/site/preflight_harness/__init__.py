@@ -36,6 +36,8 @@ class HarnessState(object):
         self.exit_code = None      # sys.exit's argument, normalised
         self.errors = 0
         self.torch_patched = self.threading_patched = False
+        self.stack_fd = None       # where faulthandler writes this process's stack on SIGUSR2
+        self.fork_hooked = False
 
 
 def append(path, data):
@@ -82,7 +84,8 @@ def install():
         return
     state = HarnessState(events, os.environ.get("PREFLIGHT_PHASE", "command"))
     append(events, _start_line(state, _argv()))
-    for step in (_install_excepthook, _install_exit, _install_import_hook, _install_input_watch):
+    for step in (_install_excepthook, _install_exit, _install_import_hook, _install_input_watch,
+                 _install_stack_dump):
         try:
             step()
         except Exception as exc:
@@ -174,6 +177,24 @@ def _at_exit():
             round(time.monotonic() - state.t0, 6), state.pid, code)).encode())
     except Exception as exc:
         harness_error("atexit", exc)
+
+
+SIGUSR2 = 12  # on Linux; importing `signal` would cost more than the rest of start-up
+
+
+def _install_stack_dump():
+    """When the dry run's time is up, Preflight sends SIGUSR2 before the kill; faulthandler
+    then writes the main thread's stack to stacks-PID.txt beside the events file, from C, so
+    even a job stuck inside a C call (a rendezvous, a lock) says where it waits."""
+    if not sys.platform.startswith("linux"):
+        return
+    import faulthandler
+    path = os.path.join(os.path.dirname(state.events), "stacks-%d.txt" % os.getpid())
+    state.stack_fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
+    faulthandler.register(SIGUSR2, file=state.stack_fd, all_threads=False)
+    if hasattr(os, "register_at_fork") and not state.fork_hooked:
+        state.fork_hooked = True  # a forked worker writes its own file
+        os.register_at_fork(after_in_child=lambda: guard("stack dump", _install_stack_dump))
 
 
 def _install_input_watch():

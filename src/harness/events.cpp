@@ -3,7 +3,6 @@
 #include "harness/events.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <re2/re2.h>
 #include <sstream>
@@ -235,19 +234,9 @@ std::vector<Frame> parse_stack_dump(const std::string& text, const std::string& 
 }
 
 std::vector<Frame> read_stack_dump(const std::filesystem::path& file, const std::string& code_dir) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return {};
-  std::ostringstream content;
-  content << in.rdbuf();
-  return parse_stack_dump(content.str(), code_dir);
+  return parse_stack_dump(read_file(file).value_or(""), code_dir);
 }
 
-HarnessEvents read_events(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return {};
-  std::ostringstream content;
-  content << in.rdbuf();
-  return parse_events(content.str());
-}
+HarnessEvents read_events(const std::filesystem::path& file) { return parse_events(read_file(file).value_or("")); }
 
 }  // namespace preflight::harness

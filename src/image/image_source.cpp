@@ -3,13 +3,12 @@
 #include <archive.h>
 #include <archive_entry.h>
 
-#include <fstream>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "image/digest.hpp"
+#include "util/text.hpp"
 
 namespace preflight::image {
 namespace fs = std::filesystem;
@@ -25,11 +24,9 @@ Result<std::string> read_small_file(const fs::path& file, const std::string& wha
   auto size = fs::file_size(file, ec);
   if (ec) return Error::bad_input(file.string() + ": " + what + " is missing; is this an OCI image layout?");
   if (size > kMaxJsonBytes) return Error::bad_input(file.string() + ": " + what + " is implausibly large");
-  std::ifstream in(file, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in) return Error::bad_input(file.string() + ": cannot read " + what);
-  return text.str();
+  auto text = read_file(file);
+  if (!text) return Error::bad_input(file.string() + ": cannot read " + what);
+  return std::move(*text);
 }
 
 Result<json> parse_json(const std::string& text, const std::string& where) {

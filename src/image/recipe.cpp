@@ -3,11 +3,10 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cctype>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "image/digest.hpp"
+#include "util/text.hpp"
 
 namespace preflight::image {
 namespace fs = std::filesystem;
@@ -60,14 +59,12 @@ bool safe_glob(const std::string& path) {
 }  // namespace
 
 Result<ImageRecipe> load_recipe(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return Error::bad_input("cannot read the image recipe", {file});
-  std::stringstream text;
-  text << in.rdbuf();
+  auto text = read_file(file);
+  if (!text) return Error::bad_input("cannot read the image recipe", {file});
 
   YAML::Node doc;
   try {
-    doc = YAML::Load(text.str());
+    doc = YAML::Load(*text);
   } catch (const YAML::Exception& e) {
     return Error::bad_input("malformed YAML: " + e.msg, {file, e.mark.line + 1, e.mark.column + 1});
   }
@@ -76,7 +73,7 @@ Result<ImageRecipe> load_recipe(const fs::path& file) {
   ImageRecipe recipe;
   recipe.file = file;
   recipe.name = file.stem().string();
-  recipe.hash = sha256_hex(std::string(kBuilderVersion) + "\n" + text.str());
+  recipe.hash = sha256_hex(std::string(kBuilderVersion) + "\n" + *text);
   for (const auto& item : doc) {
     std::string key = item.first.as<std::string>();
     if (!kKeys.count(key)) {

@@ -16,6 +16,7 @@
 
 #include "sandbox/interrupt.hpp"
 #include "sandbox/oci_config.hpp"
+#include "util/text.hpp"
 
 namespace preflight::sandbox {
 namespace fs = std::filesystem;
@@ -166,11 +167,6 @@ Status prepare_root(const plan::RunPlan& plan, const fs::path& root) {
   return Ok{};
 }
 
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 // Reads "key N" from a cgroup's flat-keyed file; 0 when absent.
 std::uint64_t cgroup_value(const std::string& text, const std::string& key) {
   auto at = text.find(key + " ");
@@ -183,11 +179,11 @@ void read_memory_cgroup(const std::string& cgroup_path, ContainerExit& exit) {
   fs::path v1 = fs::path("/sys/fs/cgroup/memory") / fs::path(cgroup_path).relative_path();
   fs::path v2 = fs::path("/sys/fs/cgroup") / fs::path(cgroup_path).relative_path();
   if (fs::exists(v1 / "memory.oom_control")) {
-    exit.oom_killed = cgroup_value(read_file(v1 / "memory.oom_control"), "oom_kill") > 0;
-    exit.peak_memory_bytes = std::strtoull(read_file(v1 / "memory.max_usage_in_bytes").c_str(), nullptr, 10);
+    exit.oom_killed = cgroup_value(read_file(v1 / "memory.oom_control").value_or(""), "oom_kill") > 0;
+    exit.peak_memory_bytes = std::strtoull(read_file(v1 / "memory.max_usage_in_bytes").value_or("").c_str(), nullptr, 10);
   } else if (fs::exists(v2 / "memory.events")) {
-    exit.oom_killed = cgroup_value(read_file(v2 / "memory.events"), "oom_kill") > 0;
-    exit.peak_memory_bytes = std::strtoull(read_file(v2 / "memory.peak").c_str(), nullptr, 10);
+    exit.oom_killed = cgroup_value(read_file(v2 / "memory.events").value_or(""), "oom_kill") > 0;
+    exit.peak_memory_bytes = std::strtoull(read_file(v2 / "memory.peak").value_or("").c_str(), nullptr, 10);
   }
 }
 
@@ -260,7 +256,7 @@ Result<ContainerExit> run_container(const plan::RunPlan& plan, const fs::path& i
     return Error::runtime(
         fmt::format("{} run failed (exit {}): {}", runtime.filename().string(), launch_status, message));
   }
-  pid_t pid = std::atoi(read_file(pid_file).c_str());
+  pid_t pid = std::atoi(read_file(pid_file).value_or("").c_str());
   const FileDescriptor pidfd(pid > 0 ? pidfd_open(pid) : -1);
   if (pidfd.get() < 0)
     return Error::runtime("cannot follow the container's process (pid file " + pid_file.string() + ")");

@@ -3,12 +3,11 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include "spec/platform_profile.hpp"
 #include "util/did_you_mean.hpp"
+#include "util/text.hpp"
 
 namespace preflight::spec {
 
@@ -61,11 +60,9 @@ Result<YamlDoc> YamlDoc::load(const std::filesystem::path& file) {
   if (std::filesystem::is_directory(file, ec)) {
     return Error::bad_input(file.string() + " is a folder, not a YAML file");
   }
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return Error::bad_input("cannot read " + file.string());
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse(text.str(), file);
+  auto text = read_file(file);
+  if (!text) return Error::bad_input("cannot read " + file.string());
+  return parse(*text, file);
 }
 
 Result<YamlDoc> YamlDoc::parse(const std::string& text, const std::filesystem::path& file) {

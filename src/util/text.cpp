@@ -1,8 +1,20 @@
 #include "util/text.hpp"
 
+#include <fstream>
+#include <sstream>
+
 #include <fmt/format.h>
 
 namespace preflight {
+
+std::optional<std::string> read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return std::nullopt;
+  return std::move(text).str();
+}
 
 bool is_under(const std::string& file, const std::string& dir) {
   if (dir.empty() || file.size() <= dir.size() || file.compare(0, dir.size(), dir) != 0) return false;

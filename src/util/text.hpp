@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -14,6 +16,9 @@ inline std::string trim(std::string_view text) {
   const auto last = text.find_last_not_of(" \t");
   return std::string(text.substr(first, last - first + 1));
 }
+
+// The whole content of a file, byte for byte; nullopt when it cannot be opened or read.
+std::optional<std::string> read_file(const std::filesystem::path& path);
 
 // Whether the path `file` lies in the folder `dir` (a container path like /job/code).
 bool is_under(const std::string& file, const std::string& dir);

@@ -155,6 +155,39 @@ SourceLocation location(const Vars& vars, const FailedStep& step, const Platform
   return where;
 }
 
+// The package a library file belongs to: "torch" for .../dist-packages/torch/..., "Python's
+// standard library" for /usr/lib/python3.11/...; empty when neither.
+std::string package_of(const std::string& file) {
+  for (const std::string marker : {"/dist-packages/", "/site-packages/"}) {
+    const auto at = file.find(marker);
+    if (at == std::string::npos) continue;
+    const auto start = at + marker.size();
+    std::string name = file.substr(start, file.find('/', start) - start);
+    if (name.size() > 3 && name.compare(name.size() - 3, 3, ".py") == 0) name.resize(name.size() - 3);
+    return name;
+  }
+  return file.rfind("/usr/lib/python", 0) == 0 || file.rfind("/usr/local/lib/python", 0) == 0
+             ? "Python's standard library"
+             : "";
+}
+
+// An exception whose traceback holds no frame of the job's code (a launcher such as torchrun,
+// `python -m pkg`) is located at its innermost frame, and says that the library itself failed.
+void note_library_only(report::Finding& finding, const FailedStep& step, const RunOutcome& outcome) {
+  if (!step.exception || step.exception->frames.empty() || step.exception->user_frame()) return;
+  const harness::Frame& inner = step.exception->frames.back();
+  finding.location = {inner.file, inner.line, 0};
+  const std::string package = package_of(inner.file);
+  if (package.empty()) return;
+  const std::string python =
+      outcome.events.python_version.empty() ? "" : " and Python " + outcome.events.python_version;
+  finding.message += fmt::format(" — raised inside {} with no frame of the job's code on the stack", package);
+  finding.hint += fmt::format(
+      " None of the job's code is on the stack: {} itself failed as the image installs it. Check that the image's "
+      "{}{} work together, and how the command starts it.",
+      package, package, python);
+}
+
 }  // namespace
 
 std::string render(const std::string& text, const std::map<std::string, std::string>& vars) {
@@ -200,6 +233,7 @@ report::Finding compose_finding(const FailureRules& rules, const FailureRule& ru
     finding.hint = difference->hint;
   }
   finding.location = location(vars, step, facts);
+  note_library_only(finding, step, outcome);
   return finding;
 }
 

@@ -41,6 +41,26 @@ TEST(DiagnosisPrecedence, AKillWithoutExceptionIsLocatedWhereTheJobWasLastSeen) 
   EXPECT_EQ(finding.location.line, 19);
 }
 
+TEST(DiagnosisPrecedence, ALibraryFailingWithNoFrameOfTheJobIsLocatedInsideIt) {
+  const std::string api = "/usr/lib/python3/dist-packages/torch/distributed/elastic/multiprocessing/api.py";
+  RunOutcome outcome = crashed("AttributeError", "'NoneType' object has no attribute 'get'", "init",
+                               {{"/usr/bin/torchrun", 33, "<module>", false}, {api, 162, "to_map", false}});
+  outcome.events.python_version = "3.11.2";
+  report::Finding finding = only_finding(outcome);
+  EXPECT_EQ(finding.category, "Null Reference");
+  EXPECT_EQ(finding.location.file, api);
+  EXPECT_EQ(finding.location.line, 162);
+  EXPECT_TRUE(contains(finding.message, "raised inside torch with no frame of the job's code")) << finding.message;
+  EXPECT_TRUE(contains(finding.hint, "torch and Python 3.11.2 work together")) << finding.hint;
+
+  // One frame of the job's code on the stack: the job's line, and nothing said of the library.
+  outcome.events.exceptions[0].frames.insert(outcome.events.exceptions[0].frames.begin(),
+                                             {"/job/code/launch.py", 5, "main", true});
+  finding = only_finding(outcome);
+  EXPECT_EQ(finding.location.file, "launch.py");
+  EXPECT_FALSE(contains(finding.message, "raised inside")) << finding.message;
+}
+
 TEST(DiagnosisPrecedence, TimeoutIsItsOwnCategoryWithTheLastStage) {
   RunOutcome outcome;
   outcome.exit_code = 137;

@@ -14,6 +14,7 @@
 #include "image/image_store.hpp"
 #include "pipeline/estimate.hpp"
 #include "pipeline/input_sample.hpp"
+#include "pipeline/job_context.hpp"
 #include "pipeline/outputs.hpp"
 #include "pipeline/stages.hpp"
 #include "plan/run_plan.hpp"
@@ -30,7 +31,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-constexpr const char* kDefaultPlatform = "philly";
 constexpr const char* kSetupMarker = "\036preflight:setup-exit ";
 constexpr size_t kKeptLines = 400;  // of the job's output, for diagnosis
 constexpr size_t kKeptRuns = 10;    // run folders kept in the cache
@@ -144,27 +144,11 @@ Status sample_inputs(const spec::JobSpec& job, plan::RunPlan& plan, const Consol
 
 Result<report::Report> dry_run(const DryRunOptions& options, const Console& console) {
   const auto started = Clock::now();
-  auto job = spec::load_job(fs::absolute(options.job_file));
-  if (!job) return std::move(job).error();
-
-  std::string platform_name =
-      options.platform.value_or(job->platform.empty() ? kDefaultPlatform : job->platform);
-  auto profile = spec::load_platform(platform_name, spec::shipped_platforms_dir());
-  if (!profile) {
-    if (!options.platform && !job->platform.empty()) profile.error().where = job->platform_where;
-    return std::move(profile).error();
-  }
-
-  std::string image_text = options.image.value_or(job->image.empty() ? profile->default_image : job->image);
-  auto ref = image::parse_image_ref(image_text, job->file.parent_path());
-  if (!ref) {
-    if (!options.image && !job->image.empty()) ref.error().where = job->image_where;
-    return std::move(ref).error();
-  }
-  image::ImageStore store(image::default_cache_dir(), data_dir() / "images");
-  say(console, fmt::format("image {}", image_text));
-  auto image = store.resolve(*ref, console.progress);
-  if (!image) return std::move(image).error();
+  auto loaded = load_job_context({options.job_file, options.platform, options.image}, console.progress);
+  if (!loaded) return std::move(loaded).error();
+  const spec::JobSpec& job = loaded->job;
+  const spec::PlatformProfile& profile = loaded->profile;
+  const image::UnpackedImage& image = loaded->image;
 
   // The rules are needed only after the run: read them while the container runs.
   auto rules_loading = std::async(std::launch::async, [] {
@@ -172,7 +156,7 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
   });
 
   plan::PlanContext context;
-  context.job_id = make_job_id(job->name);
+  context.job_id = make_job_id(job.name);
   const fs::path runs_dir = image::default_cache_dir() / "runs";
   prune_runs(runs_dir, kKeptRuns);
   context.run_dir = runs_dir / context.job_id;
@@ -180,15 +164,15 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
   context.steps_override = options.steps;
   context.timeout_override = options.timeout;
   context.harness = options.harness;
-  auto plan = plan::make_plan(*job, *profile, image->config, context);
+  auto plan = plan::make_plan(job, profile, image.config, context);
   if (!plan) return std::move(plan).error();
 
   std::vector<std::string> notes;
-  if (auto sampled = sample_inputs(*job, *plan, console, notes); !sampled) return std::move(sampled).error();
+  if (auto sampled = sample_inputs(job, *plan, console, notes); !sampled) return std::move(sampled).error();
 
-  say(console, fmt::format("running {} on {} as {}", job->name, profile->name, plan->facts.user));
+  say(console, fmt::format("running {} on {} as {}", job.name, profile.name, plan->facts.user));
   OutputCollector output(console, !plan->setup.empty(), Clock::now());
-  auto exit = sandbox::run_container(*plan, image->rootfs,
+  auto exit = sandbox::run_container(*plan, image.rootfs,
                                      [&](auto stream, std::string_view line) { output.add(stream, line); });
   if (!exit) {
     tidy_run_dir(plan->run_dir);
@@ -219,7 +203,7 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
   auto rules = rules_loading.get();
   if (!rules) return std::move(rules).error();
   diagnosis::PlatformFacts facts = plan->facts;
-  facts.image = image_text;
+  facts.image = loaded->image_text;
   facts.host_has_module = host_has_module;
   facts.host_path_exists = [](const std::string& path) {
     std::error_code ec;
@@ -233,11 +217,11 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
   report.findings.insert(report.findings.end(), lost_outputs.begin(), lost_outputs.end());
   report.verdict = report::verdict_of(report.findings);
   report.estimate = estimate_run(outcome.events, report.clamps, report.findings, facts);
-  report.job_name = job->name;
-  report.job_file = fs::relative(job->file).string();
-  report.platform = profile->name;
-  report.image_ref = image_text;
-  report.image_digest = image->digest;
+  report.job_name = job.name;
+  report.job_file = fs::relative(job.file).string();
+  report.platform = profile.name;
+  report.image_ref = loaded->image_text;
+  report.image_digest = image.digest;
   std::optional<std::string> failed_stage;
   for (const auto& finding : report.findings)
     if (finding.severity == report::Severity::Error && !failed_stage) failed_stage = finding.stage;

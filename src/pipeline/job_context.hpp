@@ -1,0 +1,31 @@
+// What every command about a job starts from: the job file, the platform profile it runs on
+// and its image, resolved (built or unpacked into the cache when missing).
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "image/image_store.hpp"
+#include "spec/job_spec.hpp"
+#include "spec/platform_profile.hpp"
+#include "util/error.hpp"
+
+namespace preflight::pipeline {
+
+struct JobChoices {
+  std::filesystem::path job_file = "job.yaml";
+  std::optional<std::string> platform;  // --platform NAME|FILE
+  std::optional<std::string> image;     // --image REF
+};
+
+struct JobContext {
+  spec::JobSpec job;
+  spec::PlatformProfile profile;
+  std::string image_text;  // the reference as chosen: --image, the job's, the profile's default
+  image::UnpackedImage image;
+};
+
+Result<JobContext> load_job_context(const JobChoices& choices, const image::ProgressSink& progress);
+
+}  // namespace preflight::pipeline

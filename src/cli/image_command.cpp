@@ -1,6 +1,8 @@
+#include <fstream>
 #include <iostream>
 #include <memory>
 
+#include "check/image_inspect.hpp"
 #include "cli/command.hpp"
 #include "image/image_store.hpp"
 #include "util/data_dir.hpp"
@@ -8,42 +10,65 @@
 namespace preflight::cli {
 namespace {
 
-struct BuildArgs {
-  std::string name;
+struct ImageArgs {
+  std::string name;  // build: the built-in name; inspect: any reference
   bool if_missing = false;
+  bool json = false;
 };
 
-int build(const BuildArgs& args) {
-  image::ImageStore store(image::default_cache_dir(), data_dir() / "images");
-  auto progress = [](const std::string& line) { std::cerr << "preflight: " << line << "\n"; };
+void progress(const std::string& line) { std::cerr << "preflight: " << line << "\n"; }
+
+image::ImageStore store() { return image::ImageStore(image::default_cache_dir(), data_dir() / "images"); }
+
+int build(const ImageArgs& args) {
   if (args.if_missing) {
     // Resolving builds a missing image and unpacks it, and does nothing when both are done.
     auto ref = image::parse_image_ref(args.name, ".");
     if (!ref) return report_error(ref.error());
     if (ref->kind != image::ImageRef::Kind::Builtin)
       return report_error(Error::bad_input("\"" + args.name + "\" is not a built-in image name"));
-    auto image = store.resolve(*ref, progress);
+    auto image = store().resolve(*ref, progress);
     if (!image) return report_error(image.error());
     std::cout << args.name << " " << image->digest << "\n";
     return 0;
   }
-  auto digest = store.build(args.name, progress);
+  auto digest = store().build(args.name, progress);
   if (!digest) return report_error(digest.error());
   std::cout << args.name << " " << *digest << "\n";
+  return 0;
+}
+
+int inspect(const ImageArgs& args) {
+  auto ref = image::parse_image_ref(args.name, ".");
+  if (!ref) return report_error(ref.error());
+  auto image = store().resolve(*ref, progress);
+  if (!image) return report_error(image.error());
+  auto inspection = check::inspect_image(*image, image::default_cache_dir());
+  if (!inspection) return report_error(inspection.error());
+  if (args.json)
+    std::cout << check::to_json(*inspection).dump(2) << "\n";
+  else
+    check::print_inspection(*inspection, std::cout);
   return 0;
 }
 
 }  // namespace
 
 Command image_command() {
-  return {"image", "Build and manage the images jobs run in", [](CLI::App& app) -> Action {
-            auto args = std::make_shared<BuildArgs>();
+  return {"image", "Build, inspect and compare the images jobs run in", [](CLI::App& app) -> Action {
+            auto args = std::make_shared<ImageArgs>();
             app.require_subcommand(1);
-            auto* sub =
+            auto* build_cmd =
                 app.add_subcommand("build", "build a built-in image from its recipe, images/NAME.yaml");
-            sub->add_option("name", args->name, "the built-in image's name")->required();
-            sub->add_flag("--if-missing", args->if_missing, "only when it is not built and unpacked yet");
-            return [args] { return build(*args); };
+            build_cmd->add_option("name", args->name, "the built-in image's name")->required();
+            build_cmd->add_flag("--if-missing", args->if_missing, "only when it is not built and unpacked yet");
+            auto* inspect_cmd = app.add_subcommand(
+                "inspect", "what an image offers jobs: OS, Python, distributions, frameworks, CUDA, configuration");
+            inspect_cmd->add_option("ref", args->name,
+                                    "built-in name, docker-archive:PATH, oci:PATH[:TAG] or rootfs:PATH")
+                ->required();
+            inspect_cmd->add_flag("--json", args->json, "print JSON (schema preflight.image/v1)");
+            return [args, inspect_cmd] { return inspect_cmd->parsed() ? inspect(*args) : build(*args); };
           }};
 }
 

@@ -57,6 +57,7 @@ struct Report {
   std::string platform;
   std::string image_ref;
   std::string image_digest;
+  bool dry_run = true;  // false for `preflight check`: static findings only, no stages
   std::vector<StageResult> stages;
   std::vector<Finding> findings;
   std::vector<Clamp> clamps;

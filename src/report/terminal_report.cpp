@@ -108,7 +108,7 @@ void print_summary(const Report& report, std::ostream& out, bool color) {
     if (stage.status == "absent") continue;
     stages += (stages.empty() ? "" : ", ") + stage_mark(stage, p);
   }
-  out << p.bold("stages") << ": " << (stages.empty() ? "none reached" : stages) << "\n";
+  if (report.dry_run) out << p.bold("stages") << ": " << (stages.empty() ? "none reached" : stages) << "\n";
   for (const auto& f : report.findings) {
     std::string where = f.location.str();
     out << severity_label(f.severity, p) << ": " << p.bold(f.category);

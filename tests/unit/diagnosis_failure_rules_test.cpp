@@ -32,7 +32,8 @@ TEST(DiagnosisFailureRules, ShippedFileDescribesEveryStudyCategoryWithARule) {
     EXPECT_FALSE(rules.rules_for(name).empty()) << name << " has no rule";
   }
   for (const FailureCategory& category : rules.categories()) {
-    if (category.name == "Output Lost") continue;  // found by inspecting the run (pipeline/outputs.cpp)
+    // Found by inspecting the run (pipeline/outputs.cpp), or by the static checks alone.
+    if (category.name == "Output Lost" || category.name == "Slow Input Pipeline") continue;
     EXPECT_FALSE(rules.rules_for(category.name).empty()) << category.name << " has no rule";
   }
 }

@@ -1,0 +1,139 @@
+#include "check/code_scan.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "util/data_dir.hpp"
+#include "util/text.hpp"
+
+namespace preflight::check {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr std::uintmax_t kMaxFileBytes = 2u << 20;  // larger .py files are generated, not written
+
+bool skipped_folder(const std::string& name) {
+  static const char* names[] = {"__pycache__", "node_modules", "site-packages", "dist-packages", "venv", "env"};
+  return name.empty() || name[0] == '.' || std::find(std::begin(names), std::end(names), name) != std::end(names);
+}
+
+std::string text(const json& object, const char* key) {
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return {};
+  return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
+int number(const json& object, const char* key) {
+  auto it = object.find(key);
+  return it != object.end() && it->is_number_integer() ? it->get<int>() : 0;
+}
+
+bool flag(const json& object, const char* key) {
+  auto it = object.find(key);
+  return it != object.end() && it->is_boolean() && it->get<bool>();
+}
+
+const json& list(const json& object, const char* key) {
+  static const json empty = json::array();
+  auto it = object.find(key);
+  return it != object.end() && it->is_array() ? *it : empty;
+}
+
+ArgOption arg_option(const json& item) {
+  ArgOption option;
+  option.line = number(item, "line");
+  for (const auto& f : list(item, "flags"))
+    if (f.is_string()) option.flags.push_back(f.get<std::string>());
+  option.dest = text(item, "dest");
+  option.type = text(item, "type");
+  option.required = flag(item, "required");
+  if (auto it = item.find("choices"); it != item.end() && it->is_array()) {
+    std::vector<std::string> choices;
+    for (const auto& c : *it) choices.push_back(c.is_string() ? c.get<std::string>() : c.dump());
+    option.choices = std::move(choices);
+  }
+  option.nargs = text(item, "nargs");
+  option.action = text(item, "action");
+  if (option.action.empty()) option.action = "store";
+  return option;
+}
+
+}  // namespace
+
+std::vector<fs::path> python_files(const fs::path& code_dir) {
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(code_dir, fs::directory_options::skip_permission_denied, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (it->is_directory(ec)) {
+      if (skipped_folder(name)) it.disable_recursion_pending();
+      continue;
+    }
+    if (it->path().extension() != ".py" || !it->is_regular_file(ec) || it->file_size(ec) > kMaxFileBytes) continue;
+    files.push_back(fs::relative(it->path(), code_dir, ec));
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+Result<CodeScan> parse_code_scan(const std::string& text_in) {
+  json doc = json::parse(text_in, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object()) return Error::runtime("the code scanner's output is not JSON");
+  CodeScan scan;
+  scan.python_version = text(doc, "python");
+  for (const auto& item : list(doc, "files")) {
+    ScannedFile file;
+    file.path = text(item, "path");
+    file.scan_error = text(item, "error");
+    if (auto it = item.find("syntax_error"); it != item.end() && it->is_object())
+      file.syntax_error = SyntaxProblem{number(*it, "line"), number(*it, "column"), text(*it, "message")};
+    for (const auto& i : list(item, "imports"))
+      if (number(i, "level") == 0)
+        file.imports.push_back({text(i, "module"), number(i, "line"), flag(i, "guarded"), text(i, "scope") != "function"});
+    for (const auto& e : list(item, "env"))
+      file.env.push_back({text(e, "name"), number(e, "line"), text(e, "how"), flag(e, "default")});
+    for (const auto& p : list(item, "paths")) file.paths.push_back({text(p, "value"), number(p, "line")});
+    for (const auto& p : list(item, "perf")) file.perf.push_back({text(p, "rule"), number(p, "line"), text(p, "detail")});
+    scan.files.push_back(std::move(file));
+  }
+  if (auto it = doc.find("argparse"); it != doc.end() && it->is_object()) {
+    ArgParser parser;
+    parser.file = text(*it, "file");
+    parser.parse_known = flag(*it, "parse_known");
+    parser.allow_abbrev = !it->contains("allow_abbrev") || flag(*it, "allow_abbrev");
+    parser.dynamic = flag(*it, "dynamic");
+    for (const auto& o : list(*it, "options")) parser.options.push_back(arg_option(o));
+    for (const auto& o : list(*it, "positionals")) parser.positionals.push_back(arg_option(o));
+    scan.argparse = std::move(parser);
+  }
+  return scan;
+}
+
+Result<CodeScan> scan_code(const ImagePython& python, const fs::path& code_dir, const std::vector<fs::path>& files,
+                           const std::optional<EntryPoint>& entry) {
+  const fs::path program_file = data_dir() / "emulator" / "check" / "scan.py";
+  auto program = read_file(program_file);
+  if (!program) return Error::runtime("cannot read " + program_file.string());
+  json request = {{"files", json::array()}, {"entry", nullptr}};
+  for (const auto& file : files) {
+    auto source = read_file(code_dir / file);
+    if (!source) continue;  // unreadable here: the dry run will say what the platform does
+    request["files"].push_back({{"path", file.generic_string()}, {"text", std::move(*source)}});
+  }
+  if (entry) request["entry"] = {{"script", entry->script}, {"args", entry->args}};
+  // ASCII-only JSON: readable whatever the image's locale (Python 3.6 in the C locale).
+  auto run = python.run(*program, request.dump(-1, ' ', /*ensure_ascii=*/true, json::error_handler_t::replace),
+                        /*with_site=*/false);
+  if (!run) return std::move(run).error();
+  if (run->exit_code != 0)
+    return Error::runtime(fmt::format("the code scanner failed in the image (exit {}): {}", run->exit_code,
+                                      trim(run->err)));
+  return parse_code_scan(run->out);
+}
+
+}  // namespace preflight::check

@@ -1,0 +1,101 @@
+// The job's Python code as the image's interpreter reads it (emulator/check/scan.py): syntax
+// errors, imports, environment reads, path literals, the entry script's argparse options and
+// performance patterns, each with its line. The job's files are sent on stdin: the scanner
+// runs inside the image's root and sees nothing else.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "check/image_python.hpp"
+#include "util/error.hpp"
+
+namespace preflight::check {
+
+struct ImportUse {
+  std::string module;  // absolute dotted name; relative imports are left out
+  int line = 0;
+  bool guarded = false;  // inside try/except ImportError, TYPE_CHECKING or a version test
+  bool module_scope = true;
+};
+
+struct EnvRead {
+  std::string name;
+  int line = 0;
+  std::string how;  // "subscript" | "get" | "getenv" | "in"
+  bool has_default = false;
+};
+
+struct PathLiteral {
+  std::string value;
+  int line = 0;
+};
+
+struct PerfUse {
+  std::string rule;  // "tf-op-in-loop", "tf-map-before-batch", ...
+  int line = 0;
+  std::string detail;
+};
+
+struct SyntaxProblem {
+  int line = 0;
+  int column = 0;
+  std::string message;
+};
+
+struct ScannedFile {
+  std::string path;  // relative to the code folder
+  std::optional<SyntaxProblem> syntax_error;  // as the image's interpreter parses the file
+  std::string scan_error;                     // the scanner's own failure on this file
+  std::vector<ImportUse> imports;
+  std::vector<EnvRead> env;
+  std::vector<PathLiteral> paths;
+  std::vector<PerfUse> perf;
+};
+
+struct ArgOption {
+  int line = 0;
+  std::vector<std::string> flags;  // "--epochs", "-e"
+  std::string dest;
+  std::string type;                // "int", "float", ... or empty
+  bool required = false;
+  std::optional<std::vector<std::string>> choices;  // as text
+  std::string nargs;                                // "", "+", "?", "*", "2"
+  std::string action;                               // "store", "store_true", ...
+};
+
+struct ArgParser {
+  std::string file;
+  bool parse_known = false;
+  bool allow_abbrev = true;
+  bool dynamic = false;  // built in a way a static reading cannot follow
+  std::vector<ArgOption> options;
+  std::vector<ArgOption> positionals;
+};
+
+struct CodeScan {
+  std::string python_version;
+  std::vector<ScannedFile> files;
+  std::optional<ArgParser> argparse;  // of the entry script
+};
+
+// The entry script of a command line and its arguments: `python [-u] train.py --epochs 3`.
+struct EntryPoint {
+  std::string script;  // relative to the code folder
+  std::vector<std::string> args;
+  int word = 0;  // index of the script among the command's words
+};
+
+// The Python files of the code folder, relative; hidden folders, virtual environments and
+// caches are skipped.
+std::vector<std::filesystem::path> python_files(const std::filesystem::path& code_dir);
+
+Result<CodeScan> scan_code(const ImagePython& python, const std::filesystem::path& code_dir,
+                           const std::vector<std::filesystem::path>& files, const std::optional<EntryPoint>& entry);
+
+// Parses scan.py's JSON.
+Result<CodeScan> parse_code_scan(const std::string& json);
+
+}  // namespace preflight::check

@@ -1,0 +1,199 @@
+#include "check/shell_lint.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include "check/shell_words.hpp"
+
+namespace preflight::check {
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Lint {
+  const ShellText& shell;
+  const ShellFacts& facts;
+  SourceLocation where;
+  std::vector<report::Finding>& out;
+
+  void add(const char* rule, const char* category, const char* root_cause, std::string message, std::string hint) {
+    report::Finding f;
+    f.rule = rule;
+    f.category = category;
+    f.dimension = "Execution Environment";
+    f.root_cause = root_cause;
+    f.phase = report::Phase::Static;
+    f.stage = shell.stage;
+    f.location = where;
+    f.message = std::move(message);
+    f.hint = std::move(hint);
+    out.push_back(std::move(f));
+  }
+};
+
+std::string program_of(const std::string& word) { return fs::path(word).filename().string(); }
+
+bool starts_with(const std::string& text, const char* prefix) { return text.rfind(prefix, 0) == 0; }
+
+bool is_pip(const std::string& program) {
+  return program == "pip" || program == "pip3" || (starts_with(program, "pip3.") && program.size() > 5);
+}
+
+bool is_python(const std::string& program) { return starts_with(program, "python"); }
+
+bool has(const std::vector<std::string>& words, std::initializer_list<const char*> flags) {
+  return std::any_of(words.begin(), words.end(), [&](const std::string& w) {
+    return std::any_of(flags.begin(), flags.end(), [&](const char* f) { return w == f || starts_with(w, (std::string(f) + "=").c_str()); });
+  });
+}
+
+// A requirement pip installs without an index: a local folder, archive or wheel.
+bool local_requirement(const std::string& word) {
+  auto ends = [&](const char* suffix) {
+    const std::string s(suffix);
+    return word.size() >= s.size() && word.compare(word.size() - s.size(), s.size(), s) == 0;
+  };
+  return word == "." || starts_with(word, "./") || starts_with(word, "/") || starts_with(word, "../") ||
+         starts_with(word, "file:") || ends(".whl") || ends(".tar.gz") || ends(".zip");
+}
+
+// "23.0.1" >= "20" by release numbers.
+bool version_at_least(const std::string& version, int major) { return std::atoi(version.c_str()) >= major; }
+
+void lint_pip(Lint& lint, const std::vector<std::string>& args) {
+  if (std::find(args.begin(), args.end(), "install") == args.end()) return;
+  const auto& facts = lint.facts;
+  if (!facts.pip_version) {
+    lint.add("pip-not-in-image", "Library Not Found", "Environment Difference",
+             "pip install runs, but the image has no pip",
+             "Use an image with pip (python3-pip), or build the packages into the image.");
+    return;
+  }
+  const bool user = has(args, {"--user"});
+  const bool elsewhere = has(args, {"--target", "-t", "--prefix", "--root"});
+  const bool forced_system = has(args, {"--no-user"});
+  if (!facts.root && !user && !elsewhere && (forced_system || !version_at_least(*facts.pip_version, 20)))
+    lint.add("pip-system-install", "Permission Denied", "Environment Difference",
+             fmt::format("pip install writes into the system's site-packages, which {} may not write: {} runs "
+                         "the job as {}{}",
+                         facts.user, facts.platform, facts.user,
+                         forced_system ? " and --no-user forbids the fallback"
+                                       : fmt::format(", and the image's pip {} does not fall back to a user "
+                                                     "install",
+                                                     *facts.pip_version)),
+             "Install with pip install --user (or --target into a writable folder).");
+  if (facts.network || has(args, {"--no-index"})) return;
+  bool needs_index = has(args, {"-r", "--requirement"});
+  bool after_install = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& word = args[i];
+    if (word == "install") {
+      after_install = true;
+    } else if (!after_install || word.empty()) {
+      continue;
+    } else if (word[0] == '-') {
+      // Options that take a value: skip it.
+      if (word == "-r" || word == "--requirement" || word == "-t" || word == "--target" || word == "-c" ||
+          word == "--constraint" || word == "-f" || word == "--find-links" || word == "--prefix" || word == "-e" ||
+          word == "--editable") {
+        if (word == "-e" || word == "--editable") needs_index |= i + 1 < args.size() && !local_requirement(args[i + 1]);
+        ++i;
+      }
+    } else if (!local_requirement(word)) {
+      needs_index = true;
+    }
+  }
+  if (needs_index)
+    lint.add("pip-needs-network", "Library Not Found", "Environment Difference",
+             fmt::format("pip install downloads from a package index, and {} has no network", facts.platform),
+             "Upload the wheels with the code and install them offline (pip install --user --no-index "
+             "--find-links wheels/ -r requirements.txt), or use an image that has the packages.");
+}
+
+void lint_command(Lint& lint, std::vector<std::string> words) {
+  // Leading assignments and wrappers do not change what runs.
+  while (!words.empty() && (words[0].find('=') != std::string::npos || words[0] == "exec" || words[0] == "time" ||
+                            words[0] == "env" || words[0] == "nohup"))
+    words.erase(words.begin());
+  if (words.empty()) return;
+  const auto& facts = lint.facts;
+  std::string program = program_of(words[0]);
+  if (program == "sudo") {
+    lint.add("sudo-on-platform", "Permission Denied", "Environment Difference",
+             fmt::format("sudo is not available: {} runs the job as {}, without root", facts.platform, facts.user),
+             "Drop sudo: install packages with pip install --user, or build what needs root into the image.");
+    words.erase(words.begin());
+    while (!words.empty() && words[0][0] == '-') words.erase(words.begin());
+    if (words.empty()) return;
+    program = program_of(words[0]);
+  }
+  const std::vector<std::string> args(words.begin() + 1, words.end());
+  if (program == "apt-get" || program == "apt" || program == "yum" || program == "dnf" || program == "apk") {
+    const bool installs = has(args, {"install", "update", "upgrade", "add"});
+    if (installs && !facts.root)
+      lint.add("system-package-install", "Permission Denied", "Environment Difference",
+               fmt::format("{} needs root, and {} runs the job as {}{}", program, facts.platform, facts.user,
+                           facts.network ? "" : "; it also needs the network, which the platform does not have"),
+               "Build system packages into the image (its recipe or Dockerfile) instead of installing them at "
+               "start-up.");
+    return;
+  }
+  if (is_pip(program)) return lint_pip(lint, args);
+  if (is_python(program) && args.size() >= 2 && args[0] == "-m" && (args[1] == "pip" || args[1] == "pip3"))
+    return lint_pip(lint, std::vector<std::string>(args.begin() + 2, args.end()));
+  if (facts.network) return;
+  const bool git_fetch = program == "git" && has(args, {"clone", "fetch", "pull", "submodule"});
+  const bool download = program == "wget" || program == "curl" || program == "aria2c" || program == "gsutil" ||
+                        program == "azcopy" || (program == "aws" && has(args, {"s3"})) ||
+                        (program == "huggingface-cli" && has(args, {"download"}));
+  const bool conda = (program == "conda" || program == "mamba") && has(args, {"install", "create", "update"});
+  if (conda)
+    lint.add("conda-needs-network", "Library Not Found", "Environment Difference",
+             fmt::format("{} install downloads packages, and {} has no network", program, facts.platform),
+             "Build the environment into the image instead of creating it at start-up.");
+  else if (git_fetch || download)
+    lint.add("download-needs-network", "Path Not Found", "Environment Difference",
+             fmt::format("{} needs the network, and {} has none: what it fetches will be missing", program,
+                         facts.platform),
+             "Upload the files with the code or declare them as an input in job.yaml (inputs: {NAME: {path: "
+             "./local-copy}}).");
+}
+
+}  // namespace
+
+std::vector<report::Finding> lint_shell(const ShellText& shell, const ShellFacts& facts) {
+  std::vector<report::Finding> findings;
+  std::istringstream lines(shell.text);
+  std::string line;
+  for (int index = 0; std::getline(lines, line); ++index) {
+    const auto first = line.find_first_not_of(" \t");
+    if (first == std::string::npos || line[first] == '#') continue;
+    Lint lint{shell, facts, {shell.where.file, shell.where.line + index, 0}, findings};
+    std::vector<std::string> command;
+    for (const auto& word : shell_words(line)) {
+      if (is_operator(word)) {
+        lint_command(lint, command);
+        command.clear();
+      } else {
+        command.push_back(word);
+      }
+    }
+    lint_command(lint, command);
+  }
+  return findings;
+}
+
+std::vector<fs::path> scripts_run_by(const std::string& command, const fs::path& code_dir) {
+  std::vector<fs::path> scripts;
+  for (const auto& word : shell_words(command)) {
+    if (word.size() < 4 || word.compare(word.size() - 3, 3, ".sh") != 0) continue;
+    const fs::path script = fs::path(word).lexically_normal();
+    std::error_code ec;
+    if (script.is_relative() && fs::is_regular_file(code_dir / script, ec)) scripts.push_back(script);
+  }
+  return scripts;
+}
+
+}  // namespace preflight::check

@@ -1,0 +1,37 @@
+#include "check/shell_words.hpp"
+
+namespace preflight::check {
+
+std::vector<std::string> shell_words(const std::string& command) {
+  std::vector<std::string> words;
+  std::string word;
+  bool has_word = false;
+  char quote = 0;
+  for (std::size_t i = 0; i < command.size(); ++i) {
+    const char c = command[i];
+    if (quote) {
+      if (c == quote) quote = 0;
+      else word += c;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+      has_word = true;
+    } else if (c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '&' || c == '|') {
+      if (has_word) words.push_back(word);
+      word.clear();
+      has_word = false;
+      if (c != ' ' && c != '\t') words.push_back(std::string(1, c));
+    } else {
+      word += c;
+      has_word = true;
+    }
+  }
+  if (has_word) words.push_back(word);
+  return words;
+}
+
+bool is_operator(const std::string& word) {
+  return word == ";" || word == "&" || word == "|" || word == "\n" || word.rfind(">", 0) == 0 ||
+         word.rfind("<", 0) == 0 || word.rfind("2>", 0) == 0;
+}
+
+}  // namespace preflight::check

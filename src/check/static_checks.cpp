@@ -1,0 +1,307 @@
+#include "check/static_checks.hpp"
+
+#include <fmt/format.h>
+#include <re2/re2.h>
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "check/shell_words.hpp"
+#include "util/did_you_mean.hpp"
+#include "util/text.hpp"
+
+namespace preflight::check {
+namespace fs = std::filesystem;
+
+namespace {
+
+report::Finding static_finding(const char* rule, const char* category, const char* dimension, const char* root_cause,
+                               report::Severity severity, const std::string& file, int line) {
+  report::Finding f;
+  f.rule = rule;
+  f.category = category;
+  f.dimension = dimension;
+  f.root_cause = root_cause;
+  f.severity = severity;
+  f.phase = report::Phase::Static;
+  f.location = {file, line, 0};
+  return f;
+}
+
+std::string top_level(const std::string& dotted) { return dotted.substr(0, dotted.find('.')); }
+
+std::string module_of(const fs::path& file) {
+  std::string dotted;
+  for (const auto& part : file.parent_path()) dotted += part.string() + ".";
+  const std::string stem = file.stem().string();
+  if (stem == "__init__") return dotted.empty() ? dotted : dotted.substr(0, dotted.size() - 1);
+  return dotted + stem;
+}
+
+// The job's own modules by dotted name, as seen from the code folder and from the entry
+// script's folder (Python puts the script's folder first on sys.path).
+std::map<std::string, std::string> local_modules(const CodeScan& scan, const std::optional<EntryPoint>& entry) {
+  std::map<std::string, std::string> modules;
+  const fs::path entry_dir = entry ? fs::path(entry->script).parent_path() : fs::path();
+  for (const auto& file : scan.files) {
+    const fs::path path(file.path);
+    modules.emplace(module_of(path), file.path);
+    if (!entry_dir.empty()) {
+      auto relative = path.lexically_relative(entry_dir);
+      if (!relative.empty() && *relative.begin() != "..") modules.emplace(module_of(relative), file.path);
+    }
+  }
+  return modules;
+}
+
+// The files an entry script imports, directly or not (all of them when there is no entry).
+std::set<std::string> reachable_files(const CodeScan& scan, const std::map<std::string, std::string>& modules,
+                                      const std::optional<EntryPoint>& entry) {
+  std::set<std::string> reached;
+  if (!entry) {
+    for (const auto& file : scan.files) reached.insert(file.path);
+    return reached;
+  }
+  std::map<std::string, const ScannedFile*> by_path;
+  for (const auto& file : scan.files) by_path[file.path] = &file;
+  std::deque<std::string> pending{entry->script};
+  while (!pending.empty()) {
+    const std::string path = pending.front();
+    pending.pop_front();
+    if (!reached.insert(path).second || !by_path.count(path)) continue;
+    for (const auto& use : by_path[path]->imports) {
+      // `import a.b.c` runs a/__init__.py, a/b/__init__.py and a/b/c.py.
+      std::string prefix;
+      std::istringstream parts(use.module);
+      std::string part;
+      while (std::getline(parts, part, '.')) {
+        prefix += (prefix.empty() ? "" : ".") + part;
+        if (auto it = modules.find(prefix); it != modules.end()) pending.push_back(it->second);
+      }
+    }
+  }
+  return reached;
+}
+
+void syntax_findings(const CodeScan& scan, std::vector<report::Finding>& out) {
+  for (const auto& file : scan.files) {
+    if (!file.syntax_error) continue;
+    auto f = static_finding("syntax-error-in-image", "Syntax Error", "General Code Error", "Common Programming Error",
+                            report::Severity::Error, file.path, file.syntax_error->line);
+    f.location.column = file.syntax_error->column;
+    f.stage = "init";
+    f.message = fmt::format("the image's Python {} cannot parse {}: {}", scan.python_version, file.path,
+                            file.syntax_error->message);
+    f.hint = fmt::format(
+        "Fix the syntax, or, if this line parses on your machine, it needs a newer Python than the image's {}: "
+        "write it for {} or choose an image with a newer Python.",
+        scan.python_version, scan.python_version);
+    out.push_back(std::move(f));
+  }
+}
+
+void import_findings(const CodeScan& scan, const StaticContext& context, std::vector<report::Finding>& out) {
+  if (!context.index) return;
+  const auto modules = local_modules(scan, context.entry);
+  std::set<std::string> local_tops;
+  for (const auto& [name, file] : modules) local_tops.insert(top_level(name));
+  const auto reached = reachable_files(scan, modules, context.entry);
+  const std::vector<std::string> known(context.index->modules.begin(), context.index->modules.end());
+  std::set<std::string> reported;  // one finding per missing module
+  for (const auto& file : scan.files) {
+    for (const auto& use : file.imports) {
+      const std::string top = top_level(use.module);
+      if (use.guarded || top.empty() || local_tops.count(top) || context.index->importable(top)) continue;
+      if (!reported.insert(top).second) continue;
+      const bool fatal = use.module_scope && reached.count(file.path) && !context.setup_installs;
+      auto f = static_finding("import-not-in-image", "Library Not Found", "Execution Environment",
+                              "Environment Difference", fatal ? report::Severity::Error : report::Severity::Warning,
+                              file.path, use.line);
+      if (use.module_scope) f.stage = "init";
+      f.message = fmt::format("the image cannot import \"{}\"{}: no such module on its Python {} ({})", use.module,
+                              did_you_mean(top, known), context.index->python_version,
+                              use.module_scope ? "imported when " + file.path + " loads"
+                                               : "imported inside a function, when it runs");
+      f.hint = context.setup_installs
+                   ? fmt::format("The setup step installs packages: make sure it installs the one that provides "
+                                 "\"{}\", from files uploaded with the code if the platform has no network.",
+                                 top)
+                   : fmt::format("Use an image that has it, or install it in setup: (pip install --user ...; with "
+                                 "no network on the platform, from a wheel uploaded with the code: pip install "
+                                 "--user --no-index --find-links wheels/ PACKAGE).");
+      out.push_back(std::move(f));
+    }
+  }
+}
+
+// Names the job's environment will have: the plan's (image, platform, job), the shell's own,
+// and those the command line or setup assigns.
+std::set<std::string> environment_names(const StaticContext& context) {
+  std::set<std::string> names = {"PWD", "SHLVL", "_", "OLDPWD"};
+  for (const auto& entry : context.plan.process.env) {
+    const std::string name = entry.substr(0, entry.find('='));
+    if (name.rfind("PREFLIGHT_", 0) != 0) names.insert(name);
+  }
+  static const re2::RE2 assignment(R"((?:^|[\s;&|(])(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=)");
+  for (const std::string* text : {&context.plan.setup, &context.plan.command}) {
+    re2::StringPiece rest(*text);
+    std::string name;
+    while (re2::RE2::FindAndConsume(&rest, assignment, &name)) names.insert(name);
+  }
+  return names;
+}
+
+void env_findings(const CodeScan& scan, const StaticContext& context, std::vector<report::Finding>& out) {
+  const auto names = environment_names(context);
+  std::vector<std::string> platform_names;
+  for (const auto& name : names)
+    if (name != "PWD" && name != "SHLVL" && name != "_" && name != "OLDPWD") platform_names.push_back(name);
+  for (const auto& file : scan.files) {
+    for (const auto& read : file.env) {
+      if (read.has_default || names.count(read.name)) continue;
+      const bool raises = read.how == "subscript";
+      auto f = static_finding(raises ? "env-not-set" : "env-maybe-unset", "Key Not Found", "General Code Error",
+                              "Environment Difference", raises ? report::Severity::Error : report::Severity::Warning,
+                              file.path, read.line);
+      f.message = fmt::format("{} reads the environment variable {}, which {} does not set{}", file.path, read.name,
+                              context.plan.platform,
+                              raises ? " (KeyError)" : ": the read gives None");
+      const auto suggestion = closest_match(read.name, platform_names);
+      f.hint = suggestion ? fmt::format("Did you mean {}, which {} sets? ", *suggestion, context.plan.platform)
+                          : std::string();
+      f.hint += fmt::format(
+          "Set it in job.yaml (environment_variables: {{{}: ...}}) or read it with a default "
+          "(os.environ.get(\"{}\", ...)).",
+          read.name, read.name);
+      out.push_back(std::move(f));
+    }
+  }
+}
+
+bool under(const std::string& path, const std::string& dir) { return path == dir || is_under(path, dir); }
+
+// Where the path would be on the platform: in the image, or under one of the job's mounts
+// and writable folders.
+bool exists_on_platform(const std::string& path, const StaticContext& context) {
+  for (const char* runtime : {"/dev", "/proc", "/sys"})
+    if (under(path, runtime)) return true;
+  for (const auto& mount : context.plan.mounts)
+    if (under(path, mount.destination)) return true;
+  for (const auto& dir : context.plan.user_dirs)
+    if (under(path, dir.path)) return true;
+  return resolve_in_root(context.image_rootfs, path).has_value();
+}
+
+void path_findings(const CodeScan& scan, const StaticContext& context, std::vector<report::Finding>& out) {
+  static const re2::RE2 windows(R"(^[A-Za-z]:[\\/])");
+  static const re2::RE2 laptop_home(R"(^/(?:home|Users)/([^/]+)(?:/|$))");
+  const std::string& home = context.plan.facts.home;
+  for (const auto& file : scan.files) {
+    for (const auto& literal : file.paths) {
+      const std::string& value = literal.value;
+      std::string problem;
+      auto severity = report::Severity::Error;
+      std::string owner;
+      if (re2::RE2::PartialMatch(value, windows)) {
+        problem = "is a Windows path";
+      } else if (value[0] == '~') {
+        problem = fmt::format("is under a home folder: on {} the home is {}, and holds nothing of yours",
+                              context.plan.platform, home);
+        severity = report::Severity::Warning;
+      } else if (re2::RE2::PartialMatch(value, laptop_home, &owner) && !under(value, home)) {
+        problem = fmt::format("is in {}'s home folder, which {} does not have", owner, context.plan.platform);
+      } else {
+        const bool relative = value[0] != '/';
+        const std::string resolved =
+            relative ? (fs::path(context.plan.process.cwd) / value).lexically_normal().generic_string() : value;
+        if (exists_on_platform(resolved, context)) continue;
+        problem = relative ? fmt::format("leaves the uploaded code: from the working folder {} it is {}, which is "
+                                         "neither in the image nor mounted",
+                                         context.plan.process.cwd, resolved)
+                           : "is neither in the image nor one of the platform's mounts";
+        severity = relative ? report::Severity::Error : report::Severity::Warning;
+      }
+      auto f = static_finding("path-not-on-platform", "Path Not Found", "Execution Environment",
+                              "Environment Difference", severity, file.path, literal.line);
+      f.message = fmt::format("the path \"{}\" {}", value, problem);
+      f.hint =
+          "Declare the data as an input in job.yaml (inputs: {data: {path: ./local-copy}}) and pass "
+          "${{inputs.data}} to the job, or build the path from the platform's variables; write results under "
+          "${{outputs.NAME}}.";
+      out.push_back(std::move(f));
+    }
+  }
+}
+
+void perf_findings(const CodeScan& scan, std::vector<report::Finding>& out) {
+  for (const auto& file : scan.files) {
+    for (const auto& use : file.perf) {
+      std::string message, hint;
+      if (use.rule == "tf-op-in-loop") {
+        message = fmt::format("{} creates a graph operation inside a loop that runs a session: the graph grows "
+                              "with every iteration, and each run gets slower",
+                              use.detail);
+        hint = "Build the operation once before the loop (a placeholder fed at each step) and only run it inside.";
+      } else if (use.rule == "tf-map-before-batch") {
+        message = "map() runs before batch(): the function is called once per element instead of once per batch";
+        hint = "Batch first and map a vectorized function over the batch: dataset.batch(n).map(f).";
+      } else if (use.rule == "tf-map-without-parallel-calls") {
+        message = fmt::format("{}() without num_parallel_calls runs on one core", use.detail);
+        hint = "Pass num_parallel_calls=tf.data.AUTOTUNE (tf.data.experimental.AUTOTUNE before TensorFlow 2.4).";
+      } else if (use.rule == "torch-dataloader-no-workers") {
+        message = "the DataLoader loads batches in the training process (num_workers=0): the GPU waits for the data";
+        hint = "Set num_workers to a few per GPU (and mind /dev/shm, docs/diagnosis.md); keep 0 only for tiny "
+               "in-memory datasets.";
+      } else {
+        continue;
+      }
+      auto f = static_finding(use.rule.c_str(), "Slow Input Pipeline", "Deep Learning Specific",
+                              "Inappropriate Model Parameter/Structure", report::Severity::Warning, file.path, use.line);
+      f.message = std::move(message);
+      f.hint = std::move(hint);
+      f.retry = report::Retry::Useless;
+      out.push_back(std::move(f));
+    }
+  }
+}
+
+}  // namespace
+
+std::optional<EntryPoint> entry_point(const std::string& command, const fs::path& code_dir) {
+  const auto words = shell_words(command);
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    std::string script;
+    if (words[i] == "-m" && i + 1 < words.size()) {
+      std::string module = words[i + 1];
+      std::replace(module.begin(), module.end(), '.', '/');
+      std::error_code ec;
+      script = fs::is_regular_file(code_dir / (module + ".py"), ec) ? module + ".py" : module + "/__main__.py";
+      ++i;
+    } else if (words[i].size() > 3 && words[i].compare(words[i].size() - 3, 3, ".py") == 0) {
+      script = fs::path(words[i]).lexically_normal().generic_string();
+    } else {
+      continue;
+    }
+    std::error_code ec;
+    if (!fs::is_regular_file(code_dir / script, ec)) continue;
+    EntryPoint entry{script, {}, static_cast<int>(i)};
+    for (std::size_t j = i + 1; j < words.size() && !is_operator(words[j]); ++j) entry.args.push_back(words[j]);
+    return entry;
+  }
+  return std::nullopt;
+}
+
+std::vector<report::Finding> code_findings(const CodeScan& scan, const StaticContext& context) {
+  std::vector<report::Finding> findings;
+  syntax_findings(scan, findings);
+  import_findings(scan, context, findings);
+  env_findings(scan, context, findings);
+  path_findings(scan, context, findings);
+  perf_findings(scan, findings);
+  return findings;
+}
+
+}  // namespace preflight::check

@@ -1,0 +1,31 @@
+// Findings that need no container (docs/static-checks.md): the job's code as the image's
+// Python reads it, set against the image's modules, the environment the platform gives the
+// job and the file system it will see. Phase "static"; each names the file and line.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "check/code_scan.hpp"
+#include "check/module_index.hpp"
+#include "plan/run_plan.hpp"
+#include "report/finding.hpp"
+
+namespace preflight::check {
+
+struct StaticContext {
+  const plan::RunPlan& plan;                    // the environment, mounts and user the job gets
+  const std::filesystem::path& image_rootfs;    // for paths that exist in the image
+  const std::optional<ModuleIndex>& index;      // nullopt: the image has no Python
+  const std::optional<EntryPoint>& entry;       // the command's Python script, if any
+  bool setup_installs = false;                  // the setup step runs pip install
+};
+
+std::vector<report::Finding> code_findings(const CodeScan& scan, const StaticContext& context);
+
+// The command's entry script: `python [-u ...] train.py ARGS` or `python -m pkg ARGS`, found
+// as a file of the code folder; nullopt for anything else.
+std::optional<EntryPoint> entry_point(const std::string& command, const std::filesystem::path& code_dir);
+
+}  // namespace preflight::check

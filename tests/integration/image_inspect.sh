@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# `preflight image inspect` on the real built-in images: the image's own Python is run in its
+# root (no container), its distributions and frameworks are listed, and the module index is
+# cached by digest, so a second inspection reads the cache.
+# Usage: image_inspect.sh PREFLIGHT_BINARY
+set -u
+source "$(dirname "$0")/lib.sh"
+preflight=$1
+command -v jq >/dev/null || { echo "SKIP: jq is not installed" >&2; exit 77; }
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+"$preflight" image inspect pytorch --json >"$work/pytorch.json" 2>"$work/err" || fail "inspect pytorch: $(cat "$work/err")"
+check_equal "schema" "preflight.image/v1" "$(jq -r .schema "$work/pytorch.json")"
+check_equal "python" "3.11.2" "$(jq -r .python "$work/pytorch.json")"
+check_equal "interpreter" "/usr/bin/python3" "$(jq -r .interpreter "$work/pytorch.json")"
+check_contains "torch is a framework" "1.13" "$(jq -r .frameworks.torch "$work/pytorch.json")"
+check_equal "numpy is a distribution" "1" "$(jq '[.distributions[] | select(.name == "numpy")] | length' "$work/pytorch.json")"
+check_equal "pip check" "0" "$(jq '.broken_requirements | length' "$work/pytorch.json")"
+check_equal "os" "Debian GNU/Linux 12 (bookworm)" "$(jq -r .os "$work/pytorch.json")"
+
+"$preflight" image inspect python --json >"$work/python.json" 2>"$work/err" || fail "inspect python: $(cat "$work/err")"
+check_equal "no framework in python" "{}" "$(jq -c .frameworks "$work/python.json")"
+digest=$(jq -r .digest "$work/python.json")
+cache=${PREFLIGHT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/preflight}
+check_equal "index cached by digest" "1" "$(ls "$cache/index/${digest#sha256:}"-*.json 2>/dev/null | wc -l)"
+
+"$preflight" image inspect python >"$work/text" 2>&1 || fail "inspect text: $(cat "$work/text")"
+check_contains "text names Python" "python: 3.11.2 (/usr/bin/python3)" "$(cat "$work/text")"
+check_contains "text gives the pip check verdict" "requirements: all met (pip check)" "$(cat "$work/text")"
+finish

@@ -1,0 +1,200 @@
+// Static checks on a scanned job: the entry script of a command, paths resolved inside an
+// image's root, and the findings made from a scan against the image's modules, the platform's
+// environment and its file system.
+#include <gtest/gtest.h>
+
+#include "check/module_index.hpp"
+#include "check/static_checks.hpp"
+#include "spec/job_spec.hpp"
+#include "spec/platform_profile.hpp"
+#include "test_support.hpp"
+
+namespace preflight {
+namespace {
+
+using testing::TempDir;
+namespace fs = std::filesystem;
+
+TEST(CheckEntryPoint, FindsTheScriptAndItsArgumentsUpToAShellOperator) {
+  TempDir dir;
+  dir.write("src/train.py", "");
+  dir.write("tools/__main__.py", "");
+  auto entry = check::entry_point("cd /x && python -u src/train.py --epochs 3 'a b' > log.txt", dir.path());
+  ASSERT_TRUE(entry);
+  EXPECT_EQ(entry->script, "src/train.py");
+  EXPECT_EQ(entry->args, (std::vector<std::string>{"--epochs", "3", "a b"}));
+  auto launched = check::entry_point("torchrun --nproc_per_node 4 src/train.py --lr 0.1", dir.path());
+  ASSERT_TRUE(launched);
+  EXPECT_EQ(launched->script, "src/train.py");
+  auto module = check::entry_point("python -m tools --fast", dir.path());
+  ASSERT_TRUE(module);
+  EXPECT_EQ(module->script, "tools/__main__.py");
+  EXPECT_FALSE(check::entry_point("python missing.py", dir.path())) << "not a file of the code folder";
+  EXPECT_FALSE(check::entry_point("bash run.sh", dir.path()));
+}
+
+TEST(CheckResolveInRoot, FollowsAbsoluteLinksInsideTheRoot) {
+  TempDir dir;
+  dir.write("root/usr/bin/python3.11", "elf");
+  fs::create_directories(dir.path() / "root/bin");
+  fs::create_symlink("/usr/bin/python3.11", dir.path() / "root/usr/bin/python3");
+  fs::create_symlink("usr/bin", dir.path() / "root/sbin");
+  auto found = check::resolve_in_root(dir.path() / "root", "/sbin/python3");
+  ASSERT_TRUE(found);
+  EXPECT_EQ(*found, dir.path() / "root/usr/bin/python3.11");
+  EXPECT_FALSE(check::resolve_in_root(dir.path() / "root", "/usr/bin/python2"));
+  EXPECT_TRUE(check::resolve_in_root(dir.path() / "root", "/usr/../../usr/bin")) << ".. stops at the root";
+}
+
+TEST(CheckModuleIndex, ParsesIndexAndNormalizesDistributionNames) {
+  auto index = check::parse_module_index(
+      R"({"python": "3.11.2", "modules": ["numpy", "yaml"], "builtin": ["sys"], "stdlib": ["os"],
+          "distributions": [{"name": "PyYAML", "version": "6.0", "requires": [], "top_level": ["yaml"]}],
+          "broken": [{"name": "a", "version": "1", "requirement": "b>=2", "problem": "missing"}]})",
+      "test");
+  ASSERT_TRUE(index.ok()) << index.error().str();
+  EXPECT_TRUE(index->importable("numpy"));
+  EXPECT_TRUE(index->importable("sys"));
+  EXPECT_FALSE(index->importable("torch"));
+  ASSERT_NE(index->distribution("pyyaml"), nullptr);
+  EXPECT_EQ(index->distribution("py_yaml"), nullptr);
+  EXPECT_EQ(check::normalize_distribution_name("Foo__Bar.baz"), "foo-bar-baz");
+  ASSERT_EQ(index->broken.size(), 1u);
+  EXPECT_FALSE(check::parse_module_index("[]", "x").ok());
+}
+
+// A job on philly with an image root holding /etc/hosts and /usr/share/data.
+struct StaticJob {
+  TempDir dir;
+  spec::JobSpec job;
+  spec::PlatformProfile profile;
+  plan::RunPlan plan;
+  std::optional<check::ModuleIndex> index;
+  std::optional<check::EntryPoint> entry;
+
+  explicit StaticJob(const std::string& job_yaml) {
+    dir.write("code/train.py", "");
+    dir.write("code/models/__init__.py", "");
+    dir.write("root/etc/hosts", "");
+    dir.write("root/usr/share/data/x", "");
+    job = *spec::load_job(dir.write("code/job.yaml", job_yaml));
+    profile = *spec::load_platform("philly", testing::source_dir() / "policies" / "platforms");
+    image::ImageConfig image;
+    image.env = {"PATH=/usr/bin", "IMAGE_VAR=1"};
+    plan = *plan::make_plan(job, profile, image, {dir.path() / "run", "/src/emulator", "job-1", {}, {}, false});
+    index = *check::parse_module_index(R"({"python": "3.11.2", "modules": ["torch", "numpy", "os"]})", "test");
+    entry = check::entry_point(plan.command, job.code_dir);
+  }
+
+  std::vector<report::Finding> findings(const check::CodeScan& scan) const {
+    fs::path root = dir.path() / "root";
+    return check::code_findings(scan, {plan, root, index, entry, false});
+  }
+};
+
+check::ScannedFile file(const std::string& path) {
+  check::ScannedFile f;
+  f.path = path;
+  return f;
+}
+
+const report::Finding* find_rule(const std::vector<report::Finding>& findings, const std::string& rule) {
+  for (const auto& f : findings)
+    if (f.rule == rule) return &f;
+  return nullptr;
+}
+
+TEST(CheckStatic, ImportsTheImageLacksAreErrorsOnlyWhereTheyBreakTheStart) {
+  StaticJob job("command: python train.py\n");
+  check::CodeScan scan;
+  scan.python_version = "3.11.2";
+  auto train = file("train.py");
+  train.imports = {{"torch.nn", 1, false, true},   {"models.resnet", 2, false, true},
+                   {"tensorboardX", 3, false, true}, {"wandb", 4, true, true},
+                   {"tqdm", 9, false, false}};
+  auto tool = file("tools/export.py");
+  tool.imports = {{"onnx", 1, false, true}};
+  scan.files = {train, file("models/__init__.py"), tool};
+  auto findings = job.findings(scan);
+  ASSERT_EQ(findings.size(), 3u);
+  EXPECT_EQ(findings[0].category, "Library Not Found");
+  EXPECT_EQ(findings[0].severity, report::Severity::Error) << "module level of the entry script";
+  EXPECT_EQ(findings[0].location.file, "train.py");
+  EXPECT_EQ(findings[0].location.line, 3);
+  EXPECT_NE(findings[0].message.find("\"tensorboardX\""), std::string::npos) << findings[0].message;
+  EXPECT_EQ(findings[1].location.line, 9);
+  EXPECT_EQ(findings[1].severity, report::Severity::Warning) << "inside a function";
+  EXPECT_EQ(findings[2].location.file, "tools/export.py");
+  EXPECT_EQ(findings[2].severity, report::Severity::Warning) << "not imported by the entry script";
+}
+
+TEST(CheckStatic, EnvironmentReadsTheProfileDoesNotSet) {
+  StaticJob job("command: RUN_TAG=a python train.py\nenvironment_variables: {OWN: x}\n");
+  check::CodeScan scan;
+  auto train = file("train.py");
+  train.env = {{"PHILLY_JOB_ID", 1, "subscript", false}, {"OWN", 2, "subscript", false},
+               {"IMAGE_VAR", 3, "subscript", false},     {"RUN_TAG", 4, "subscript", false},
+               {"PHILY_JOB_ID", 5, "subscript", false},  {"WANDB_KEY", 6, "get", false},
+               {"SEED", 7, "get", true}};
+  scan.files = {train};
+  auto findings = job.findings(scan);
+  ASSERT_EQ(findings.size(), 2u);
+  EXPECT_EQ(findings[0].rule, "env-not-set");
+  EXPECT_EQ(findings[0].category, "Key Not Found");
+  EXPECT_EQ(findings[0].location.line, 5);
+  EXPECT_NE(findings[0].hint.find("Did you mean PHILLY_JOB_ID"), std::string::npos) << findings[0].hint;
+  EXPECT_EQ(findings[1].rule, "env-maybe-unset");
+  EXPECT_EQ(findings[1].severity, report::Severity::Warning);
+}
+
+TEST(CheckStatic, PathsThePlatformWillNotHave) {
+  StaticJob job("command: python train.py --data ${{inputs.d}}\ninputs: {d: {path: ./}}\n");
+  check::CodeScan scan;
+  auto train = file("train.py");
+  train.paths = {{"/home/ana/data/mnist", 1}, {"C:\\data\\x.csv", 2},   {"~/datasets/cifar", 3},
+                 {"../shared/labels.csv", 4}, {"/etc/hosts", 5},        {"/usr/share/data/x", 6},
+                 {"/hdfs/data/d/train", 7},   {"/tmp/cache", 8},        {"/data/imagenet", 9},
+                 {"/dev/shm", 10},            {"/home/job/.cache/x", 11}};
+  scan.files = {train};
+  auto findings = job.findings(scan);
+  std::vector<std::pair<int, report::Severity>> got;
+  for (const auto& f : findings) {
+    EXPECT_EQ(f.category, "Path Not Found");
+    got.emplace_back(f.location.line, f.severity);
+  }
+  using S = report::Severity;
+  EXPECT_EQ(got, (std::vector<std::pair<int, S>>{{1, S::Error}, {2, S::Error}, {3, S::Warning}, {4, S::Error},
+                                                  {9, S::Warning}}));
+}
+
+TEST(CheckStatic, SyntaxTheImagesPythonCannotParse) {
+  StaticJob job("command: python train.py\n");
+  check::CodeScan scan;
+  scan.python_version = "3.8.10";
+  auto train = file("train.py");
+  train.syntax_error = check::SyntaxProblem{12, 5, "invalid syntax"};
+  scan.files = {train};
+  auto findings = job.findings(scan);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].category, "Syntax Error");
+  EXPECT_EQ(findings[0].location.str(), "train.py:12:5");
+  EXPECT_NE(findings[0].message.find("Python 3.8.10"), std::string::npos);
+}
+
+TEST(CheckStatic, PerformancePatternsAreWarnings) {
+  StaticJob job("command: python train.py\n");
+  check::CodeScan scan;
+  auto train = file("train.py");
+  train.perf = {{"tf-map-before-batch", 7, "map before batch"}, {"torch-dataloader-no-workers", 9, "num_workers"}};
+  scan.files = {train};
+  auto findings = job.findings(scan);
+  ASSERT_EQ(findings.size(), 2u);
+  for (const auto& f : findings) {
+    EXPECT_EQ(f.category, "Slow Input Pipeline");
+    EXPECT_EQ(f.severity, report::Severity::Warning);
+  }
+  EXPECT_EQ(findings[1].location.line, 9);
+}
+
+}  // namespace
+}  // namespace preflight

@@ -2,6 +2,7 @@
 #include <iostream>
 #include <memory>
 
+#include "check/image_diff.hpp"
 #include "check/image_inspect.hpp"
 #include "cli/command.hpp"
 #include "image/image_store.hpp"
@@ -11,7 +12,8 @@ namespace preflight::cli {
 namespace {
 
 struct ImageArgs {
-  std::string name;  // build: the built-in name; inspect: any reference
+  std::string name;  // build: the built-in name; inspect, diff: any reference
+  std::string other;  // diff: the second image
   bool if_missing = false;
   bool json = false;
 };
@@ -38,12 +40,29 @@ int build(const ImageArgs& args) {
   return 0;
 }
 
-int inspect(const ImageArgs& args) {
-  auto ref = image::parse_image_ref(args.name, ".");
-  if (!ref) return report_error(ref.error());
+Result<check::ImageInspection> inspected(const std::string& text) {
+  auto ref = image::parse_image_ref(text, ".");
+  if (!ref) return std::move(ref).error();
   auto image = store().resolve(*ref, progress);
-  if (!image) return report_error(image.error());
-  auto inspection = check::inspect_image(*image, image::default_cache_dir());
+  if (!image) return std::move(image).error();
+  return check::inspect_image(*image, image::default_cache_dir());
+}
+
+int diff(const ImageArgs& args) {
+  auto before = inspected(args.name);
+  if (!before) return report_error(before.error());
+  auto after = inspected(args.other);
+  if (!after) return report_error(after.error());
+  const auto changes = check::diff_images(*before, *after);
+  if (args.json)
+    std::cout << check::to_json(changes).dump(2) << "\n";
+  else
+    check::print_diff(changes, std::cout);
+  return 0;
+}
+
+int inspect(const ImageArgs& args) {
+  auto inspection = inspected(args.name);
   if (!inspection) return report_error(inspection.error());
   if (args.json)
     std::cout << check::to_json(*inspection).dump(2) << "\n";
@@ -68,7 +87,16 @@ Command image_command() {
                                     "built-in name, docker-archive:PATH, oci:PATH[:TAG] or rootfs:PATH")
                 ->required();
             inspect_cmd->add_flag("--json", args->json, "print JSON (schema preflight.image/v1)");
-            return [args, inspect_cmd] { return inspect_cmd->parsed() ? inspect(*args) : build(*args); };
+            auto* diff_cmd = app.add_subcommand(
+                "diff", "what changed between two images that matters to jobs: Python, distributions, environment");
+            diff_cmd->add_option("before", args->name, "the image jobs run on now")->required();
+            diff_cmd->add_option("after", args->other, "the image they would move to")->required();
+            diff_cmd->add_flag("--json", args->json, "print JSON (schema preflight.image-diff/v1)");
+            return [args, inspect_cmd, diff_cmd] {
+              if (inspect_cmd->parsed()) return inspect(*args);
+              if (diff_cmd->parsed()) return diff(*args);
+              return build(*args);
+            };
           }};
 }
 

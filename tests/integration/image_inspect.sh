@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `preflight image inspect` on the real built-in images: the image's own Python is run in its
+# `preflight image inspect` and `image diff` on the real built-in images: the image's own Python is run in its
 # root (no container), its distributions and frameworks are listed, and the module index is
 # cached by digest, so a second inspection reads the cache.
 # Usage: image_inspect.sh PREFLIGHT_BINARY
@@ -29,4 +29,8 @@ check_equal "index cached by digest" "1" "$(ls "$cache/index/${digest#sha256:}"-
 "$preflight" image inspect python >"$work/text" 2>&1 || fail "inspect text: $(cat "$work/text")"
 check_contains "text names Python" "python: 3.11.2 (/usr/bin/python3)" "$(cat "$work/text")"
 check_contains "text gives the pip check verdict" "requirements: all met (pip check)" "$(cat "$work/text")"
+"$preflight" image diff python pytorch --json >"$work/diff.json" 2>"$work/err" || fail "diff: $(cat "$work/err")"
+check_equal "diff: torch added" "added" "$(jq -r '.distributions[] | select(.name == "torch") | .change' "$work/diff.json")"
+check_equal "diff: same python" "3.11.2 3.11.2" "$(jq -r '"\(.python.before) \(.python.after)"' "$work/diff.json")"
+check_equal "diff: pip in both" "0" "$(jq '[.distributions[] | select(.name == "pip")] | length' "$work/diff.json")"
 finish

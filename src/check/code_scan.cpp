@@ -97,7 +97,8 @@ Result<CodeScan> parse_code_scan(const std::string& text_in) {
         file.imports.push_back({text(i, "module"), number(i, "line"), flag(i, "guarded"), text(i, "scope") != "function"});
     for (const auto& e : list(item, "env"))
       file.env.push_back({text(e, "name"), number(e, "line"), text(e, "how"), flag(e, "default")});
-    for (const auto& p : list(item, "paths")) file.paths.push_back({text(p, "value"), number(p, "line")});
+    for (const auto& p : list(item, "paths"))
+      file.paths.push_back({text(p, "value"), number(p, "line"), text(p, "option")});
     for (const auto& p : list(item, "perf")) file.perf.push_back({text(p, "rule"), number(p, "line"), text(p, "detail")});
     scan.files.push_back(std::move(file));
   }

@@ -31,6 +31,7 @@ struct EnvRead {
 struct PathLiteral {
   std::string value;
   int line = 0;
+  std::string option;  // the argparse option ("--data") this is the default of, if any
 };
 
 struct PerfUse {

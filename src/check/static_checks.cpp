@@ -86,11 +86,21 @@ std::set<std::string> reachable_files(const CodeScan& scan, const std::map<std::
   return reached;
 }
 
-void syntax_findings(const CodeScan& scan, std::vector<report::Finding>& out) {
+// Where a finding is an error: only in the files the job runs (the entry script and what it
+// imports); elsewhere in the code folder it is a warning.
+struct Reach {
+  std::map<std::string, std::string> modules;  // the job's own modules by dotted name
+  std::set<std::string> files;
+  report::Severity severity(const std::string& file, report::Severity wanted) const {
+    return files.count(file) ? wanted : report::Severity::Warning;
+  }
+};
+
+void syntax_findings(const CodeScan& scan, const Reach& reach, std::vector<report::Finding>& out) {
   for (const auto& file : scan.files) {
     if (!file.syntax_error) continue;
     auto f = static_finding("syntax-error-in-image", "Syntax Error", "General Code Error", "Common Programming Error",
-                            report::Severity::Error, file.path, file.syntax_error->line);
+                            reach.severity(file.path, report::Severity::Error), file.path, file.syntax_error->line);
     f.location.column = file.syntax_error->column;
     f.stage = "init";
     f.message = fmt::format("the image's Python {} cannot parse {}: {}", scan.python_version, file.path,
@@ -103,12 +113,13 @@ void syntax_findings(const CodeScan& scan, std::vector<report::Finding>& out) {
   }
 }
 
-void import_findings(const CodeScan& scan, const StaticContext& context, std::vector<report::Finding>& out) {
+void import_findings(const CodeScan& scan, const StaticContext& context, const Reach& reach,
+                     std::vector<report::Finding>& out) {
   if (!context.index) return;
-  const auto modules = local_modules(scan, context.entry);
+  const auto& modules = reach.modules;
   std::set<std::string> local_tops;
   for (const auto& [name, file] : modules) local_tops.insert(top_level(name));
-  const auto reached = reachable_files(scan, modules, context.entry);
+  const auto& reached = reach.files;
   const std::vector<std::string> known(context.index->modules.begin(), context.index->modules.end());
   std::set<std::string> reported;  // one finding per missing module
   for (const auto& file : scan.files) {
@@ -154,7 +165,8 @@ std::set<std::string> environment_names(const StaticContext& context) {
   return names;
 }
 
-void env_findings(const CodeScan& scan, const StaticContext& context, std::vector<report::Finding>& out) {
+void env_findings(const CodeScan& scan, const StaticContext& context, const Reach& reach,
+                  std::vector<report::Finding>& out) {
   const auto names = environment_names(context);
   std::vector<std::string> platform_names;
   for (const auto& name : names)
@@ -164,7 +176,8 @@ void env_findings(const CodeScan& scan, const StaticContext& context, std::vecto
       if (read.has_default || names.count(read.name)) continue;
       const bool raises = read.how == "subscript";
       auto f = static_finding(raises ? "env-not-set" : "env-maybe-unset", "Key Not Found", "General Code Error",
-                              "Environment Difference", raises ? report::Severity::Error : report::Severity::Warning,
+                              "Environment Difference",
+                              reach.severity(file.path, raises ? report::Severity::Error : report::Severity::Warning),
                               file.path, read.line);
       f.message = fmt::format("{} reads the environment variable {}, which {} does not set{}", file.path, read.name,
                               context.plan.platform,
@@ -195,12 +208,22 @@ bool exists_on_platform(const std::string& path, const StaticContext& context) {
   return resolve_in_root(context.image_rootfs, path).has_value();
 }
 
-void path_findings(const CodeScan& scan, const StaticContext& context, std::vector<report::Finding>& out) {
+// An argparse default of the entry script that the command line gives a value of its own.
+bool replaced_by_command(const PathLiteral& literal, const ScannedFile& file, const StaticContext& context) {
+  if (literal.option.empty() || !context.entry || context.entry->script != file.path) return false;
+  return std::any_of(context.entry->args.begin(), context.entry->args.end(), [&](const std::string& arg) {
+    return arg == literal.option || arg.rfind(literal.option + "=", 0) == 0;
+  });
+}
+
+void path_findings(const CodeScan& scan, const StaticContext& context, const Reach& reach,
+                   std::vector<report::Finding>& out) {
   static const re2::RE2 windows(R"(^[A-Za-z]:[\\/])");
   static const re2::RE2 laptop_home(R"(^/(?:home|Users)/([^/]+)(?:/|$))");
   const std::string& home = context.plan.facts.home;
   for (const auto& file : scan.files) {
     for (const auto& literal : file.paths) {
+      if (replaced_by_command(literal, file, context)) continue;
       const std::string& value = literal.value;
       std::string problem;
       auto severity = report::Severity::Error;
@@ -225,7 +248,7 @@ void path_findings(const CodeScan& scan, const StaticContext& context, std::vect
         severity = relative ? report::Severity::Error : report::Severity::Warning;
       }
       auto f = static_finding("path-not-on-platform", "Path Not Found", "Execution Environment",
-                              "Environment Difference", severity, file.path, literal.line);
+                              "Environment Difference", reach.severity(file.path, severity), file.path, literal.line);
       f.message = fmt::format("the path \"{}\" {}", value, problem);
       f.hint =
           "Declare the data as an input in job.yaml (inputs: {data: {path: ./local-copy}}) and pass "
@@ -236,9 +259,13 @@ void path_findings(const CodeScan& scan, const StaticContext& context, std::vect
   }
 }
 
-void perf_findings(const CodeScan& scan, std::vector<report::Finding>& out) {
+void perf_findings(const CodeScan& scan, const StaticContext& context, std::vector<report::Finding>& out) {
+  // Loading in the training process costs GPU time only when there are GPUs to wait, and
+  // workers only help when the platform gives the job more than one core.
+  const bool starved = context.plan.facts.gpus > 0 && context.plan.limits.cpus != 1;
   for (const auto& file : scan.files) {
     for (const auto& use : file.perf) {
+      if (use.rule == "torch-dataloader-no-workers" && !starved) continue;
       std::string message, hint;
       if (use.rule == "tf-op-in-loop") {
         message = fmt::format("{} creates a graph operation inside a loop that runs a session: the graph grows "
@@ -268,6 +295,134 @@ void perf_findings(const CodeScan& scan, std::vector<report::Finding>& out) {
   }
 }
 
+// --- the command's arguments against the entry script's argparse definitions ---------------
+
+bool is_number(const std::string& text) {
+  char* end = nullptr;
+  std::strtod(text.c_str(), &end);
+  return !text.empty() && end == text.c_str() + text.size();
+}
+
+// The values an option takes: (fewest, most); most -1 for any number.
+std::pair<int, int> arity(const ArgOption& option) {
+  static const std::set<std::string> flags_only = {"store_true", "store_false", "store_const", "append_const",
+                                                   "count", "help", "version"};
+  if (flags_only.count(option.action)) return {0, 0};
+  if (option.nargs.empty()) return {1, 1};
+  if (option.nargs == "?") return {0, 1};
+  if (option.nargs == "*") return {0, -1};
+  if (option.nargs == "+") return {1, -1};
+  const int n = std::atoi(option.nargs.c_str());
+  return {n, n};
+}
+
+class ArgumentCheck {
+ public:
+  ArgumentCheck(const ArgParser& parser, const EntryPoint& entry, const StaticContext& context,
+                std::vector<report::Finding>& out)
+      : parser_(parser), entry_(entry), context_(context), out_(out) {}
+
+  void run() {
+    std::set<const ArgOption*> given;
+    std::size_t positionals = 0;
+    const auto& args = entry_.args;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      const std::string& arg = args[i];
+      if (arg == "--") {
+        positionals += args.size() - i - 1;
+        break;
+      }
+      if (arg.size() < 2 || arg[0] != '-' || is_number(arg)) {
+        ++positionals;
+        continue;
+      }
+      const auto eq = arg.find('=');
+      const std::string flag = arg.substr(0, eq);
+      const ArgOption* option = find(flag);
+      if (!option) {
+        if (!parser_.parse_known) unknown(flag);
+        continue;
+      }
+      given.insert(option);
+      std::vector<std::string> values;
+      if (eq != std::string::npos) values.push_back(arg.substr(eq + 1));
+      auto [fewest, most] = arity(*option);
+      while (eq == std::string::npos && (most < 0 || static_cast<int>(values.size()) < most) &&
+             i + 1 < args.size() && (args[i + 1].empty() || args[i + 1][0] != '-' || is_number(args[i + 1])))
+        values.push_back(args[++i]);
+      if (static_cast<int>(values.size()) < fewest)
+        problem(fmt::format("{} expects {} value{}, and the command gives {}", flag, fewest, fewest == 1 ? "" : "s",
+                            values.size()),
+                *option);
+      for (const auto& value : values) check_value(flag, value, *option);
+    }
+    for (const auto& option : parser_.options)
+      if (option.required && !given.count(&option))
+        problem(fmt::format("the required option {} is missing from the command", option.flags.front()), option);
+    std::size_t wanted = 0;
+    for (const auto& p : parser_.positionals) wanted += p.nargs.empty() ? 1 : arity(p).first;
+    if (positionals < wanted && !parser_.positionals.empty())
+      problem(fmt::format("the command gives {} positional argument{}, and {} needs {}", positionals,
+                          positionals == 1 ? "" : "s", entry_.script, wanted),
+              parser_.positionals[std::min(positionals, parser_.positionals.size() - 1)]);
+  }
+
+ private:
+  const ArgOption* find(const std::string& flag) const {
+    for (const auto& option : parser_.options)
+      if (std::find(option.flags.begin(), option.flags.end(), flag) != option.flags.end()) return &option;
+    if (!parser_.allow_abbrev || flag.rfind("--", 0) != 0) return nullptr;
+    const ArgOption* match = nullptr;
+    for (const auto& option : parser_.options)
+      for (const auto& f : option.flags)
+        if (f.rfind(flag, 0) == 0) {
+          if (match && match != &option) return nullptr;  // ambiguous: argparse refuses it too
+          match = &option;
+        }
+    return match;
+  }
+
+  void check_value(const std::string& flag, const std::string& value, const ArgOption& option) {
+    if (value.find('$') != std::string::npos) return;  // expanded by the shell on the platform
+    if (option.type == "int" && !(is_number(value) && value.find_first_of(".eE") == std::string::npos))
+      problem(fmt::format("{} {}: not an integer, and {} parses it with int()", flag, value, entry_.script), option);
+    else if (option.type == "float" && !is_number(value))
+      problem(fmt::format("{} {}: not a number, and {} parses it with float()", flag, value, entry_.script), option);
+    else if (option.choices && std::find(option.choices->begin(), option.choices->end(), value) == option.choices->end())
+      problem(fmt::format("{} {}: not one of its choices ({})", flag, value, fmt::join(*option.choices, ", ")), option);
+  }
+
+  void unknown(const std::string& flag) {
+    std::vector<std::string> flags;
+    for (const auto& option : parser_.options) flags.insert(flags.end(), option.flags.begin(), option.flags.end());
+    auto f = finding(fmt::format("{} does not accept {}{}: argparse stops with \"unrecognized arguments\"",
+                                 entry_.script, flag, did_you_mean(flag, flags)));
+    f.hint = fmt::format("Correct the option in job.yaml's command, or add it to {}'s parser.", entry_.script);
+    out_.push_back(std::move(f));
+  }
+
+  void problem(const std::string& message, const ArgOption& option) {
+    auto f = finding(message + fmt::format(" (defined at {}:{})", entry_.script, option.line));
+    f.hint = "Give the argument as the script defines it in job.yaml's command; argparse exits with status 2 "
+             "before anything else runs.";
+    out_.push_back(std::move(f));
+  }
+
+  report::Finding finding(std::string message) const {
+    auto f = static_finding("argument-not-accepted", "Illegal Argument", "General Code Error",
+                            "Common Programming Error", report::Severity::Error, "", 0);
+    f.location = context_.command_where;
+    f.stage = "init";
+    f.message = std::move(message);
+    return f;
+  }
+
+  const ArgParser& parser_;
+  const EntryPoint& entry_;
+  const StaticContext& context_;
+  std::vector<report::Finding>& out_;
+};
+
 }  // namespace
 
 std::optional<EntryPoint> entry_point(const std::string& command, const fs::path& code_dir) {
@@ -296,11 +451,16 @@ std::optional<EntryPoint> entry_point(const std::string& command, const fs::path
 
 std::vector<report::Finding> code_findings(const CodeScan& scan, const StaticContext& context) {
   std::vector<report::Finding> findings;
-  syntax_findings(scan, findings);
-  import_findings(scan, context, findings);
-  env_findings(scan, context, findings);
-  path_findings(scan, context, findings);
-  perf_findings(scan, findings);
+  Reach reach;
+  reach.modules = local_modules(scan, context.entry);
+  reach.files = reachable_files(scan, reach.modules, context.entry);
+  syntax_findings(scan, reach, findings);
+  import_findings(scan, context, reach, findings);
+  env_findings(scan, context, reach, findings);
+  path_findings(scan, context, reach, findings);
+  if (scan.argparse && !scan.argparse->dynamic && context.entry && scan.argparse->file == context.entry->script)
+    ArgumentCheck(*scan.argparse, *context.entry, context, findings).run();
+  perf_findings(scan, context, findings);
   return findings;
 }
 

@@ -20,6 +20,7 @@ struct StaticContext {
   const std::optional<ModuleIndex>& index;      // nullopt: the image has no Python
   const std::optional<EntryPoint>& entry;       // the command's Python script, if any
   bool setup_installs = false;                  // the setup step runs pip install
+  SourceLocation command_where;                 // job.yaml's command, for argument findings
 };
 
 std::vector<report::Finding> code_findings(const CodeScan& scan, const StaticContext& context);

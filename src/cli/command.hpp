@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "report/report.hpp"
 #include "util/error.hpp"
 
 namespace preflight::cli {
@@ -21,6 +22,7 @@ struct Command {
 };
 
 Command run_command();
+Command check_command();
 Command platforms_command();
 Command platform_command();
 Command image_command();
@@ -31,5 +33,16 @@ int main_with_args(int argc, char** argv);
 
 // Prints "preflight: error: FILE:LINE:COL: message" and returns the error's exit status.
 int report_error(const Error& error);
+
+// What every command about one job takes: the job file, --platform, --image and --json.
+struct JobOptions {
+  std::string job = "job.yaml";
+  std::string platform, image, json;
+};
+void add_job_options(CLI::App& app, JobOptions& options);
+
+// The end of a command about a job: the summary on stdout, report.json when --json asked for
+// it, and the exit status of the verdict (or of the error).
+int finish_report(const Result<report::Report>& result, const std::string& json_file);
 
 }  // namespace preflight::cli

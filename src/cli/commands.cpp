@@ -1,3 +1,5 @@
+#include <unistd.h>
+
 #include <iostream>
 
 #include "cli/command.hpp"
@@ -9,12 +11,27 @@ int report_error(const Error& error) {
   return error.exit_status();
 }
 
+void add_job_options(CLI::App& app, JobOptions& options) {
+  app.add_option("job", options.job, "the job file")->capture_default_str();
+  app.add_option("--platform", options.platform, "platform profile: a shipped name or a file");
+  app.add_option("--image", options.image, "image: built-in name, docker-archive:PATH, oci:PATH[:TAG], rootfs:PATH");
+  app.add_option("--json", options.json, "write report.json v1 to FILE");
+}
+
+int finish_report(const Result<report::Report>& result, const std::string& json_file) {
+  if (!result) return report_error(result.error());
+  report::print_summary(*result, std::cout, report::use_color(STDOUT_FILENO));
+  if (!json_file.empty())
+    if (auto written = report::write_json(*result, json_file); !written) return report_error(written.error());
+  return report::exit_status_of(result->verdict);
+}
+
 int main_with_args(int argc, char** argv) {
   CLI::App app{"Preflight: run a deep-learning job as its platform would, before you submit it."};
   app.set_version_flag("--version", std::string("preflight ") + PREFLIGHT_VERSION);
   app.require_subcommand(1);
-  const std::vector<Command> table = {run_command(), platforms_command(), platform_command(), image_command(),
-                                      explain_command()};
+  const std::vector<Command> table = {run_command(),      check_command(), platforms_command(),
+                                      platform_command(), image_command(), explain_command()};
   std::vector<std::pair<CLI::App*, Action>> actions;
   for (const auto& command : table) {
     CLI::App* sub = app.add_subcommand(command.name, command.summary);

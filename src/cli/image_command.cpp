@@ -5,6 +5,7 @@
 #include "check/image_diff.hpp"
 #include "check/image_inspect.hpp"
 #include "cli/command.hpp"
+#include "pipeline/dry_run.hpp"
 #include "image/image_store.hpp"
 #include "util/data_dir.hpp"
 
@@ -14,6 +15,7 @@ namespace {
 struct ImageArgs {
   std::string name;  // build: the built-in name; inspect, diff: any reference
   std::string other;  // diff: the second image
+  std::vector<std::string> jobs;  // check, diff: job files to try on the image(s)
   bool if_missing = false;
   bool json = false;
 };
@@ -48,6 +50,49 @@ Result<check::ImageInspection> inspected(const std::string& text) {
   return check::inspect_image(*image, image::default_cache_dir());
 }
 
+// Each job's verdict on an image: its static checks, then (if they pass) its dry run.
+std::vector<report::Report> run_jobs(const std::string& image_text, const std::vector<std::string>& jobs,
+                                     int& status) {
+  std::vector<report::Report> reports;
+  for (const auto& job : jobs) {
+    pipeline::DryRunOptions options;
+    options.job_file = job;
+    options.image = image_text;
+    auto result = pipeline::dry_run(options, {progress, nullptr});
+    if (!result) {
+      status = std::max(status, report_error(result.error()));
+      continue;
+    }
+    status = std::max(status, report::exit_status_of(result->verdict));
+    reports.push_back(std::move(*result));
+  }
+  return reports;
+}
+
+void print_job_table(const std::string& image_text, const std::vector<report::Report>& reports) {
+  std::cout << "jobs on " << image_text << ":\n";
+  for (const auto& r : reports) {
+    const report::Finding* first = nullptr;
+    for (const auto& f : r.findings)
+      if (f.severity == report::Severity::Error && !first) first = &f;
+    std::cout << "  " << r.job_name << ": " << r.verdict;
+    if (first) {
+      std::cout << " — " << first->category;
+      if (!first->stage.empty()) std::cout << " in stage " << first->stage;
+      if (first->location.known()) std::cout << " at " << first->location.str();
+      std::cout << ": " << first->message;
+    }
+    std::cout << "\n";
+  }
+}
+
+int check_jobs(const ImageArgs& args) {
+  int status = 0;
+  auto reports = run_jobs(args.name, args.jobs, status);
+  print_job_table(args.name, reports);
+  return status;
+}
+
 int diff(const ImageArgs& args) {
   auto before = inspected(args.name);
   if (!before) return report_error(before.error());
@@ -58,7 +103,18 @@ int diff(const ImageArgs& args) {
     std::cout << check::to_json(changes).dump(2) << "\n";
   else
     check::print_diff(changes, std::cout);
-  return 0;
+  if (args.jobs.empty()) return 0;
+  // Which jobs pass on the first image and fail on the second.
+  int before_status = 0, status = 0;
+  auto on_before = run_jobs(args.name, args.jobs, before_status);
+  auto on_after = run_jobs(args.other, args.jobs, status);
+  print_job_table(args.other, on_after);
+  for (const auto& after_report : on_after)
+    for (const auto& before_report : on_before)
+      if (before_report.job_name == after_report.job_name && before_report.verdict == "pass" &&
+          after_report.verdict != "pass")
+        std::cout << "breaks on " << args.other << ": " << after_report.job_name << "\n";
+  return status;
 }
 
 int inspect(const ImageArgs& args) {
@@ -92,9 +148,15 @@ Command image_command() {
             diff_cmd->add_option("before", args->name, "the image jobs run on now")->required();
             diff_cmd->add_option("after", args->other, "the image they would move to")->required();
             diff_cmd->add_flag("--json", args->json, "print JSON (schema preflight.image-diff/v1)");
-            return [args, inspect_cmd, diff_cmd] {
+            diff_cmd->add_option("--job", args->jobs, "job files to try on both images: which break on the second");
+            auto* check_cmd = app.add_subcommand("check", "would these jobs run on the image? Their static checks "
+                                                          "and dry runs, one line each");
+            check_cmd->add_option("ref", args->name, "the image")->required();
+            check_cmd->add_option("--job", args->jobs, "job files (repeat --job)")->required();
+            return [args, inspect_cmd, diff_cmd, check_cmd] {
               if (inspect_cmd->parsed()) return inspect(*args);
               if (diff_cmd->parsed()) return diff(*args);
+              if (check_cmd->parsed()) return check_jobs(*args);
               return build(*args);
             };
           }};

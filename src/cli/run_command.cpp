@@ -11,12 +11,12 @@ namespace preflight::cli {
 
 namespace {
 
-struct RunArgs {
-  std::string job = "job.yaml";
-  std::string platform, image, json, timeout;
+struct RunArgs : JobOptions {
+  std::string timeout;
   int steps = 0;
   bool quiet = false;
   bool no_harness = false;
+  bool run_anyway = false;
 };
 
 int run(const RunArgs& args) {
@@ -26,6 +26,7 @@ int run(const RunArgs& args) {
   if (!args.image.empty()) options.image = args.image;
   if (args.steps > 0) options.steps = args.steps;
   options.harness = !args.no_harness;
+  options.stop_on_static = !args.run_anyway;
   if (!args.timeout.empty()) {
     auto timeout = spec::parse_duration(args.timeout);
     if (!timeout) return report_error(timeout.error().context("--timeout"));
@@ -38,12 +39,7 @@ int run(const RunArgs& args) {
   };
   if (!args.quiet)
     console.job_output = [](bool, std::string_view line) { std::cerr << "  | " << line << "\n"; };
-  auto result = pipeline::dry_run(options, console);
-  if (!result) return report_error(result.error());
-  report::print_summary(*result, std::cout, report::use_color(STDOUT_FILENO));
-  if (!args.json.empty())
-    if (auto written = report::write_json(*result, args.json); !written) return report_error(written.error());
-  return report::exit_status_of(result->verdict);
+  return finish_report(pipeline::dry_run(options, console), args.json);
 }
 
 }  // namespace
@@ -52,11 +48,7 @@ Command run_command() {
   return {"run", "Run the job as the platform would: its image, user, environment, mounts and limits",
           [](CLI::App& app) -> Action {
             auto args = std::make_shared<RunArgs>();
-            app.add_option("job", args->job, "the job file")->capture_default_str();
-            app.add_option("--platform", args->platform, "platform profile: a shipped name or a file");
-            app.add_option("--image", args->image,
-                           "image: built-in name, docker-archive:PATH, oci:PATH[:TAG], rootfs:PATH");
-            app.add_option("--json", args->json, "write report.json v1 to FILE");
+            add_job_options(app, *args);
             app.add_option("--steps", args->steps,
                            "batches per DataLoader loop (default: the job's dryrun.steps, 2)")
                 ->check(CLI::PositiveNumber);
@@ -65,6 +57,8 @@ Command run_command() {
             app.add_flag("--no-harness", args->no_harness,
                          "run the job exactly as the platform would, without Preflight's harness: "
                          "no clamping, stages or measurements; the verdict comes from the exit status and output");
+            app.add_flag("--run-anyway", args->run_anyway,
+                         "run the job even when the static checks (preflight check) find an error");
             return [args] { return run(*args); };
           }};
 }

@@ -17,6 +17,7 @@
 #include "pipeline/job_context.hpp"
 #include "pipeline/outputs.hpp"
 #include "pipeline/stages.hpp"
+#include "pipeline/static_check.hpp"
 #include "plan/run_plan.hpp"
 #include "report/clamps.hpp"
 #include "sandbox/container.hpp"
@@ -150,6 +151,25 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
   const spec::PlatformProfile& profile = loaded->profile;
   const image::UnpackedImage& image = loaded->image;
 
+  // The static checks open every run; an error among them ends it before the container starts.
+  auto static_results = static_findings(*loaded);
+  if (!static_results) return std::move(static_results).error();
+  const bool static_error = std::any_of(static_results->begin(), static_results->end(),
+                                        [](const auto& f) { return f.severity == report::Severity::Error; });
+  if (static_error && options.stop_on_static) {
+    report::Report report;
+    report.findings = std::move(*static_results);
+    report.notes.push_back("the static checks found errors, so the job was not run (preflight run --run-anyway runs it)");
+    report.verdict = report::verdict_of(report.findings);
+    report.job_name = job.name;
+    report.job_file = fs::relative(job.file).string();
+    report.platform = profile.name;
+    report.image_ref = loaded->image_text;
+    report.image_digest = image.digest;
+    report.duration_s = std::chrono::duration<double>(Clock::now() - started).count();
+    return report;
+  }
+
   // The rules are needed only after the run: read them while the container runs.
   auto rules_loading = std::async(std::launch::async, [] {
     return diagnosis::FailureRules::load(diagnosis::shipped_failure_rules_file());
@@ -212,7 +232,9 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
 
   report::Report report;
   report.notes = std::move(notes);
-  report.findings = diagnosis::diagnose(*rules, outcome, facts);
+  report.findings = std::move(*static_results);
+  auto dry_run_findings = diagnosis::diagnose(*rules, outcome, facts);
+  report.findings.insert(report.findings.end(), dry_run_findings.begin(), dry_run_findings.end());
   report.clamps = report::clamps_of(outcome.events.clamps, facts.code_container_dir);
   report.findings.insert(report.findings.end(), lost_outputs.begin(), lost_outputs.end());
   report.verdict = report::verdict_of(report.findings);
@@ -224,7 +246,8 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
   report.image_digest = image.digest;
   std::optional<std::string> failed_stage;
   for (const auto& finding : report.findings)
-    if (finding.severity == report::Severity::Error && !failed_stage) failed_stage = finding.stage;
+    if (finding.severity == report::Severity::Error && finding.phase == report::Phase::Dryrun && !failed_stage)
+      failed_stage = finding.stage;
   report.stages = stage_results(outcome.events, failed_stage, !plan->setup.empty(), output.setup_seconds(),
                                 exit->seconds);
   report.duration_s = std::chrono::duration<double>(Clock::now() - started).count();

@@ -20,6 +20,7 @@ struct DryRunOptions {
   std::optional<int> steps;                          // --steps N
   std::optional<std::chrono::milliseconds> timeout;  // --timeout DURATION
   bool harness = true;                               // --no-harness: no stages, clamps or measurements
+  bool stop_on_static = true;  // an error of the static checks ends the run before the container starts
 };
 
 // Where the pipeline tells the user what is going on; each may be a no-op.

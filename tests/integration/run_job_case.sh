@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs the real preflight binary under the real runc on one fixture job (tests/jobs/CASE) and
 # checks what the user would see against the case's `expect` file: verdict, exit status,
-# category, stage, file and line of the first error finding, the count of warnings and where the
-# first one points, stages passed. Afterwards no
+# category, stage, file and line of the first error finding (of the dry run, when it ran), the
+# first static error (`static=`), the count of warnings and where the first one of the dry run
+# points, stages passed. Afterwards no
 # container, mount or leftover process of the run may remain.
 # Usage: run_job_case.sh PREFLIGHT_BINARY CASE_DIR
 set -u
@@ -25,13 +26,18 @@ args=()
 # A listing of a folder the run must not write (names, sizes, times).
 listing() { (cd "$case_dir/$1" && find . -printf '%p %s %T@\n' | sort); }
 [[ -n ${expect[untouched]:-} ]] && listing "${expect[untouched]}" >"$work/before"
-"$preflight" run "$case_dir/job.yaml" --json "$work/report.json" "${args[@]}" >"$work/stdout" 2>"$work/stderr"
+# `command=check`: the static checks alone (preflight check), no container.
+"$preflight" "${expect[command]:-run}" "$case_dir/job.yaml" --json "$work/report.json" "${args[@]}" >"$work/stdout" 2>"$work/stderr"
 status=$?
 cat "$work/stdout"
 
 check_equal "exit status" "${expect[exit]}" "$status"
 [[ -f $work/report.json ]] || fail "no report.json written; stderr: $(tail -5 "$work/stderr")"
-first_error='[.findings[] | select(.severity == "error")][0]'
+# The dry run's findings when there are any (the static checks' come first in the report).
+first_of() {  # SEVERITY
+  echo "([.findings[] | select(.severity == \"$1\" and .phase == \"dryrun\")] + [.findings[] | select(.severity == \"$1\")])[0]"
+}
+first_error=$(first_of error)
 check_equal "verdict" "${expect[verdict]}" "$(jq -r .verdict "$work/report.json")"
 [[ -n ${expect[category]:-} ]] && check_equal "category" "${expect[category]}" "$(jq -r "$first_error.category" "$work/report.json")"
 [[ -n ${expect[stage]:-} ]] && check_equal "stage" "${expect[stage]}" "$(jq -r "$first_error.stage" "$work/report.json")"
@@ -39,7 +45,9 @@ check_equal "verdict" "${expect[verdict]}" "$(jq -r .verdict "$work/report.json"
 [[ -n ${expect[line]:-} ]] && check_equal "line" "${expect[line]}" "$(jq -r "$first_error.location.line" "$work/report.json")"
 [[ -n ${expect[message]:-} ]] && check_contains "message" "${expect[message]}" "$(jq -r "$first_error.message" "$work/report.json")"
 [[ -n ${expect[hint]:-} ]] && check_contains "hint" "${expect[hint]}" "$(jq -r "$first_error.hint" "$work/report.json")"
-first_warning='[.findings[] | select(.severity == "warning")][0]'
+first_warning=$(first_of warning)
+first_static='[.findings[] | select(.severity == "error" and .phase == "static")][0]'
+[[ -n ${expect[static]:-} ]] && check_equal "static" "${expect[static]}" "$(jq -r "$first_static | \"\\(.category) \\(.location.file):\\(.location.line)\"" "$work/report.json")"
 [[ -n ${expect[warnings]:-} ]] && check_equal "warnings" "${expect[warnings]}" "$(jq '[.findings[] | select(.severity == "warning")] | length' "$work/report.json")"
 [[ -n ${expect[warning]:-} ]] && check_equal "warning" "${expect[warning]}" "$(jq -r "$first_warning | \"\\(.category) \\(.stage) \\(.location.file):\\(.location.line)\"" "$work/report.json")"
 [[ -n ${expect[note]:-} ]] && check_contains "notes" "${expect[note]}" "$(jq -r '.notes[]' "$work/report.json")"

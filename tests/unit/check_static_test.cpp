@@ -182,7 +182,7 @@ TEST(CheckStatic, SyntaxTheImagesPythonCannotParse) {
 }
 
 TEST(CheckStatic, PerformancePatternsAreWarnings) {
-  StaticJob job("command: python train.py\n");
+  StaticJob job("command: python train.py\nresources: {gpus: 1}\n");
   check::CodeScan scan;
   auto train = file("train.py");
   train.perf = {{"tf-map-before-batch", 7, "map before batch"}, {"torch-dataloader-no-workers", 9, "num_workers"}};
@@ -194,6 +194,24 @@ TEST(CheckStatic, PerformancePatternsAreWarnings) {
     EXPECT_EQ(f.severity, report::Severity::Warning);
   }
   EXPECT_EQ(findings[1].location.line, 9);
+  StaticJob cpu_only("command: python train.py\n");
+  EXPECT_EQ(cpu_only.findings(scan).size(), 1u) << "no GPU waits for a DataLoader without workers";
+}
+
+TEST(CheckStatic, OnlyFilesTheJobRunsHaveErrors) {
+  StaticJob job("command: python train.py\n");
+  check::CodeScan scan;
+  auto train = file("train.py");
+  train.imports = {{"models", 1, false, true}};
+  auto model = file("models/__init__.py");
+  model.paths = {{"/home/ana/weights.pt", 3, ""}};
+  auto tool = file("tools/plot.py");
+  tool.paths = {{"/home/ana/plots", 4, ""}};
+  scan.files = {train, model, tool};
+  auto findings = job.findings(scan);
+  ASSERT_EQ(findings.size(), 2u);
+  EXPECT_EQ(findings[0].severity, report::Severity::Error) << "imported by the entry script";
+  EXPECT_EQ(findings[1].severity, report::Severity::Warning) << "never imported";
 }
 
 }  // namespace

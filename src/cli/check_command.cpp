@@ -1,0 +1,30 @@
+#include <iostream>
+#include <memory>
+
+#include "cli/command.hpp"
+#include "pipeline/static_check.hpp"
+
+namespace preflight::cli {
+namespace {
+
+int check(const JobOptions& args) {
+  pipeline::JobChoices choices;
+  choices.job_file = args.job;
+  if (!args.platform.empty()) choices.platform = args.platform;
+  if (!args.image.empty()) choices.image = args.image;
+  auto progress = [](const std::string& line) { std::cerr << "preflight: " << line << "\n"; };
+  return finish_report(pipeline::static_check(choices, progress), args.json);
+}
+
+}  // namespace
+
+Command check_command() {
+  return {"check", "Check the job without running it: its code against the image and the platform",
+          [](CLI::App& app) -> Action {
+            auto args = std::make_shared<JobOptions>();
+            add_job_options(app, *args);
+            return [args] { return check(*args); };
+          }};
+}
+
+}  // namespace preflight::cli

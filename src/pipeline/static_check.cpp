@@ -1,0 +1,131 @@
+#include "pipeline/static_check.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <sstream>
+
+#include "check/code_scan.hpp"
+#include "check/module_index.hpp"
+#include "check/shell_lint.hpp"
+#include "check/static_checks.hpp"
+#include "plan/run_plan.hpp"
+#include "util/text.hpp"
+
+namespace preflight::pipeline {
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+bool runs_python(const std::string& text) {
+  return text.find("python") != std::string::npos || text.find(".py") != std::string::npos;
+}
+
+report::Finding no_python(const JobContext& context) {
+  report::Finding f;
+  f.rule = "image-without-python";
+  f.category = "Library Not Found";
+  f.dimension = "Execution Environment";
+  f.root_cause = "Environment Difference";
+  f.phase = report::Phase::Static;
+  f.stage = "init";
+  f.message = fmt::format("the job runs Python, but image {} has no python3 or python on its PATH", context.image_text);
+  f.hint = "Choose an image with Python (image: in job.yaml), or install it in the image's recipe.";
+  f.location = context.job.command_where;
+  return f;
+}
+
+// job.yaml is named relative to the code folder when it lies in it, as code files are. A block
+// scalar (`setup: |`) is marked at its indicator: its text starts on the next line.
+SourceLocation in_code_folder(const JobContext& context, SourceLocation where) {
+  std::istringstream lines(read_file(where.file).value_or(""));
+  std::string line;
+  for (int number = 1; std::getline(lines, line); ++number) {
+    if (number != where.line) continue;
+    const std::string rest = trim(line.substr(std::min<std::size_t>(line.size(), std::max(where.column - 1, 0))));
+    if (!rest.empty() && (rest[0] == '|' || rest[0] == '>')) ++where.line;
+    break;
+  }
+  if (is_under(where.file.string(), context.job.code_dir.string()))
+    where.file = where.file.lexically_relative(context.job.code_dir);
+  return where;
+}
+
+// The setup and command lines, and the shell scripts the command runs.
+void lint_start_up(const JobContext& context, const plan::RunPlan& plan, const std::optional<check::ModuleIndex>& index,
+                   std::vector<report::Finding>& findings) {
+  check::ShellFacts facts;
+  facts.platform = context.profile.name;
+  facts.user = plan.facts.user;
+  facts.root = context.profile.user.uid == 0;
+  facts.network = context.profile.network;
+  if (index)
+    if (const auto* pip = index->distribution("pip")) facts.pip_version = pip->version;
+  auto in_code = [&](const SourceLocation& where) { return in_code_folder(context, where); };
+  std::vector<check::ShellText> texts;
+  if (!plan.setup.empty()) texts.push_back({plan.setup, in_code(context.job.setup_where), "setup"});
+  texts.push_back({plan.command, in_code(context.job.command_where), "init"});
+  for (const auto& script : check::scripts_run_by(plan.command, context.job.code_dir))
+    if (auto text = read_file(context.job.code_dir / script)) texts.push_back({*text, {script, 1, 0}, "init"});
+  for (const auto& text : texts) {
+    auto lint = check::lint_shell(text, facts);
+    findings.insert(findings.end(), lint.begin(), lint.end());
+  }
+}
+
+}  // namespace
+
+Result<std::vector<report::Finding>> static_findings(const JobContext& context) {
+  // The job as the platform lays it out: its environment, mounts, user and working folder.
+  plan::PlanContext plan_context;
+  plan_context.job_id = context.job.name + "-check";
+  plan_context.harness = false;
+  auto plan = plan::make_plan(context.job, context.profile, context.image.config, plan_context);
+  if (!plan) return std::move(plan).error();
+
+  std::vector<report::Finding> findings;
+  auto python = check::ImagePython::find(context.image.rootfs, context.image.config.env);
+  std::optional<check::ModuleIndex> index;
+  if (python) {
+    auto loaded = check::load_module_index(context.image, image::default_cache_dir());
+    if (!loaded) return std::move(loaded).error();
+    index = std::move(*loaded);
+  }
+  lint_start_up(context, *plan, index, findings);
+  if (!python) {
+    if (runs_python(plan->command) || runs_python(plan->setup)) findings.push_back(no_python(context));
+    return findings;
+  }
+  const auto entry = check::entry_point(plan->command, context.job.code_dir);
+  auto scan = check::scan_code(*python, context.job.code_dir, check::python_files(context.job.code_dir), entry);
+  if (!scan) return std::move(scan).error();
+  const bool setup_installs = plan->setup.find("pip") != std::string::npos &&
+                              plan->setup.find("install") != std::string::npos;
+  check::StaticContext checks{*plan, context.image.rootfs, index, entry, setup_installs,
+                              in_code_folder(context, context.job.command_where)};
+  auto code = check::code_findings(*scan, checks);
+  findings.insert(findings.end(), code.begin(), code.end());
+  return findings;
+}
+
+Result<report::Report> static_check(const JobChoices& choices, const image::ProgressSink& progress) {
+  const auto started = Clock::now();
+  auto context = load_job_context(choices, progress);
+  if (!context) return std::move(context).error();
+  auto findings = static_findings(*context);
+  if (!findings) return std::move(findings).error();
+  report::Report report;
+  report.dry_run = false;
+  report.findings = std::move(*findings);
+  report.verdict = report::verdict_of(report.findings);
+  report.job_name = context->job.name;
+  report.job_file = fs::relative(context->job.file).string();
+  report.platform = context->profile.name;
+  report.image_ref = context->image_text;
+  report.image_digest = context->image.digest;
+  report.duration_s = std::chrono::duration<double>(Clock::now() - started).count();
+  return report;
+}
+
+}  // namespace preflight::pipeline

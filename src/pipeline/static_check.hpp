@@ -1,0 +1,20 @@
+// `preflight check`: everything that needs no container (docs/static-checks.md). The job's code
+// is read by the image's own Python and set against the image's modules, the platform's
+// environment and mounts; the report has findings of phase "static" and no stages.
+#pragma once
+
+#include <vector>
+
+#include "pipeline/job_context.hpp"
+#include "report/finding.hpp"
+#include "report/report.hpp"
+#include "util/error.hpp"
+
+namespace preflight::pipeline {
+
+// The static findings of a loaded job; the dry run starts with them too.
+Result<std::vector<report::Finding>> static_findings(const JobContext& context);
+
+Result<report::Report> static_check(const JobChoices& choices, const image::ProgressSink& progress);
+
+}  // namespace preflight::pipeline

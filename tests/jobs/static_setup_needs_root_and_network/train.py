@@ -1,0 +1,2 @@
+import soundfile
+print(soundfile.__version__)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# `preflight image inspect` and `image diff` on the real built-in images: the image's own Python is run in its
+# `preflight image inspect`, `image diff` and `image check` on the real built-in images: the image's own Python is run in its
 # root (no container), its distributions and frameworks are listed, and the module index is
-# cached by digest, so a second inspection reads the cache.
+# cached by digest, so a second inspection reads the cache; a job that needs torch passes on
+# pytorch and is caught failing on python.
 # Usage: image_inspect.sh PREFLIGHT_BINARY
 set -u
 source "$(dirname "$0")/lib.sh"
@@ -33,4 +34,12 @@ check_contains "text gives the pip check verdict" "requirements: all met (pip ch
 check_equal "diff: torch added" "added" "$(jq -r '.distributions[] | select(.name == "torch") | .change' "$work/diff.json")"
 check_equal "diff: same python" "3.11.2 3.11.2" "$(jq -r '"\(.python.before) \(.python.after)"' "$work/diff.json")"
 check_equal "diff: pip in both" "0" "$(jq '[.distributions[] | select(.name == "pip")] | length' "$work/diff.json")"
+# A job that runs on pytorch and cannot on python (no torch there): image check and diff say so.
+root=$(cd "$(dirname "$0")/../.." && pwd)
+"$preflight" image check python --job "$root/examples/mnist/job.yaml" >"$work/check" 2>/dev/null
+check_equal "image check: exit status" 1 "$?"
+check_contains "image check: the job fails" 'mnist: fail — Library Not Found in stage init at train.py:7: the image cannot import "torch"' "$(cat "$work/check")"
+"$preflight" image diff pytorch python --job "$root/examples/mnist/job.yaml" >"$work/diff" 2>/dev/null
+check_contains "image diff: the job breaks" "breaks on python: mnist" "$(cat "$work/diff")"
+check_contains "image diff: torch removed" "- torch 1.13.0a0+gitunknown" "$(cat "$work/diff")"
 finish

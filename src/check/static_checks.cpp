@@ -150,24 +150,30 @@ void import_findings(const CodeScan& scan, const StaticContext& context, const R
 
 // Names the job's environment will have: the plan's (image, platform, job), the shell's own,
 // and those the command line or setup assigns.
-std::set<std::string> environment_names(const StaticContext& context) {
+// Names a shell text assigns: NAME=..., export/local/readonly NAME=..., for NAME in, read NAME.
+void assigned_names(const std::string& text, std::set<std::string>& names) {
+  static const re2::RE2 assignment(
+      R"((?:^|[\s;&|(])(?:(?:export|local|readonly|declare)\s+)?([A-Za-z_][A-Za-z0-9_]*)=|\bfor\s+([A-Za-z_]\w*)\s+in\b|\bread\s+(?:-\w+\s+)*([A-Za-z_]\w*))");
+  re2::StringPiece rest(text);
+  std::string a, b, c;
+  while (re2::RE2::FindAndConsume(&rest, assignment, &a, &b, &c))
+    for (const std::string* name : {&a, &b, &c})
+      if (!name->empty()) names.insert(*name);
+}
+
+std::set<std::string> environment_names(const plan::RunPlan& plan) {
   std::set<std::string> names = {"PWD", "SHLVL", "_", "OLDPWD"};
-  for (const auto& entry : context.plan.process.env) {
+  for (const auto& entry : plan.process.env) {
     const std::string name = entry.substr(0, entry.find('='));
     if (name.rfind("PREFLIGHT_", 0) != 0) names.insert(name);
   }
-  static const re2::RE2 assignment(R"((?:^|[\s;&|(])(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=)");
-  for (const std::string* text : {&context.plan.setup, &context.plan.command}) {
-    re2::StringPiece rest(*text);
-    std::string name;
-    while (re2::RE2::FindAndConsume(&rest, assignment, &name)) names.insert(name);
-  }
+  for (const std::string* text : {&plan.setup, &plan.command}) assigned_names(*text, names);
   return names;
 }
 
 void env_findings(const CodeScan& scan, const StaticContext& context, const Reach& reach,
                   std::vector<report::Finding>& out) {
-  const auto names = environment_names(context);
+  const auto names = environment_names(context.plan);
   std::vector<std::string> platform_names;
   for (const auto& name : names)
     if (name != "PWD" && name != "SHLVL" && name != "_" && name != "OLDPWD") platform_names.push_back(name);
@@ -447,6 +453,39 @@ std::optional<EntryPoint> entry_point(const std::string& command, const fs::path
     return entry;
   }
   return std::nullopt;
+}
+
+std::vector<report::Finding> shell_env_findings(const ShellText& shell, const plan::RunPlan& plan) {
+  auto names = environment_names(plan);
+  assigned_names(shell.text, names);
+  // $NAME or ${NAME}, but not ${NAME:-default} and the like, nor $1, $@, $?...
+  static const re2::RE2 reference(R"(\$(?:\{([A-Za-z_]\w*)(:?[-=+?])?|([A-Za-z_]\w*)))");
+  std::vector<report::Finding> findings;
+  std::set<std::string> reported;
+  std::istringstream lines(shell.text);
+  std::string line;
+  for (int index = 0; std::getline(lines, line); ++index) {
+    const auto first = line.find_first_not_of(" \t");
+    if (first == std::string::npos || line[first] == '#') continue;
+    re2::StringPiece rest(line);
+    std::string braced, modifier, bare;
+    while (re2::RE2::FindAndConsume(&rest, reference, &braced, &modifier, &bare)) {
+      const std::string name = braced.empty() ? bare : braced;
+      if (!modifier.empty() || names.count(name) || !reported.insert(name).second) continue;
+      auto f = static_finding("shell-env-not-set", "Key Not Found", "General Code Error", "Environment Difference",
+                              report::Severity::Warning, "", 0);
+      f.location = {shell.where.file, shell.where.line + index, 0};
+      f.stage = shell.stage;
+      f.message = fmt::format("${} is not set on {}: the shell expands it to nothing", name, plan.platform);
+      const std::vector<std::string> known(names.begin(), names.end());
+      const auto suggestion = closest_match(name, known);
+      f.hint = (suggestion ? fmt::format("Did you mean ${}? ", *suggestion) : std::string()) +
+               fmt::format("Set it in job.yaml (environment_variables: {{{}: ...}}) or give a default: ${{{}:-...}}.",
+                           name, name);
+      findings.push_back(std::move(f));
+    }
+  }
+  return findings;
 }
 
 std::vector<report::Finding> code_findings(const CodeScan& scan, const StaticContext& context) {

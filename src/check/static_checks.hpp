@@ -9,6 +9,7 @@
 
 #include "check/code_scan.hpp"
 #include "check/module_index.hpp"
+#include "check/shell_lint.hpp"
 #include "plan/run_plan.hpp"
 #include "report/finding.hpp"
 
@@ -24,6 +25,10 @@ struct StaticContext {
 };
 
 std::vector<report::Finding> code_findings(const CodeScan& scan, const StaticContext& context);
+
+// `$NAME` in a setup line, the command or a script the command runs, where the platform does
+// not set NAME: a warning (the shell expands it to nothing).
+std::vector<report::Finding> shell_env_findings(const ShellText& shell, const plan::RunPlan& plan);
 
 // The command's entry script: `python [-u ...] train.py ARGS` or `python -m pkg ARGS`, found
 // as a file of the code folder; nullopt for anything else.

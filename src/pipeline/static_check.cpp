@@ -71,6 +71,8 @@ void lint_start_up(const JobContext& context, const plan::RunPlan& plan, const s
   for (const auto& text : texts) {
     auto lint = check::lint_shell(text, facts);
     findings.insert(findings.end(), lint.begin(), lint.end());
+    auto env = check::shell_env_findings(text, plan);
+    findings.insert(findings.end(), env.begin(), env.end());
   }
 }
 

@@ -214,5 +214,21 @@ TEST(CheckStatic, OnlyFilesTheJobRunsHaveErrors) {
   EXPECT_EQ(findings[1].severity, report::Severity::Warning) << "never imported";
 }
 
+TEST(CheckStatic, ShellVariablesThePlatformDoesNotSet) {
+  StaticJob job("command: python train.py\n");
+  const std::string script =
+      "#!/bin/sh\n"
+      "OUT=/tmp/out\n"
+      "for f in a b; do echo $f; done\n"
+      "python train.py --out $OUT --data $DATA_ROOT --job $PHILLY_JOB_ID\n"
+      "echo ${SEED:-0} $1 $@ ${DATA_ROOT}\n";
+  auto findings = check::shell_env_findings({script, {"run.sh", 1, 0}, "init"}, job.plan);
+  ASSERT_EQ(findings.size(), 1u) << "reported once, defaults and positional parameters are fine";
+  EXPECT_EQ(findings[0].rule, "shell-env-not-set");
+  EXPECT_EQ(findings[0].severity, report::Severity::Warning);
+  EXPECT_EQ(findings[0].location.str(), "run.sh:4");
+  EXPECT_NE(findings[0].message.find("$DATA_ROOT"), std::string::npos) << findings[0].message;
+}
+
 }  // namespace
 }  // namespace preflight

@@ -7,6 +7,7 @@
 
 #include "check/code_scan.hpp"
 #include "check/module_index.hpp"
+#include "check/requirements.hpp"
 #include "check/shell_lint.hpp"
 #include "check/static_checks.hpp"
 #include "plan/run_plan.hpp"
@@ -108,6 +109,10 @@ Result<std::vector<report::Finding>> static_findings(const JobContext& context) 
                               in_code_folder(context, context.job.command_where)};
   auto code = check::code_findings(*scan, checks);
   findings.insert(findings.end(), code.begin(), code.end());
+  if (index) {
+    auto pins = check::requirement_findings(context.job.code_dir, *index);
+    findings.insert(findings.end(), pins.begin(), pins.end());
+  }
   return findings;
 }
 

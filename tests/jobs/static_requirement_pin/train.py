@@ -1,0 +1,4 @@
+import numpy
+import torch
+
+print(torch.__version__, numpy.__version__)

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "check/image_diff.hpp"
+#include "check/static_checks.hpp"
 #include "util/text.hpp"
 
 namespace preflight::check {
@@ -65,14 +66,9 @@ std::vector<report::Finding> requirement_findings(const fs::path& code_dir, cons
       if (!re2::RE2::FullMatch(line, requirement, &name, &specifier)) continue;
       const Distribution* dist = index.distribution(name);
       if (!dist || satisfies(dist->version, specifier)) continue;
-      report::Finding f;
-      f.rule = "requirement-not-in-image";
-      f.category = "Library Not Found";
-      f.dimension = "Execution Environment";
-      f.root_cause = "Environment Difference";
-      f.severity = report::Severity::Warning;
-      f.phase = report::Phase::Static;
-      f.location = {file.lexically_relative(code_dir), number, 0};
+      auto f = static_finding("requirement-not-in-image", "Library Not Found", "Execution Environment",
+                              "Environment Difference", report::Severity::Warning,
+                              file.lexically_relative(code_dir).string(), number);
       f.message = fmt::format("{} asks for {}{}, and the image has {} {}", f.location.file.string(), name,
                               trim(specifier), dist->name, dist->version);
       f.hint = fmt::format(

@@ -18,18 +18,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-report::Finding static_finding(const char* rule, const char* category, const char* dimension, const char* root_cause,
-                               report::Severity severity, const std::string& file, int line) {
-  report::Finding f;
-  f.rule = rule;
-  f.category = category;
-  f.dimension = dimension;
-  f.root_cause = root_cause;
-  f.severity = severity;
-  f.phase = report::Phase::Static;
-  f.location = {file, line, 0};
-  return f;
-}
 
 std::string top_level(const std::string& dotted) { return dotted.substr(0, dotted.find('.')); }
 
@@ -430,6 +418,19 @@ class ArgumentCheck {
 };
 
 }  // namespace
+
+report::Finding static_finding(const char* rule, const char* category, const char* dimension, const char* root_cause,
+                               report::Severity severity, const std::string& file, int line) {
+  report::Finding f;
+  f.rule = rule;
+  f.category = category;
+  f.dimension = dimension;
+  f.root_cause = root_cause;
+  f.severity = severity;
+  f.phase = report::Phase::Static;
+  f.location = {file, line, 0};
+  return f;
+}
 
 std::optional<EntryPoint> entry_point(const std::string& command, const fs::path& code_dir) {
   const auto words = shell_words(command);

@@ -26,6 +26,10 @@ struct StaticContext {
 
 std::vector<report::Finding> code_findings(const CodeScan& scan, const StaticContext& context);
 
+// A finding of the static phase, located at file:line.
+report::Finding static_finding(const char* rule, const char* category, const char* dimension, const char* root_cause,
+                               report::Severity severity, const std::string& file, int line);
+
 // `$NAME` in a setup line, the command or a script the command runs, where the platform does
 // not set NAME: a warning (the shell expands it to nothing).
 std::vector<report::Finding> shell_env_findings(const ShellText& shell, const plan::RunPlan& plan);

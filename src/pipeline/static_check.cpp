@@ -24,12 +24,8 @@ bool runs_python(const std::string& text) {
 }
 
 report::Finding no_python(const JobContext& context) {
-  report::Finding f;
-  f.rule = "image-without-python";
-  f.category = "Library Not Found";
-  f.dimension = "Execution Environment";
-  f.root_cause = "Environment Difference";
-  f.phase = report::Phase::Static;
+  auto f = check::static_finding("image-without-python", "Library Not Found", "Execution Environment",
+                                 "Environment Difference", report::Severity::Error, "", 0);
   f.stage = "init";
   f.message = fmt::format("the job runs Python, but image {} has no python3 or python on its PATH", context.image_text);
   f.hint = "Choose an image with Python (image: in job.yaml), or install it in the image's recipe.";

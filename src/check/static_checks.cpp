@@ -192,14 +192,14 @@ bool under(const std::string& path, const std::string& dir) { return path == dir
 
 // Where the path would be on the platform: in the image, or under one of the job's mounts
 // and writable folders.
-bool exists_on_platform(const std::string& path, const StaticContext& context) {
+bool exists_on_platform(const std::string& path, const plan::RunPlan& plan, const fs::path& image_rootfs) {
   for (const char* runtime : {"/dev", "/proc", "/sys"})
     if (under(path, runtime)) return true;
-  for (const auto& mount : context.plan.mounts)
+  for (const auto& mount : plan.mounts)
     if (under(path, mount.destination)) return true;
-  for (const auto& dir : context.plan.user_dirs)
+  for (const auto& dir : plan.user_dirs)
     if (under(path, dir.path)) return true;
-  return resolve_in_root(context.image_rootfs, path).has_value();
+  return resolve_in_root(image_rootfs, path).has_value();
 }
 
 // An argparse default of the entry script that the command line gives a value of its own.
@@ -210,45 +210,56 @@ bool replaced_by_command(const PathLiteral& literal, const ScannedFile& file, co
   });
 }
 
-void path_findings(const CodeScan& scan, const StaticContext& context, const Reach& reach,
-                   std::vector<report::Finding>& out) {
+// What is wrong with a path on the platform, if anything: the message's end and its severity.
+std::optional<std::pair<std::string, report::Severity>> path_problem(const std::string& value,
+                                                                      const plan::RunPlan& plan,
+                                                                      const fs::path& image_rootfs) {
   static const re2::RE2 windows(R"(^[A-Za-z]:[\\/])");
   static const re2::RE2 laptop_home(R"(^/(?:home|Users)/([^/]+)(?:/|$))");
-  const std::string& home = context.plan.facts.home;
+  const std::string& home = plan.facts.home;
+  std::string owner;
+  if (value.empty()) return std::nullopt;
+  if (re2::RE2::PartialMatch(value, windows)) return std::make_pair(std::string("is a Windows path"), report::Severity::Error);
+  if (value[0] == '~')
+    return std::make_pair(fmt::format("is under a home folder: on {} the home is {}, and holds nothing of yours",
+                                      plan.platform, home),
+                          report::Severity::Warning);
+  if (re2::RE2::PartialMatch(value, laptop_home, &owner) && !under(value, home))
+    return std::make_pair(fmt::format("is in {}'s home folder, which {} does not have", owner, plan.platform),
+                          report::Severity::Error);
+  const bool relative = value[0] != '/';
+  const std::string resolved = relative ? (fs::path(plan.process.cwd) / value).lexically_normal().generic_string() : value;
+  if (exists_on_platform(resolved, plan, image_rootfs)) return std::nullopt;
+  if (relative)
+    return std::make_pair(fmt::format("leaves the uploaded code: from the working folder {} it is {}, which is "
+                                      "neither in the image nor mounted",
+                                      plan.process.cwd, resolved),
+                          report::Severity::Error);
+  return std::make_pair(std::string("is neither in the image nor one of the platform's mounts"),
+                        report::Severity::Warning);
+}
+
+report::Finding path_finding(const std::string& value, const std::string& problem, report::Severity severity,
+                             const std::string& file, int line) {
+  auto f = static_finding("path-not-on-platform", "Path Not Found", "Execution Environment", "Environment Difference",
+                          severity, file, line);
+  f.message = fmt::format("the path \"{}\" {}", value, problem);
+  f.hint =
+      "Declare the data as an input in job.yaml (inputs: {data: {path: ./local-copy}}) and pass "
+      "${{inputs.data}} to the job, or build the path from the platform's variables; write results under "
+      "${{outputs.NAME}}.";
+  return f;
+}
+
+void path_findings(const CodeScan& scan, const StaticContext& context, const Reach& reach,
+                   std::vector<report::Finding>& out) {
   for (const auto& file : scan.files) {
     for (const auto& literal : file.paths) {
       if (replaced_by_command(literal, file, context)) continue;
-      const std::string& value = literal.value;
-      std::string problem;
-      auto severity = report::Severity::Error;
-      std::string owner;
-      if (re2::RE2::PartialMatch(value, windows)) {
-        problem = "is a Windows path";
-      } else if (value[0] == '~') {
-        problem = fmt::format("is under a home folder: on {} the home is {}, and holds nothing of yours",
-                              context.plan.platform, home);
-        severity = report::Severity::Warning;
-      } else if (re2::RE2::PartialMatch(value, laptop_home, &owner) && !under(value, home)) {
-        problem = fmt::format("is in {}'s home folder, which {} does not have", owner, context.plan.platform);
-      } else {
-        const bool relative = value[0] != '/';
-        const std::string resolved =
-            relative ? (fs::path(context.plan.process.cwd) / value).lexically_normal().generic_string() : value;
-        if (exists_on_platform(resolved, context)) continue;
-        problem = relative ? fmt::format("leaves the uploaded code: from the working folder {} it is {}, which is "
-                                         "neither in the image nor mounted",
-                                         context.plan.process.cwd, resolved)
-                           : "is neither in the image nor one of the platform's mounts";
-        severity = relative ? report::Severity::Error : report::Severity::Warning;
-      }
-      auto f = static_finding("path-not-on-platform", "Path Not Found", "Execution Environment",
-                              "Environment Difference", reach.severity(file.path, severity), file.path, literal.line);
-      f.message = fmt::format("the path \"{}\" {}", value, problem);
-      f.hint =
-          "Declare the data as an input in job.yaml (inputs: {data: {path: ./local-copy}}) and pass "
-          "${{inputs.data}} to the job, or build the path from the platform's variables; write results under "
-          "${{outputs.NAME}}.";
-      out.push_back(std::move(f));
+      auto problem = path_problem(literal.value, context.plan, context.image_rootfs);
+      if (!problem) continue;
+      out.push_back(path_finding(literal.value, problem->first, reach.severity(file.path, problem->second), file.path,
+                                 literal.line));
     }
   }
 }
@@ -454,6 +465,33 @@ std::optional<EntryPoint> entry_point(const std::string& command, const fs::path
     return entry;
   }
   return std::nullopt;
+}
+
+std::vector<report::Finding> text_path_findings(const std::string& text, const SourceLocation& first_line,
+                                                const std::string& stage, const plan::RunPlan& plan,
+                                                const fs::path& image_rootfs, bool relative_paths) {
+  // A path-like token: absolute with two parts or more, under ~, a Windows drive, or ../;
+  // after a space, a quote, =, : or [ (so --data=/x and key: /x count).
+  static const re2::RE2 token(R"re((?:^|[\s"'=:\[,(])((?:/[^/\s"',\]\})$;|&]+/|~/|[A-Za-z]:[\\/]|\.\./)[^\s"',\]\})$;|&]*))re");
+  std::vector<report::Finding> findings;
+  std::istringstream lines(text);
+  std::string line;
+  for (int index = 0; std::getline(lines, line); ++index) {
+    const auto first = line.find_first_not_of(" \t");
+    if (first == std::string::npos || line[first] == '#') continue;
+    re2::StringPiece rest(line);
+    std::string value;
+    while (re2::RE2::FindAndConsume(&rest, token, &value)) {
+      if (value.find("://") != std::string::npos || value.find('*') != std::string::npos) continue;
+      if (!relative_paths && value.rfind("../", 0) == 0) continue;
+      auto problem = path_problem(value, plan, image_rootfs);
+      if (!problem) continue;
+      auto f = path_finding(value, problem->first, problem->second, first_line.file.string(), first_line.line + index);
+      f.stage = stage;
+      findings.push_back(std::move(f));
+    }
+  }
+  return findings;
 }
 
 std::vector<report::Finding> shell_env_findings(const ShellText& shell, const plan::RunPlan& plan) {

@@ -30,6 +30,14 @@ std::vector<report::Finding> code_findings(const CodeScan& scan, const StaticCon
 report::Finding static_finding(const char* rule, const char* category, const char* dimension, const char* root_cause,
                                report::Severity severity, const std::string& file, int line);
 
+// Path-like words of a setup line, the command, a script it runs or a configuration file of the
+// code folder, where the platform will not have them (as for path literals in code).
+// `relative_paths`: ../ paths count (from the working folder; not in configuration files,
+// whose relative paths may be relative to anything).
+std::vector<report::Finding> text_path_findings(const std::string& text, const SourceLocation& first_line,
+                                                const std::string& stage, const plan::RunPlan& plan,
+                                                const std::filesystem::path& image_rootfs, bool relative_paths);
+
 // `$NAME` in a setup line, the command or a script the command runs, where the platform does
 // not set NAME: a warning (the shell expands it to nothing).
 std::vector<report::Finding> shell_env_findings(const ShellText& shell, const plan::RunPlan& plan);

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
+#include <set>
 #include <sstream>
 
 #include "check/code_scan.hpp"
@@ -31,6 +33,31 @@ report::Finding no_python(const JobContext& context) {
   f.hint = "Choose an image with Python (image: in job.yaml), or install it in the image's recipe.";
   f.location = context.job.command_where;
   return f;
+}
+
+// Configuration files of the code folder (YAML, JSON, INI, TOML); job files (job.yaml: their
+// paths are this machine's by design) and hidden folders are skipped.
+std::vector<fs::path> config_files(const fs::path& code_dir, const fs::path& job_file) {
+  static const std::set<std::string> kinds = {".yaml", ".yml", ".json", ".cfg", ".ini", ".toml", ".conf"};
+  constexpr std::uintmax_t kMaxBytes = 1u << 20;
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(code_dir, fs::directory_options::skip_permission_denied, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (it->is_directory(ec)) {
+      if (name.empty() || name[0] == '.' || name == "node_modules" || name == "__pycache__" || name.rfind("build", 0) == 0 ||
+          name == "dist")
+        it.disable_recursion_pending();  // generated files, not the job's configuration
+      continue;
+    }
+    if (!kinds.count(it->path().extension().string()) || it->path() == job_file || name == "job.yaml" ||
+        it->file_size(ec) > kMaxBytes)
+      continue;
+    files.push_back(fs::relative(it->path(), code_dir, ec));
+  }
+  std::sort(files.begin(), files.end());
+  return files;
 }
 
 // job.yaml is named relative to the code folder when it lies in it, as code files are. A block
@@ -70,6 +97,14 @@ void lint_start_up(const JobContext& context, const plan::RunPlan& plan, const s
     findings.insert(findings.end(), lint.begin(), lint.end());
     auto env = check::shell_env_findings(text, plan);
     findings.insert(findings.end(), env.begin(), env.end());
+    auto paths = check::text_path_findings(text.text, text.where, text.stage, plan, context.image.rootfs, true);
+    findings.insert(findings.end(), paths.begin(), paths.end());
+  }
+  for (const auto& config : config_files(context.job.code_dir, context.job.file)) {
+    auto text = read_file(context.job.code_dir / config);
+    if (!text) continue;
+    auto paths = check::text_path_findings(*text, {config, 1, 0}, "", plan, context.image.rootfs, false);
+    findings.insert(findings.end(), paths.begin(), paths.end());
   }
 }
 

@@ -230,5 +230,24 @@ TEST(CheckStatic, ShellVariablesThePlatformDoesNotSet) {
   EXPECT_NE(findings[0].message.find("$DATA_ROOT"), std::string::npos) << findings[0].message;
 }
 
+TEST(CheckStatic, PathsInCommandLinesAndConfigurationFiles) {
+  StaticJob job("command: python train.py\n");
+  fs::path root = job.dir.path() / "root";
+  const std::string text =
+      "data_root: /Users/ana/data\n"
+      "# cache: /home/ana/cache\n"
+      "hosts: /etc/hosts, url: https://x.org/a/b\n"
+      "labels: ../labels.csv\n"
+      "out: --out=C:\\runs\\a\n";
+  auto in_config = check::text_path_findings(text, {"conf.yaml", 1, 0}, "", job.plan, root, false);
+  std::vector<int> lines;
+  for (const auto& f : in_config) lines.push_back(f.location.line);
+  EXPECT_EQ(lines, (std::vector<int>{1, 5})) << "comments, paths in the image, URLs and ../ in configs are fine";
+  auto in_command = check::text_path_findings(text, {"job.yaml", 2, 0}, "init", job.plan, root, true);
+  ASSERT_EQ(in_command.size(), 3u);
+  EXPECT_EQ(in_command[1].location.line, 5) << "../labels.csv leaves the code folder";
+  EXPECT_EQ(in_command[1].stage, "init");
+}
+
 }  // namespace
 }  // namespace preflight

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "util/data_dir.hpp"
@@ -14,11 +15,13 @@ using nlohmann::json;
 
 namespace {
 
-constexpr std::uintmax_t kMaxFileBytes = 2u << 20;  // larger .py files are generated, not written
+constexpr std::uintmax_t kMaxFileBytes = 2u << 20;  // larger files are generated, not written
 
+// Folders that are not the job's code: hidden, caches, virtual environments, build output.
 bool skipped_folder(const std::string& name) {
-  static const char* names[] = {"__pycache__", "node_modules", "site-packages", "dist-packages", "venv", "env"};
-  return name.empty() || name[0] == '.' || std::find(std::begin(names), std::end(names), name) != std::end(names);
+  static const char* names[] = {"__pycache__", "node_modules", "site-packages", "dist-packages", "venv", "env", "dist"};
+  return name.empty() || name[0] == '.' || name.rfind("build", 0) == 0 ||
+         std::find(std::begin(names), std::end(names), name) != std::end(names);
 }
 
 std::string text(const json& object, const char* key) {
@@ -64,21 +67,24 @@ ArgOption arg_option(const json& item) {
 
 }  // namespace
 
-std::vector<fs::path> python_files(const fs::path& code_dir) {
+std::vector<fs::path> code_files(const fs::path& code_dir, const std::function<bool(const fs::path&)>& wanted) {
   std::vector<fs::path> files;
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(code_dir, fs::directory_options::skip_permission_denied, ec);
        !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    const std::string name = it->path().filename().string();
     if (it->is_directory(ec)) {
-      if (skipped_folder(name)) it.disable_recursion_pending();
+      if (skipped_folder(it->path().filename().string())) it.disable_recursion_pending();
       continue;
     }
-    if (it->path().extension() != ".py" || !it->is_regular_file(ec) || it->file_size(ec) > kMaxFileBytes) continue;
+    if (!it->is_regular_file(ec) || it->file_size(ec) > kMaxFileBytes || !wanted(it->path())) continue;
     files.push_back(fs::relative(it->path(), code_dir, ec));
   }
   std::sort(files.begin(), files.end());
   return files;
+}
+
+std::vector<fs::path> python_files(const fs::path& code_dir) {
+  return code_files(code_dir, [](const fs::path& file) { return file.extension() == ".py"; });
 }
 
 Result<CodeScan> parse_code_scan(const std::string& text_in) {

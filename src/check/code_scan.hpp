@@ -5,6 +5,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -89,8 +90,10 @@ struct EntryPoint {
   int word = 0;  // index of the script among the command's words
 };
 
-// The Python files of the code folder, relative; hidden folders, virtual environments and
-// caches are skipped.
+// The files of the code folder that `wanted` takes, relative, up to 2 MiB each; hidden
+// folders, caches, virtual environments and build output (build*, dist) are skipped.
+std::vector<std::filesystem::path> code_files(const std::filesystem::path& code_dir,
+                                              const std::function<bool(const std::filesystem::path&)>& wanted);
 std::vector<std::filesystem::path> python_files(const std::filesystem::path& code_dir);
 
 Result<CodeScan> scan_code(const ImagePython& python, const std::filesystem::path& code_dir,

@@ -36,28 +36,12 @@ report::Finding no_python(const JobContext& context) {
 }
 
 // Configuration files of the code folder (YAML, JSON, INI, TOML); job files (job.yaml: their
-// paths are this machine's by design) and hidden folders are skipped.
+// paths are this machine's by design) are skipped.
 std::vector<fs::path> config_files(const fs::path& code_dir, const fs::path& job_file) {
   static const std::set<std::string> kinds = {".yaml", ".yml", ".json", ".cfg", ".ini", ".toml", ".conf"};
-  constexpr std::uintmax_t kMaxBytes = 1u << 20;
-  std::vector<fs::path> files;
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(code_dir, fs::directory_options::skip_permission_denied, ec);
-       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (it->is_directory(ec)) {
-      if (name.empty() || name[0] == '.' || name == "node_modules" || name == "__pycache__" || name.rfind("build", 0) == 0 ||
-          name == "dist")
-        it.disable_recursion_pending();  // generated files, not the job's configuration
-      continue;
-    }
-    if (!kinds.count(it->path().extension().string()) || it->path() == job_file || name == "job.yaml" ||
-        it->file_size(ec) > kMaxBytes)
-      continue;
-    files.push_back(fs::relative(it->path(), code_dir, ec));
-  }
-  std::sort(files.begin(), files.end());
-  return files;
+  return check::code_files(code_dir, [&](const fs::path& file) {
+    return kinds.count(file.extension().string()) && file != job_file && file.filename() != "job.yaml";
+  });
 }
 
 // job.yaml is named relative to the code folder when it lies in it, as code files are. A block

@@ -19,7 +19,8 @@ constexpr std::uintmax_t kMaxFileBytes = 2u << 20;  // larger files are generate
 
 // Folders that are not the job's code: hidden, caches, virtual environments, build output.
 bool skipped_folder(const std::string& name) {
-  static const char* names[] = {"__pycache__", "node_modules", "site-packages", "dist-packages", "venv", "env", "dist"};
+  static const char* names[] = {"__pycache__", "node_modules", "site-packages", "dist-packages",
+                                "venv",        "env",          "dist"};
   return name.empty() || name[0] == '.' || name.rfind("build", 0) == 0 ||
          std::find(std::begin(names), std::end(names), name) != std::end(names);
 }
@@ -67,10 +68,12 @@ ArgOption arg_option(const json& item) {
 
 }  // namespace
 
-std::vector<fs::path> code_files(const fs::path& code_dir, const std::function<bool(const fs::path&)>& wanted) {
+std::vector<fs::path> code_files(const fs::path& code_dir,
+                                 const std::function<bool(const fs::path&)>& wanted) {
   std::vector<fs::path> files;
   std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(code_dir, fs::directory_options::skip_permission_denied, ec);
+  for (auto it =
+           fs::recursive_directory_iterator(code_dir, fs::directory_options::skip_permission_denied, ec);
        !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     if (it->is_directory(ec)) {
       if (skipped_folder(it->path().filename().string())) it.disable_recursion_pending();
@@ -100,12 +103,14 @@ Result<CodeScan> parse_code_scan(const std::string& text_in) {
       file.syntax_error = SyntaxProblem{number(*it, "line"), number(*it, "column"), text(*it, "message")};
     for (const auto& i : list(item, "imports"))
       if (number(i, "level") == 0)
-        file.imports.push_back({text(i, "module"), number(i, "line"), flag(i, "guarded"), text(i, "scope") != "function"});
+        file.imports.push_back(
+            {text(i, "module"), number(i, "line"), flag(i, "guarded"), text(i, "scope") != "function"});
     for (const auto& e : list(item, "env"))
       file.env.push_back({text(e, "name"), number(e, "line"), text(e, "how"), flag(e, "default")});
     for (const auto& p : list(item, "paths"))
       file.paths.push_back({text(p, "value"), number(p, "line"), text(p, "option")});
-    for (const auto& p : list(item, "perf")) file.perf.push_back({text(p, "rule"), number(p, "line"), text(p, "detail")});
+    for (const auto& p : list(item, "perf"))
+      file.perf.push_back({text(p, "rule"), number(p, "line"), text(p, "detail")});
     scan.files.push_back(std::move(file));
   }
   if (auto it = doc.find("argparse"); it != doc.end() && it->is_object()) {
@@ -121,8 +126,8 @@ Result<CodeScan> parse_code_scan(const std::string& text_in) {
   return scan;
 }
 
-Result<CodeScan> scan_code(const ImagePython& python, const fs::path& code_dir, const std::vector<fs::path>& files,
-                           const std::optional<EntryPoint>& entry) {
+Result<CodeScan> scan_code(const ImagePython& python, const fs::path& code_dir,
+                           const std::vector<fs::path>& files, const std::optional<EntryPoint>& entry) {
   const fs::path program_file = data_dir() / "emulator" / "check" / "scan.py";
   auto program = read_file(program_file);
   if (!program) return Error::runtime("cannot read " + program_file.string());
@@ -134,12 +139,13 @@ Result<CodeScan> scan_code(const ImagePython& python, const fs::path& code_dir, 
   }
   if (entry) request["entry"] = {{"script", entry->script}, {"args", entry->args}};
   // ASCII-only JSON: readable whatever the image's locale (Python 3.6 in the C locale).
-  auto run = python.run(*program, request.dump(-1, ' ', /*ensure_ascii=*/true, json::error_handler_t::replace),
-                        /*with_site=*/false);
+  auto run =
+      python.run(*program, request.dump(-1, ' ', /*ensure_ascii=*/true, json::error_handler_t::replace),
+                 /*with_site=*/false);
   if (!run) return std::move(run).error();
   if (run->exit_code != 0)
-    return Error::runtime(fmt::format("the code scanner failed in the image (exit {}): {}", run->exit_code,
-                                      trim(run->err)));
+    return Error::runtime(
+        fmt::format("the code scanner failed in the image (exit {}): {}", run->exit_code, trim(run->err)));
   return parse_code_scan(run->out);
 }
 

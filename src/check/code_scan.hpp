@@ -48,7 +48,7 @@ struct SyntaxProblem {
 };
 
 struct ScannedFile {
-  std::string path;  // relative to the code folder
+  std::string path;                           // relative to the code folder
   std::optional<SyntaxProblem> syntax_error;  // as the image's interpreter parses the file
   std::string scan_error;                     // the scanner's own failure on this file
   std::vector<ImportUse> imports;
@@ -61,7 +61,7 @@ struct ArgOption {
   int line = 0;
   std::vector<std::string> flags;  // "--epochs", "-e"
   std::string dest;
-  std::string type;                // "int", "float", ... or empty
+  std::string type;  // "int", "float", ... or empty
   bool required = false;
   std::optional<std::vector<std::string>> choices;  // as text
   std::string nargs;                                // "", "+", "?", "*", "2"
@@ -92,12 +92,13 @@ struct EntryPoint {
 
 // The files of the code folder that `wanted` takes, relative, up to 2 MiB each; hidden
 // folders, caches, virtual environments and build output (build*, dist) are skipped.
-std::vector<std::filesystem::path> code_files(const std::filesystem::path& code_dir,
-                                              const std::function<bool(const std::filesystem::path&)>& wanted);
+std::vector<std::filesystem::path> code_files(
+    const std::filesystem::path& code_dir, const std::function<bool(const std::filesystem::path&)>& wanted);
 std::vector<std::filesystem::path> python_files(const std::filesystem::path& code_dir);
 
 Result<CodeScan> scan_code(const ImagePython& python, const std::filesystem::path& code_dir,
-                           const std::vector<std::filesystem::path>& files, const std::optional<EntryPoint>& entry);
+                           const std::vector<std::filesystem::path>& files,
+                           const std::optional<EntryPoint>& entry);
 
 // Parses scan.py's JSON.
 Result<CodeScan> parse_code_scan(const std::string& json);

@@ -1,9 +1,9 @@
 #include "check/image_diff.hpp"
 
 #include <fmt/format.h>
+#include <re2/re2.h>
 
 #include <map>
-#include <re2/re2.h>
 
 namespace preflight::check {
 using nlohmann::json;
@@ -60,7 +60,10 @@ std::vector<VersionChange> changes(const Map& before, const Map& after, bool ver
       out.push_back({name, old_value, "", "removed"});
     } else if (it->second != old_value) {
       const int order = versions ? compare_versions(it->second, old_value) : 0;
-      out.push_back({name, old_value, it->second, order > 0 ? "upgraded" : order < 0 ? "downgraded" : "changed"});
+      out.push_back({name, old_value, it->second,
+                     order > 0   ? "upgraded"
+                     : order < 0 ? "downgraded"
+                                 : "changed"});
     }
   }
   for (const auto& [name, value] : after)
@@ -102,7 +105,8 @@ json to_json(const ImageDiff& diff) {
   auto list = [](const std::vector<VersionChange>& items) {
     json out = json::array();
     for (const auto& c : items)
-      out.push_back({{"name", c.name}, {"before", c.before.empty() && c.kind == "added" ? json(nullptr) : json(c.before)},
+      out.push_back({{"name", c.name},
+                     {"before", c.before.empty() && c.kind == "added" ? json(nullptr) : json(c.before)},
                      {"after", c.after.empty() && c.kind == "removed" ? json(nullptr) : json(c.after)},
                      {"change", c.kind}});
     return out;
@@ -124,15 +128,21 @@ void print_diff(const ImageDiff& diff, std::ostream& out) {
   if (diff.os_before != diff.os_after) out << fmt::format("os: {} → {}\n", diff.os_before, diff.os_after);
   out << (diff.distributions.empty() ? "distributions: unchanged\n" : "distributions:\n");
   for (const auto& c : diff.distributions) {
-    if (c.kind == "added") out << fmt::format("  + {} {}\n", c.name, c.after);
-    else if (c.kind == "removed") out << fmt::format("  - {} {}\n", c.name, c.before);
-    else out << fmt::format("  ~ {} {} → {} ({})\n", c.name, c.before, c.after, c.kind);
+    if (c.kind == "added")
+      out << fmt::format("  + {} {}\n", c.name, c.after);
+    else if (c.kind == "removed")
+      out << fmt::format("  - {} {}\n", c.name, c.before);
+    else
+      out << fmt::format("  ~ {} {} → {} ({})\n", c.name, c.before, c.after, c.kind);
   }
   out << (diff.environment.empty() ? "environment: unchanged\n" : "environment:\n");
   for (const auto& c : diff.environment) {
-    if (c.kind == "added") out << fmt::format("  + {}={}\n", c.name, c.after);
-    else if (c.kind == "removed") out << fmt::format("  - {}\n", c.name);
-    else out << fmt::format("  ~ {}: {} → {}\n", c.name, c.before, c.after);
+    if (c.kind == "added")
+      out << fmt::format("  + {}={}\n", c.name, c.after);
+    else if (c.kind == "removed")
+      out << fmt::format("  - {}\n", c.name);
+    else
+      out << fmt::format("  ~ {}: {} → {}\n", c.name, c.before, c.after);
   }
 }
 

@@ -15,12 +15,12 @@ using nlohmann::json;
 namespace {
 
 // Distributions that make an image a deep-learning image, by their usual names.
-constexpr const char* kFrameworks[] = {"torch",      "torchvision", "torchaudio",   "tensorflow", "tensorflow-gpu",
-                                       "keras",      "jax",         "jaxlib",       "mxnet",      "paddlepaddle",
-                                       "onnxruntime", "transformers", "pytorch-lightning", "lightning"};
+constexpr const char* kFrameworks[] = {
+    "torch", "torchvision",  "torchaudio",  "tensorflow",   "tensorflow-gpu",    "keras",    "jax", "jaxlib",
+    "mxnet", "paddlepaddle", "onnxruntime", "transformers", "pytorch-lightning", "lightning"};
 // Shared libraries of the GPU stack, by the start of their file names.
-constexpr const char* kGpuLibraries[] = {"libcudart.so", "libcudnn.so", "libcublas.so", "libnccl.so",
-                                         "libnvinfer.so", "libcuda.so"};
+constexpr const char* kGpuLibraries[] = {"libcudart.so", "libcudnn.so",   "libcublas.so",
+                                         "libnccl.so",   "libnvinfer.so", "libcuda.so"};
 
 std::string os_name(const fs::path& rootfs) {
   for (const char* file : {"/etc/os-release", "/usr/lib/os-release"}) {
@@ -31,7 +31,8 @@ std::string os_name(const fs::path& rootfs) {
     while (std::getline(lines, line)) {
       if (line.rfind("PRETTY_NAME=", 0) != 0) continue;
       std::string value = line.substr(12);
-      if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'')) value = value.substr(1, value.size() - 2);
+      if (value.size() >= 2 && (value.front() == '"' || value.front() == '\''))
+        value = value.substr(1, value.size() - 2);
       return value;
     }
   }
@@ -70,7 +71,8 @@ Result<ImageInspection> inspect_image(const image::UnpackedImage& image, const f
   inspection.python = std::move(*index);
   if (inspection.python)
     for (const char* name : kFrameworks)
-      if (const auto* dist = inspection.python->distribution(name)) inspection.frameworks.emplace_back(dist->name, dist->version);
+      if (const auto* dist = inspection.python->distribution(name))
+        inspection.frameworks.emplace_back(dist->name, dist->version);
   return inspection;
 }
 
@@ -80,7 +82,8 @@ json to_json(const ImageInspection& i) {
     for (const auto& d : i.python->distributions)
       distributions.push_back({{"name", d.name}, {"version", d.version}, {"location", d.location}});
     for (const auto& b : i.python->broken)
-      broken.push_back({{"name", b.name}, {"version", b.version}, {"requirement", b.requirement}, {"problem", b.problem}});
+      broken.push_back(
+          {{"name", b.name}, {"version", b.version}, {"requirement", b.requirement}, {"problem", b.problem}});
   }
   json frameworks = json::object();
   for (const auto& [name, version] : i.frameworks) frameworks[name] = version;
@@ -111,15 +114,18 @@ void print_inspection(const ImageInspection& i, std::ostream& out) {
     out << fmt::format("python: {} ({})\n", i.python->python_version, i.python->interpreter);
     std::vector<std::string> frameworks;
     for (const auto& [name, version] : i.frameworks) frameworks.push_back(name + " " + version);
-    out << fmt::format("frameworks: {}\n", frameworks.empty() ? "none" : fmt::format("{}", fmt::join(frameworks, ", ")));
+    out << fmt::format("frameworks: {}\n",
+                       frameworks.empty() ? "none" : fmt::format("{}", fmt::join(frameworks, ", ")));
   }
   out << fmt::format("gpu libraries: {}\n",
-                     i.gpu_libraries.empty() ? "none (CUDA would come from the framework's own wheels, or nowhere)"
-                                             : fmt::format("{}", fmt::join(i.gpu_libraries, ", ")));
+                     i.gpu_libraries.empty()
+                         ? "none (CUDA would come from the framework's own wheels, or nowhere)"
+                         : fmt::format("{}", fmt::join(i.gpu_libraries, ", ")));
   out << fmt::format("user: {}  working dir: {}\n", i.config.user.empty() ? "root" : i.config.user,
                      i.config.working_dir.empty() ? "/" : i.config.working_dir);
   if (!i.config.entrypoint.empty() || !i.config.cmd.empty())
-    out << fmt::format("entrypoint: {}  cmd: {}\n", fmt::join(i.config.entrypoint, " "), fmt::join(i.config.cmd, " "));
+    out << fmt::format("entrypoint: {}  cmd: {}\n", fmt::join(i.config.entrypoint, " "),
+                       fmt::join(i.config.cmd, " "));
   for (const auto& entry : i.config.env) out << "env: " << entry << "\n";
   if (i.python) {
     out << fmt::format("distributions ({}):\n", i.python->distributions.size());

@@ -18,14 +18,15 @@ namespace preflight::check {
 struct ImageInspection {
   std::string ref;
   std::string digest;
-  std::string os;  // PRETTY_NAME of /etc/os-release
-  std::optional<ModuleIndex> python;  // nullopt: no Python in the image
+  std::string os;                                               // PRETTY_NAME of /etc/os-release
+  std::optional<ModuleIndex> python;                            // nullopt: no Python in the image
   std::vector<std::pair<std::string, std::string>> frameworks;  // name, version
   std::vector<std::string> gpu_libraries;                       // libcudart.so.12, libcudnn.so.8, ...
   image::ImageConfig config;
 };
 
-Result<ImageInspection> inspect_image(const image::UnpackedImage& image, const std::filesystem::path& cache_dir);
+Result<ImageInspection> inspect_image(const image::UnpackedImage& image,
+                                      const std::filesystem::path& cache_dir);
 
 nlohmann::json to_json(const ImageInspection& inspection);
 void print_inspection(const ImageInspection& inspection, std::ostream& out);

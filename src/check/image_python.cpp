@@ -80,9 +80,11 @@ std::optional<ImagePython> ImagePython::find(const fs::path& rootfs, const std::
   return std::nullopt;
 }
 
-Result<PythonRun> ImagePython::run(const std::string& program, const std::string& input, bool with_site) const {
+Result<PythonRun> ImagePython::run(const std::string& program, const std::string& input,
+                                   bool with_site) const {
   const auto unshare = bp::search_path("unshare");
-  if (unshare.empty()) return Error::runtime("unshare not found: install util-linux (apt-get install util-linux)");
+  if (unshare.empty())
+    return Error::runtime("unshare not found: install util-linux (apt-get install util-linux)");
   std::vector<std::string> args;
   if (::geteuid() != 0) args.push_back("--map-root-user");  // a user namespace lets us chroot
   args.insert(args.end(), {"--root=" + rootfs_.string(), path_, "-I", "-B"});
@@ -95,7 +97,7 @@ Result<PythonRun> ImagePython::run(const std::string& program, const std::string
   try {
     boost::asio::io_context io;
     std::future<std::string> out, err;
-    bp::child child(unshare, bp::args(args), bp::std_in < boost::asio::buffer(input), bp::std_out > out,
+    bp::child child(unshare, bp::args(args), bp::std_in<boost::asio::buffer(input), bp::std_out> out,
                     bp::std_err > err, env, io);
     io.run();
     child.wait();

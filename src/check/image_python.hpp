@@ -16,7 +16,8 @@ namespace preflight::check {
 // `path` (absolute, as seen inside the image) resolved on the host under `root`, following
 // symlinks as the image would see them (an absolute link target stays inside `root`).
 // nullopt when it does not exist in the image.
-std::optional<std::filesystem::path> resolve_in_root(const std::filesystem::path& root, const std::string& path);
+std::optional<std::filesystem::path> resolve_in_root(const std::filesystem::path& root,
+                                                     const std::string& path);
 
 struct PythonRun {
   int exit_code = -1;
@@ -28,7 +29,8 @@ class ImagePython {
  public:
   // Finds `python3` (else `python`) on the image's PATH (its config's ENV, else the usual
   // one); nullopt when the image has none.
-  static std::optional<ImagePython> find(const std::filesystem::path& rootfs, const std::vector<std::string>& env);
+  static std::optional<ImagePython> find(const std::filesystem::path& rootfs,
+                                         const std::vector<std::string>& env);
 
   // Runs `python -I -B [-S] -c program` in the image with `input` on stdin. An error only
   // when the process cannot be started; the exit status is in the result.

@@ -75,15 +75,18 @@ Result<ModuleIndex> parse_module_index(const std::string& text_in, const std::st
   return index;
 }
 
-Result<std::optional<ModuleIndex>> load_module_index(const image::UnpackedImage& image, const fs::path& cache_dir) {
+Result<std::optional<ModuleIndex>> load_module_index(const image::UnpackedImage& image,
+                                                     const fs::path& cache_dir) {
   const fs::path program_file = data_dir() / "emulator" / "check" / "index.py";
   auto program = read_file(program_file);
   if (!program) return Error::runtime("cannot read " + program_file.string());
   // Keyed by the image and by the program, so that a new index.py rebuilds old entries.
-  const fs::path cached = cache_dir / "index" /
-                          fmt::format("{}-{}.json", image::digest_hex(image.digest), image::sha256_hex(*program).substr(0, 12));
+  const fs::path cached =
+      cache_dir / "index" /
+      fmt::format("{}-{}.json", image::digest_hex(image.digest), image::sha256_hex(*program).substr(0, 12));
   if (auto text = read_file(cached)) {
-    if (auto index = parse_module_index(*text, cached.string())) return std::optional<ModuleIndex>(std::move(*index));
+    if (auto index = parse_module_index(*text, cached.string()))
+      return std::optional<ModuleIndex>(std::move(*index));
   }
   auto python = ImagePython::find(image.rootfs, image.config.env);
   if (!python) return std::optional<ModuleIndex>();

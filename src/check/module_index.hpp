@@ -18,8 +18,8 @@ struct Distribution {
   std::string name;
   std::string version;
   std::vector<std::string> requirements;  // Requires-Dist, markers included
-  std::vector<std::string> top_level;  // the import names it provides, when recorded
-  std::string location;                // the sys.path folder it is installed in
+  std::vector<std::string> top_level;     // the import names it provides, when recorded
+  std::string location;                   // the sys.path folder it is installed in
 };
 
 // A requirement of an installed distribution that the image does not meet (`pip check`).
@@ -49,7 +49,7 @@ std::string normalize_distribution_name(const std::string& name);
 // The index of `image`: from the cache (<cache>/index/), else built with the image's own
 // Python and cached. nullopt when the image has no Python.
 Result<std::optional<ModuleIndex>> load_module_index(const image::UnpackedImage& image,
-                                                      const std::filesystem::path& cache_dir);
+                                                     const std::filesystem::path& cache_dir);
 
 // Parses index.py's JSON; bad input names `source`.
 Result<ModuleIndex> parse_module_index(const std::string& json, const std::string& source);

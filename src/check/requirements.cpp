@@ -50,13 +50,15 @@ bool satisfies(const std::string& version, const std::string& specifier) {
 }
 
 std::vector<report::Finding> requirement_findings(const fs::path& code_dir, const ModuleIndex& index) {
-  static const re2::RE2 requirement(R"(^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*([<>=!~][^;#]*?)\s*(?:[;#].*)?$)");
+  static const re2::RE2 requirement(
+      R"(^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*([<>=!~][^;#]*?)\s*(?:[;#].*)?$)");
   std::vector<report::Finding> findings;
   std::error_code ec;
   std::vector<fs::path> files;
   for (const auto& entry : fs::directory_iterator(code_dir, ec)) {
     const std::string name = entry.path().filename().string();
-    if (name.rfind("requirements", 0) == 0 && entry.path().extension() == ".txt") files.push_back(entry.path());
+    if (name.rfind("requirements", 0) == 0 && entry.path().extension() == ".txt")
+      files.push_back(entry.path());
   }
   std::sort(files.begin(), files.end());
   for (const auto& file : files) {
@@ -72,7 +74,8 @@ std::vector<report::Finding> requirement_findings(const fs::path& code_dir, cons
       f.message = fmt::format("{} asks for {}{}, and the image has {} {}", f.location.file.string(), name,
                               trim(specifier), dist->name, dist->version);
       f.hint = fmt::format(
-          "The job runs with {} {} unless it installs its own: check that the code works with it, or choose an "
+          "The job runs with {} {} unless it installs its own: check that the code works with it, or choose "
+          "an "
           "image with the version it needs (preflight image inspect lists them).",
           dist->name, dist->version);
       findings.push_back(std::move(f));

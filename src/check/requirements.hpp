@@ -17,6 +17,7 @@ namespace preflight::check {
 bool satisfies(const std::string& version, const std::string& specifier);
 
 // requirements*.txt at the top of the code folder, each pin checked against `index`.
-std::vector<report::Finding> requirement_findings(const std::filesystem::path& code_dir, const ModuleIndex& index);
+std::vector<report::Finding> requirement_findings(const std::filesystem::path& code_dir,
+                                                  const ModuleIndex& index);
 
 }  // namespace preflight::check

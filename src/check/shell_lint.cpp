@@ -18,7 +18,8 @@ struct Lint {
   SourceLocation where;
   std::vector<report::Finding>& out;
 
-  void add(const char* rule, const char* category, const char* root_cause, std::string message, std::string hint) {
+  void add(const char* rule, const char* category, const char* root_cause, std::string message,
+           std::string hint) {
     report::Finding f;
     f.rule = rule;
     f.category = category;
@@ -45,7 +46,9 @@ bool is_python(const std::string& program) { return starts_with(program, "python
 
 bool has(const std::vector<std::string>& words, std::initializer_list<const char*> flags) {
   return std::any_of(words.begin(), words.end(), [&](const std::string& w) {
-    return std::any_of(flags.begin(), flags.end(), [&](const char* f) { return w == f || starts_with(w, (std::string(f) + "=").c_str()); });
+    return std::any_of(flags.begin(), flags.end(), [&](const char* f) {
+      return w == f || starts_with(w, (std::string(f) + "=").c_str());
+    });
   });
 }
 
@@ -75,15 +78,16 @@ void lint_pip(Lint& lint, const std::vector<std::string>& args) {
   const bool elsewhere = has(args, {"--target", "-t", "--prefix", "--root"});
   const bool forced_system = has(args, {"--no-user"});
   if (!facts.root && !user && !elsewhere && (forced_system || !version_at_least(*facts.pip_version, 20)))
-    lint.add("pip-system-install", "Permission Denied", "Environment Difference",
-             fmt::format("pip install writes into the system's site-packages, which {} may not write: {} runs "
-                         "the job as {}{}",
-                         facts.user, facts.platform, facts.user,
-                         forced_system ? " and --no-user forbids the fallback"
-                                       : fmt::format(", and the image's pip {} does not fall back to a user "
-                                                     "install",
-                                                     *facts.pip_version)),
-             "Install with pip install --user (or --target into a writable folder).");
+    lint.add(
+        "pip-system-install", "Permission Denied", "Environment Difference",
+        fmt::format("pip install writes into the system's site-packages, which {} may not write: {} runs "
+                    "the job as {}{}",
+                    facts.user, facts.platform, facts.user,
+                    forced_system ? " and --no-user forbids the fallback"
+                                  : fmt::format(", and the image's pip {} does not fall back to a user "
+                                                "install",
+                                                *facts.pip_version)),
+        "Install with pip install --user (or --target into a writable folder).");
   if (facts.network || has(args, {"--no-index"})) return;
   bool needs_index = has(args, {"-r", "--requirement"});
   bool after_install = false;
@@ -96,9 +100,10 @@ void lint_pip(Lint& lint, const std::vector<std::string>& args) {
     } else if (word[0] == '-') {
       // Options that take a value: skip it.
       if (word == "-r" || word == "--requirement" || word == "-t" || word == "--target" || word == "-c" ||
-          word == "--constraint" || word == "-f" || word == "--find-links" || word == "--prefix" || word == "-e" ||
-          word == "--editable") {
-        if (word == "-e" || word == "--editable") needs_index |= i + 1 < args.size() && !local_requirement(args[i + 1]);
+          word == "--constraint" || word == "-f" || word == "--find-links" || word == "--prefix" ||
+          word == "-e" || word == "--editable") {
+        if (word == "-e" || word == "--editable")
+          needs_index |= i + 1 < args.size() && !local_requirement(args[i + 1]);
         ++i;
       }
     } else if (!local_requirement(word)) {
@@ -114,16 +119,17 @@ void lint_pip(Lint& lint, const std::vector<std::string>& args) {
 
 void lint_command(Lint& lint, std::vector<std::string> words) {
   // Leading assignments and wrappers do not change what runs.
-  while (!words.empty() && (words[0].find('=') != std::string::npos || words[0] == "exec" || words[0] == "time" ||
-                            words[0] == "env" || words[0] == "nohup"))
+  while (!words.empty() && (words[0].find('=') != std::string::npos || words[0] == "exec" ||
+                            words[0] == "time" || words[0] == "env" || words[0] == "nohup"))
     words.erase(words.begin());
   if (words.empty()) return;
   const auto& facts = lint.facts;
   std::string program = program_of(words[0]);
   if (program == "sudo") {
-    lint.add("sudo-on-platform", "Permission Denied", "Environment Difference",
-             fmt::format("sudo is not available: {} runs the job as {}, without root", facts.platform, facts.user),
-             "Drop sudo: install packages with pip install --user, or build what needs root into the image.");
+    lint.add(
+        "sudo-on-platform", "Permission Denied", "Environment Difference",
+        fmt::format("sudo is not available: {} runs the job as {}, without root", facts.platform, facts.user),
+        "Drop sudo: install packages with pip install --user, or build what needs root into the image.");
     words.erase(words.begin());
     while (!words.empty() && words[0][0] == '-') words.erase(words.begin());
     if (words.empty()) return;
@@ -133,11 +139,12 @@ void lint_command(Lint& lint, std::vector<std::string> words) {
   if (program == "apt-get" || program == "apt" || program == "yum" || program == "dnf" || program == "apk") {
     const bool installs = has(args, {"install", "update", "upgrade", "add"});
     if (installs && !facts.root)
-      lint.add("system-package-install", "Permission Denied", "Environment Difference",
-               fmt::format("{} needs root, and {} runs the job as {}{}", program, facts.platform, facts.user,
-                           facts.network ? "" : "; it also needs the network, which the platform does not have"),
-               "Build system packages into the image (its recipe or Dockerfile) instead of installing them at "
-               "start-up.");
+      lint.add(
+          "system-package-install", "Permission Denied", "Environment Difference",
+          fmt::format("{} needs root, and {} runs the job as {}{}", program, facts.platform, facts.user,
+                      facts.network ? "" : "; it also needs the network, which the platform does not have"),
+          "Build system packages into the image (its recipe or Dockerfile) instead of installing them at "
+          "start-up.");
     return;
   }
   if (is_pip(program)) return lint_pip(lint, args);
@@ -145,8 +152,9 @@ void lint_command(Lint& lint, std::vector<std::string> words) {
     return lint_pip(lint, std::vector<std::string>(args.begin() + 2, args.end()));
   if (facts.network) return;
   const bool git_fetch = program == "git" && has(args, {"clone", "fetch", "pull", "submodule"});
-  const bool download = program == "wget" || program == "curl" || program == "aria2c" || program == "gsutil" ||
-                        program == "azcopy" || (program == "aws" && has(args, {"s3"})) ||
+  const bool download = program == "wget" || program == "curl" || program == "aria2c" ||
+                        program == "gsutil" || program == "azcopy" ||
+                        (program == "aws" && has(args, {"s3"})) ||
                         (program == "huggingface-cli" && has(args, {"download"}));
   const bool conda = (program == "conda" || program == "mamba") && has(args, {"install", "create", "update"});
   if (conda)

@@ -30,6 +30,7 @@ struct ShellFacts {
 std::vector<report::Finding> lint_shell(const ShellText& shell, const ShellFacts& facts);
 
 // The shell scripts of the code folder that `command` runs (`bash run.sh`, `./scripts/x.sh`).
-std::vector<std::filesystem::path> scripts_run_by(const std::string& command, const std::filesystem::path& code_dir);
+std::vector<std::filesystem::path> scripts_run_by(const std::string& command,
+                                                  const std::filesystem::path& code_dir);
 
 }  // namespace preflight::check

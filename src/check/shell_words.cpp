@@ -10,8 +10,10 @@ std::vector<std::string> shell_words(const std::string& command) {
   for (std::size_t i = 0; i < command.size(); ++i) {
     const char c = command[i];
     if (quote) {
-      if (c == quote) quote = 0;
-      else word += c;
+      if (c == quote)
+        quote = 0;
+      else
+        word += c;
     } else if (c == '\'' || c == '"') {
       quote = c;
       has_word = true;

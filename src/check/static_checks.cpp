@@ -18,7 +18,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-
 std::string top_level(const std::string& dotted) { return dotted.substr(0, dotted.find('.')); }
 
 std::string module_of(const fs::path& file) {
@@ -31,7 +30,8 @@ std::string module_of(const fs::path& file) {
 
 // The job's own modules by dotted name, as seen from the code folder and from the entry
 // script's folder (Python puts the script's folder first on sys.path).
-std::map<std::string, std::string> local_modules(const CodeScan& scan, const std::optional<EntryPoint>& entry) {
+std::map<std::string, std::string> local_modules(const CodeScan& scan,
+                                                 const std::optional<EntryPoint>& entry) {
   std::map<std::string, std::string> modules;
   const fs::path entry_dir = entry ? fs::path(entry->script).parent_path() : fs::path();
   for (const auto& file : scan.files) {
@@ -87,14 +87,16 @@ struct Reach {
 void syntax_findings(const CodeScan& scan, const Reach& reach, std::vector<report::Finding>& out) {
   for (const auto& file : scan.files) {
     if (!file.syntax_error) continue;
-    auto f = static_finding("syntax-error-in-image", "Syntax Error", "General Code Error", "Common Programming Error",
-                            reach.severity(file.path, report::Severity::Error), file.path, file.syntax_error->line);
+    auto f = static_finding("syntax-error-in-image", "Syntax Error", "General Code Error",
+                            "Common Programming Error", reach.severity(file.path, report::Severity::Error),
+                            file.path, file.syntax_error->line);
     f.location.column = file.syntax_error->column;
     f.stage = "init";
     f.message = fmt::format("the image's Python {} cannot parse {}: {}", scan.python_version, file.path,
                             file.syntax_error->message);
     f.hint = fmt::format(
-        "Fix the syntax, or, if this line parses on your machine, it needs a newer Python than the image's {}: "
+        "Fix the syntax, or, if this line parses on your machine, it needs a newer Python than the image's "
+        "{}: "
         "write it for {} or choose an image with a newer Python.",
         scan.python_version, scan.python_version);
     out.push_back(std::move(f));
@@ -116,21 +118,23 @@ void import_findings(const CodeScan& scan, const StaticContext& context, const R
       if (use.guarded || top.empty() || local_tops.count(top) || context.index->importable(top)) continue;
       if (!reported.insert(top).second) continue;
       const bool fatal = use.module_scope && reached.count(file.path) && !context.setup_installs;
-      auto f = static_finding("import-not-in-image", "Library Not Found", "Execution Environment",
-                              "Environment Difference", fatal ? report::Severity::Error : report::Severity::Warning,
-                              file.path, use.line);
+      auto f = static_finding(
+          "import-not-in-image", "Library Not Found", "Execution Environment", "Environment Difference",
+          fatal ? report::Severity::Error : report::Severity::Warning, file.path, use.line);
       if (use.module_scope) f.stage = "init";
-      f.message = fmt::format("the image cannot import \"{}\"{}: no such module on its Python {} ({})", use.module,
-                              did_you_mean(top, known), context.index->python_version,
+      f.message = fmt::format("the image cannot import \"{}\"{}: no such module on its Python {} ({})",
+                              use.module, did_you_mean(top, known), context.index->python_version,
                               use.module_scope ? "imported when " + file.path + " loads"
                                                : "imported inside a function, when it runs");
       f.hint = context.setup_installs
-                   ? fmt::format("The setup step installs packages: make sure it installs the one that provides "
-                                 "\"{}\", from files uploaded with the code if the platform has no network.",
-                                 top)
-                   : fmt::format("Use an image that has it, or install it in setup: (pip install --user ...; with "
-                                 "no network on the platform, from a wheel uploaded with the code: pip install "
-                                 "--user --no-index --find-links wheels/ PACKAGE).");
+                   ? fmt::format(
+                         "The setup step installs packages: make sure it installs the one that provides "
+                         "\"{}\", from files uploaded with the code if the platform has no network.",
+                         top)
+                   : fmt::format(
+                         "Use an image that has it, or install it in setup: (pip install --user ...; with "
+                         "no network on the platform, from a wheel uploaded with the code: pip install "
+                         "--user --no-index --find-links wheels/ PACKAGE).");
       out.push_back(std::move(f));
     }
   }
@@ -169,16 +173,18 @@ void env_findings(const CodeScan& scan, const StaticContext& context, const Reac
     for (const auto& read : file.env) {
       if (read.has_default || names.count(read.name)) continue;
       const bool raises = read.how == "subscript";
-      auto f = static_finding(raises ? "env-not-set" : "env-maybe-unset", "Key Not Found", "General Code Error",
-                              "Environment Difference",
-                              reach.severity(file.path, raises ? report::Severity::Error : report::Severity::Warning),
-                              file.path, read.line);
-      f.message = fmt::format("{} reads the environment variable {}, which {} does not set{}", file.path, read.name,
-                              context.plan.platform,
-                              raises ? " (KeyError)" : ": the read gives None");
+      auto f = static_finding(
+          raises ? "env-not-set" : "env-maybe-unset", "Key Not Found", "General Code Error",
+          "Environment Difference",
+          reach.severity(file.path, raises ? report::Severity::Error : report::Severity::Warning), file.path,
+          read.line);
+      f.message =
+          fmt::format("{} reads the environment variable {}, which {} does not set{}", file.path, read.name,
+                      context.plan.platform, raises ? " (KeyError)" : ": the read gives None");
       const auto suggestion = closest_match(read.name, platform_names);
-      f.hint = suggestion ? fmt::format("Did you mean {}, which {} sets? ", *suggestion, context.plan.platform)
-                          : std::string();
+      f.hint = suggestion
+                   ? fmt::format("Did you mean {}, which {} sets? ", *suggestion, context.plan.platform)
+                   : std::string();
       f.hint += fmt::format(
           "Set it in job.yaml (environment_variables: {{{}: ...}}) or read it with a default "
           "(os.environ.get(\"{}\", ...)).",
@@ -212,37 +218,41 @@ bool replaced_by_command(const PathLiteral& literal, const ScannedFile& file, co
 
 // What is wrong with a path on the platform, if anything: the message's end and its severity.
 std::optional<std::pair<std::string, report::Severity>> path_problem(const std::string& value,
-                                                                      const plan::RunPlan& plan,
-                                                                      const fs::path& image_rootfs) {
+                                                                     const plan::RunPlan& plan,
+                                                                     const fs::path& image_rootfs) {
   static const re2::RE2 windows(R"(^[A-Za-z]:[\\/])");
   static const re2::RE2 laptop_home(R"(^/(?:home|Users)/([^/]+)(?:/|$))");
   const std::string& home = plan.facts.home;
   std::string owner;
   if (value.empty()) return std::nullopt;
-  if (re2::RE2::PartialMatch(value, windows)) return std::make_pair(std::string("is a Windows path"), report::Severity::Error);
+  if (re2::RE2::PartialMatch(value, windows))
+    return std::make_pair(std::string("is a Windows path"), report::Severity::Error);
   if (value[0] == '~')
-    return std::make_pair(fmt::format("is under a home folder: on {} the home is {}, and holds nothing of yours",
-                                      plan.platform, home),
-                          report::Severity::Warning);
+    return std::make_pair(
+        fmt::format("is under a home folder: on {} the home is {}, and holds nothing of yours", plan.platform,
+                    home),
+        report::Severity::Warning);
   if (re2::RE2::PartialMatch(value, laptop_home, &owner) && !under(value, home))
     return std::make_pair(fmt::format("is in {}'s home folder, which {} does not have", owner, plan.platform),
                           report::Severity::Error);
   const bool relative = value[0] != '/';
-  const std::string resolved = relative ? (fs::path(plan.process.cwd) / value).lexically_normal().generic_string() : value;
+  const std::string resolved =
+      relative ? (fs::path(plan.process.cwd) / value).lexically_normal().generic_string() : value;
   if (exists_on_platform(resolved, plan, image_rootfs)) return std::nullopt;
   if (relative)
-    return std::make_pair(fmt::format("leaves the uploaded code: from the working folder {} it is {}, which is "
-                                      "neither in the image nor mounted",
-                                      plan.process.cwd, resolved),
-                          report::Severity::Error);
+    return std::make_pair(
+        fmt::format("leaves the uploaded code: from the working folder {} it is {}, which is "
+                    "neither in the image nor mounted",
+                    plan.process.cwd, resolved),
+        report::Severity::Error);
   return std::make_pair(std::string("is neither in the image nor one of the platform's mounts"),
                         report::Severity::Warning);
 }
 
 report::Finding path_finding(const std::string& value, const std::string& problem, report::Severity severity,
                              const std::string& file, int line) {
-  auto f = static_finding("path-not-on-platform", "Path Not Found", "Execution Environment", "Environment Difference",
-                          severity, file, line);
+  auto f = static_finding("path-not-on-platform", "Path Not Found", "Execution Environment",
+                          "Environment Difference", severity, file, line);
   f.message = fmt::format("the path \"{}\" {}", value, problem);
   f.hint =
       "Declare the data as an input in job.yaml (inputs: {data: {path: ./local-copy}}) and pass "
@@ -258,8 +268,8 @@ void path_findings(const CodeScan& scan, const StaticContext& context, const Rea
       if (replaced_by_command(literal, file, context)) continue;
       auto problem = path_problem(literal.value, context.plan, context.image_rootfs);
       if (!problem) continue;
-      out.push_back(path_finding(literal.value, problem->first, reach.severity(file.path, problem->second), file.path,
-                                 literal.line));
+      out.push_back(path_finding(literal.value, problem->first, reach.severity(file.path, problem->second),
+                                 file.path, literal.line));
     }
   }
 }
@@ -273,25 +283,34 @@ void perf_findings(const CodeScan& scan, const StaticContext& context, std::vect
       if (use.rule == "torch-dataloader-no-workers" && !starved) continue;
       std::string message, hint;
       if (use.rule == "tf-op-in-loop") {
-        message = fmt::format("{} creates a graph operation inside a loop that runs a session: the graph grows "
-                              "with every iteration, and each run gets slower",
-                              use.detail);
-        hint = "Build the operation once before the loop (a placeholder fed at each step) and only run it inside.";
+        message = fmt::format(
+            "{} creates a graph operation inside a loop that runs a session: the graph grows "
+            "with every iteration, and each run gets slower",
+            use.detail);
+        hint =
+            "Build the operation once before the loop (a placeholder fed at each step) and only run it "
+            "inside.";
       } else if (use.rule == "tf-map-before-batch") {
-        message = "map() runs before batch(): the function is called once per element instead of once per batch";
+        message =
+            "map() runs before batch(): the function is called once per element instead of once per batch";
         hint = "Batch first and map a vectorized function over the batch: dataset.batch(n).map(f).";
       } else if (use.rule == "tf-map-without-parallel-calls") {
         message = fmt::format("{}() without num_parallel_calls runs on one core", use.detail);
-        hint = "Pass num_parallel_calls=tf.data.AUTOTUNE (tf.data.experimental.AUTOTUNE before TensorFlow 2.4).";
+        hint =
+            "Pass num_parallel_calls=tf.data.AUTOTUNE (tf.data.experimental.AUTOTUNE before TensorFlow 2.4).";
       } else if (use.rule == "torch-dataloader-no-workers") {
-        message = "the DataLoader loads batches in the training process (num_workers=0): the GPU waits for the data";
-        hint = "Set num_workers to a few per GPU (and mind /dev/shm, docs/diagnosis.md); keep 0 only for tiny "
-               "in-memory datasets.";
+        message =
+            "the DataLoader loads batches in the training process (num_workers=0): the GPU waits for the "
+            "data";
+        hint =
+            "Set num_workers to a few per GPU (and mind /dev/shm, docs/diagnosis.md); keep 0 only for tiny "
+            "in-memory datasets.";
       } else {
         continue;
       }
       auto f = static_finding(use.rule.c_str(), "Slow Input Pipeline", "Deep Learning Specific",
-                              "Inappropriate Model Parameter/Structure", report::Severity::Warning, file.path, use.line);
+                              "Inappropriate Model Parameter/Structure", report::Severity::Warning, file.path,
+                              use.line);
       f.message = std::move(message);
       f.hint = std::move(hint);
       f.retry = report::Retry::Useless;
@@ -311,7 +330,7 @@ bool is_number(const std::string& text) {
 // The values an option takes: (fewest, most); most -1 for any number.
 std::pair<int, int> arity(const ArgOption& option) {
   static const std::set<std::string> flags_only = {"store_true", "store_false", "store_const", "append_const",
-                                                   "count", "help", "version"};
+                                                   "count",      "help",        "version"};
   if (flags_only.count(option.action)) return {0, 0};
   if (option.nargs.empty()) return {1, 1};
   if (option.nargs == "?") return {0, 1};
@@ -356,14 +375,15 @@ class ArgumentCheck {
              i + 1 < args.size() && (args[i + 1].empty() || args[i + 1][0] != '-' || is_number(args[i + 1])))
         values.push_back(args[++i]);
       if (static_cast<int>(values.size()) < fewest)
-        problem(fmt::format("{} expects {} value{}, and the command gives {}", flag, fewest, fewest == 1 ? "" : "s",
-                            values.size()),
+        problem(fmt::format("{} expects {} value{}, and the command gives {}", flag, fewest,
+                            fewest == 1 ? "" : "s", values.size()),
                 *option);
       for (const auto& value : values) check_value(flag, value, *option);
     }
     for (const auto& option : parser_.options)
       if (option.required && !given.count(&option))
-        problem(fmt::format("the required option {} is missing from the command", option.flags.front()), option);
+        problem(fmt::format("the required option {} is missing from the command", option.flags.front()),
+                option);
     std::size_t wanted = 0;
     for (const auto& p : parser_.positionals) wanted += p.nargs.empty() ? 1 : arity(p).first;
     if (positionals < wanted && !parser_.positionals.empty())
@@ -390,26 +410,34 @@ class ArgumentCheck {
   void check_value(const std::string& flag, const std::string& value, const ArgOption& option) {
     if (value.find('$') != std::string::npos) return;  // expanded by the shell on the platform
     if (option.type == "int" && !(is_number(value) && value.find_first_of(".eE") == std::string::npos))
-      problem(fmt::format("{} {}: not an integer, and {} parses it with int()", flag, value, entry_.script), option);
+      problem(fmt::format("{} {}: not an integer, and {} parses it with int()", flag, value, entry_.script),
+              option);
     else if (option.type == "float" && !is_number(value))
-      problem(fmt::format("{} {}: not a number, and {} parses it with float()", flag, value, entry_.script), option);
-    else if (option.choices && std::find(option.choices->begin(), option.choices->end(), value) == option.choices->end())
-      problem(fmt::format("{} {}: not one of its choices ({})", flag, value, fmt::join(*option.choices, ", ")), option);
+      problem(fmt::format("{} {}: not a number, and {} parses it with float()", flag, value, entry_.script),
+              option);
+    else if (option.choices &&
+             std::find(option.choices->begin(), option.choices->end(), value) == option.choices->end())
+      problem(
+          fmt::format("{} {}: not one of its choices ({})", flag, value, fmt::join(*option.choices, ", ")),
+          option);
   }
 
   void unknown(const std::string& flag) {
     std::vector<std::string> flags;
-    for (const auto& option : parser_.options) flags.insert(flags.end(), option.flags.begin(), option.flags.end());
+    for (const auto& option : parser_.options)
+      flags.insert(flags.end(), option.flags.begin(), option.flags.end());
     auto f = finding(fmt::format("{} does not accept {}{}: argparse stops with \"unrecognized arguments\"",
                                  entry_.script, flag, did_you_mean(flag, flags)));
-    f.hint = fmt::format("Correct the option in job.yaml's command, or add it to {}'s parser.", entry_.script);
+    f.hint =
+        fmt::format("Correct the option in job.yaml's command, or add it to {}'s parser.", entry_.script);
     out_.push_back(std::move(f));
   }
 
   void problem(const std::string& message, const ArgOption& option) {
     auto f = finding(message + fmt::format(" (defined at {}:{})", entry_.script, option.line));
-    f.hint = "Give the argument as the script defines it in job.yaml's command; argparse exits with status 2 "
-             "before anything else runs.";
+    f.hint =
+        "Give the argument as the script defines it in job.yaml's command; argparse exits with status 2 "
+        "before anything else runs.";
     out_.push_back(std::move(f));
   }
 
@@ -430,8 +458,9 @@ class ArgumentCheck {
 
 }  // namespace
 
-report::Finding static_finding(const char* rule, const char* category, const char* dimension, const char* root_cause,
-                               report::Severity severity, const std::string& file, int line) {
+report::Finding static_finding(const char* rule, const char* category, const char* dimension,
+                               const char* root_cause, report::Severity severity, const std::string& file,
+                               int line) {
   report::Finding f;
   f.rule = rule;
   f.category = category;
@@ -451,7 +480,8 @@ std::optional<EntryPoint> entry_point(const std::string& command, const fs::path
       std::string module = words[i + 1];
       std::replace(module.begin(), module.end(), '.', '/');
       std::error_code ec;
-      script = fs::is_regular_file(code_dir / (module + ".py"), ec) ? module + ".py" : module + "/__main__.py";
+      script =
+          fs::is_regular_file(code_dir / (module + ".py"), ec) ? module + ".py" : module + "/__main__.py";
       ++i;
     } else if (words[i].size() > 3 && words[i].compare(words[i].size() - 3, 3, ".py") == 0) {
       script = fs::path(words[i]).lexically_normal().generic_string();
@@ -461,7 +491,8 @@ std::optional<EntryPoint> entry_point(const std::string& command, const fs::path
     std::error_code ec;
     if (!fs::is_regular_file(code_dir / script, ec)) continue;
     EntryPoint entry{script, {}, static_cast<int>(i)};
-    for (std::size_t j = i + 1; j < words.size() && !is_operator(words[j]); ++j) entry.args.push_back(words[j]);
+    for (std::size_t j = i + 1; j < words.size() && !is_operator(words[j]); ++j)
+      entry.args.push_back(words[j]);
     return entry;
   }
   return std::nullopt;
@@ -472,7 +503,8 @@ std::vector<report::Finding> text_path_findings(const std::string& text, const S
                                                 const fs::path& image_rootfs, bool relative_paths) {
   // A path-like token: absolute with two parts or more, under ~, a Windows drive, or ../;
   // after a space, a quote, =, : or [ (so --data=/x and key: /x count).
-  static const re2::RE2 token(R"re((?:^|[\s"'=:\[,(])((?:/[^/\s"',\]\})$;|&]+/|~/|[A-Za-z]:[\\/]|\.\./)[^\s"',\]\})$;|&]*))re");
+  static const re2::RE2 token(
+      R"re((?:^|[\s"'=:\[,(])((?:/[^/\s"',\]\})$;|&]+/|~/|[A-Za-z]:[\\/]|\.\./)[^\s"',\]\})$;|&]*))re");
   std::vector<report::Finding> findings;
   std::istringstream lines(text);
   std::string line;
@@ -486,7 +518,8 @@ std::vector<report::Finding> text_path_findings(const std::string& text, const S
       if (!relative_paths && value.rfind("../", 0) == 0) continue;
       auto problem = path_problem(value, plan, image_rootfs);
       if (!problem) continue;
-      auto f = path_finding(value, problem->first, problem->second, first_line.file.string(), first_line.line + index);
+      auto f = path_finding(value, problem->first, problem->second, first_line.file.string(),
+                            first_line.line + index);
       f.stage = stage;
       findings.push_back(std::move(f));
     }
@@ -511,16 +544,17 @@ std::vector<report::Finding> shell_env_findings(const ShellText& shell, const pl
     while (re2::RE2::FindAndConsume(&rest, reference, &braced, &modifier, &bare)) {
       const std::string name = braced.empty() ? bare : braced;
       if (!modifier.empty() || names.count(name) || !reported.insert(name).second) continue;
-      auto f = static_finding("shell-env-not-set", "Key Not Found", "General Code Error", "Environment Difference",
-                              report::Severity::Warning, "", 0);
+      auto f = static_finding("shell-env-not-set", "Key Not Found", "General Code Error",
+                              "Environment Difference", report::Severity::Warning, "", 0);
       f.location = {shell.where.file, shell.where.line + index, 0};
       f.stage = shell.stage;
       f.message = fmt::format("${} is not set on {}: the shell expands it to nothing", name, plan.platform);
       const std::vector<std::string> known(names.begin(), names.end());
       const auto suggestion = closest_match(name, known);
       f.hint = (suggestion ? fmt::format("Did you mean ${}? ", *suggestion) : std::string()) +
-               fmt::format("Set it in job.yaml (environment_variables: {{{}: ...}}) or give a default: ${{{}:-...}}.",
-                           name, name);
+               fmt::format(
+                   "Set it in job.yaml (environment_variables: {{{}: ...}}) or give a default: ${{{}:-...}}.",
+                   name, name);
       findings.push_back(std::move(f));
     }
   }
@@ -536,7 +570,8 @@ std::vector<report::Finding> code_findings(const CodeScan& scan, const StaticCon
   import_findings(scan, context, reach, findings);
   env_findings(scan, context, reach, findings);
   path_findings(scan, context, reach, findings);
-  if (scan.argparse && !scan.argparse->dynamic && context.entry && scan.argparse->file == context.entry->script)
+  if (scan.argparse && !scan.argparse->dynamic && context.entry &&
+      scan.argparse->file == context.entry->script)
     ArgumentCheck(*scan.argparse, *context.entry, context, findings).run();
   perf_findings(scan, context, findings);
   return findings;

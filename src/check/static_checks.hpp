@@ -16,19 +16,20 @@
 namespace preflight::check {
 
 struct StaticContext {
-  const plan::RunPlan& plan;                    // the environment, mounts and user the job gets
-  const std::filesystem::path& image_rootfs;    // for paths that exist in the image
-  const std::optional<ModuleIndex>& index;      // nullopt: the image has no Python
-  const std::optional<EntryPoint>& entry;       // the command's Python script, if any
-  bool setup_installs = false;                  // the setup step runs pip install
-  SourceLocation command_where;                 // job.yaml's command, for argument findings
+  const plan::RunPlan& plan;                  // the environment, mounts and user the job gets
+  const std::filesystem::path& image_rootfs;  // for paths that exist in the image
+  const std::optional<ModuleIndex>& index;    // nullopt: the image has no Python
+  const std::optional<EntryPoint>& entry;     // the command's Python script, if any
+  bool setup_installs = false;                // the setup step runs pip install
+  SourceLocation command_where;               // job.yaml's command, for argument findings
 };
 
 std::vector<report::Finding> code_findings(const CodeScan& scan, const StaticContext& context);
 
 // A finding of the static phase, located at file:line.
-report::Finding static_finding(const char* rule, const char* category, const char* dimension, const char* root_cause,
-                               report::Severity severity, const std::string& file, int line);
+report::Finding static_finding(const char* rule, const char* category, const char* dimension,
+                               const char* root_cause, report::Severity severity, const std::string& file,
+                               int line);
 
 // Path-like words of a setup line, the command, a script it runs or a configuration file of the
 // code folder, where the platform will not have them (as for path literals in code).
@@ -36,7 +37,8 @@ report::Finding static_finding(const char* rule, const char* category, const cha
 // whose relative paths may be relative to anything).
 std::vector<report::Finding> text_path_findings(const std::string& text, const SourceLocation& first_line,
                                                 const std::string& stage, const plan::RunPlan& plan,
-                                                const std::filesystem::path& image_rootfs, bool relative_paths);
+                                                const std::filesystem::path& image_rootfs,
+                                                bool relative_paths);
 
 // `$NAME` in a setup line, the command or a script the command runs, where the platform does
 // not set NAME: a warning (the shell expands it to nothing).

@@ -14,7 +14,8 @@ int report_error(const Error& error) {
 void add_job_options(CLI::App& app, JobOptions& options) {
   app.add_option("job", options.job, "the job file")->capture_default_str();
   app.add_option("--platform", options.platform, "platform profile: a shipped name or a file");
-  app.add_option("--image", options.image, "image: built-in name, docker-archive:PATH, oci:PATH[:TAG], rootfs:PATH");
+  app.add_option("--image", options.image,
+                 "image: built-in name, docker-archive:PATH, oci:PATH[:TAG], rootfs:PATH");
   app.add_option("--json", options.json, "write report.json v1 to FILE");
 }
 

@@ -5,16 +5,16 @@
 #include "check/image_diff.hpp"
 #include "check/image_inspect.hpp"
 #include "cli/command.hpp"
-#include "pipeline/dry_run.hpp"
 #include "image/image_store.hpp"
+#include "pipeline/dry_run.hpp"
 #include "util/data_dir.hpp"
 
 namespace preflight::cli {
 namespace {
 
 struct ImageArgs {
-  std::string name;  // build: the built-in name; inspect, diff: any reference
-  std::string other;  // diff: the second image
+  std::string name;               // build: the built-in name; inspect, diff: any reference
+  std::string other;              // diff: the second image
   std::vector<std::string> jobs;  // check, diff: job files to try on the image(s)
   bool if_missing = false;
   bool json = false;
@@ -136,21 +136,27 @@ Command image_command() {
             auto* build_cmd =
                 app.add_subcommand("build", "build a built-in image from its recipe, images/NAME.yaml");
             build_cmd->add_option("name", args->name, "the built-in image's name")->required();
-            build_cmd->add_flag("--if-missing", args->if_missing, "only when it is not built and unpacked yet");
+            build_cmd->add_flag("--if-missing", args->if_missing,
+                                "only when it is not built and unpacked yet");
             auto* inspect_cmd = app.add_subcommand(
-                "inspect", "what an image offers jobs: OS, Python, distributions, frameworks, CUDA, configuration");
-            inspect_cmd->add_option("ref", args->name,
-                                    "built-in name, docker-archive:PATH, oci:PATH[:TAG] or rootfs:PATH")
+                "inspect",
+                "what an image offers jobs: OS, Python, distributions, frameworks, CUDA, configuration");
+            inspect_cmd
+                ->add_option("ref", args->name,
+                             "built-in name, docker-archive:PATH, oci:PATH[:TAG] or rootfs:PATH")
                 ->required();
             inspect_cmd->add_flag("--json", args->json, "print JSON (schema preflight.image/v1)");
             auto* diff_cmd = app.add_subcommand(
-                "diff", "what changed between two images that matters to jobs: Python, distributions, environment");
+                "diff",
+                "what changed between two images that matters to jobs: Python, distributions, environment");
             diff_cmd->add_option("before", args->name, "the image jobs run on now")->required();
             diff_cmd->add_option("after", args->other, "the image they would move to")->required();
             diff_cmd->add_flag("--json", args->json, "print JSON (schema preflight.image-diff/v1)");
-            diff_cmd->add_option("--job", args->jobs, "job files to try on both images: which break on the second");
-            auto* check_cmd = app.add_subcommand("check", "would these jobs run on the image? Their static checks "
-                                                          "and dry runs, one line each");
+            diff_cmd->add_option("--job", args->jobs,
+                                 "job files to try on both images: which break on the second");
+            auto* check_cmd = app.add_subcommand("check",
+                                                 "would these jobs run on the image? Their static checks "
+                                                 "and dry runs, one line each");
             check_cmd->add_option("ref", args->name, "the image")->required();
             check_cmd->add_option("--job", args->jobs, "job files (repeat --job)")->required();
             return [args, inspect_cmd, diff_cmd, check_cmd] {

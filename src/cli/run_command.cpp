@@ -54,9 +54,10 @@ Command run_command() {
                 ->check(CLI::PositiveNumber);
             app.add_option("--timeout", args->timeout, "stop the dry run after DURATION (e.g. 90s, 10m)");
             app.add_flag("-q,--quiet", args->quiet, "do not echo the job's output");
-            app.add_flag("--no-harness", args->no_harness,
-                         "run the job exactly as the platform would, without Preflight's harness: "
-                         "no clamping, stages or measurements; the verdict comes from the exit status and output");
+            app.add_flag(
+                "--no-harness", args->no_harness,
+                "run the job exactly as the platform would, without Preflight's harness: "
+                "no clamping, stages or measurements; the verdict comes from the exit status and output");
             app.add_flag("--run-anyway", args->run_anyway,
                          "run the job even when the static checks (preflight check) find an error");
             return [args] { return run(*args); };

@@ -2,9 +2,10 @@
 // job may be killed mid-write, and unknown events or fields from a newer harness are ignored.
 #include "harness/events.hpp"
 
+#include <re2/re2.h>
+
 #include <algorithm>
 #include <nlohmann/json.hpp>
-#include <re2/re2.h>
 #include <sstream>
 
 #include "util/text.hpp"
@@ -187,7 +188,8 @@ HarnessEvents parse_events(const std::string& text_in) {
     } else if (ev == "step_measure") {
       out.steps.push_back(step_measure(event));
     } else if (ev == "rank") {
-      out.ranks.push_back({integer(event, "rank"), integer(event, "world", 1), number(event, "started"), pid});
+      out.ranks.push_back(
+          {integer(event, "rank"), integer(event, "world", 1), number(event, "started"), pid});
     } else if (ev == "save") {
       SaveEvent save{text(event, "path"), pid, frame_at(event, "where")};
       if (!save.path.empty()) out.saves.push_back(std::move(save));
@@ -237,6 +239,8 @@ std::vector<Frame> read_stack_dump(const std::filesystem::path& file, const std:
   return parse_stack_dump(read_file(file).value_or(""), code_dir);
 }
 
-HarnessEvents read_events(const std::filesystem::path& file) { return parse_events(read_file(file).value_or("")); }
+HarnessEvents read_events(const std::filesystem::path& file) {
+  return parse_events(read_file(file).value_or(""));
+}
 
 }  // namespace preflight::harness

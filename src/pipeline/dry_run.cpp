@@ -159,7 +159,8 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
   if (static_error && options.stop_on_static) {
     report::Report report;
     report.findings = std::move(*static_results);
-    report.notes.push_back("the static checks found errors, so the job was not run (preflight run --run-anyway runs it)");
+    report.notes.push_back(
+        "the static checks found errors, so the job was not run (preflight run --run-anyway runs it)");
     report.verdict = report::verdict_of(report.findings);
     report.job_name = job.name;
     report.job_file = fs::relative(job.file).string();
@@ -209,9 +210,9 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
   outcome.output = output.lines();
   outcome.events = harness::read_events(plan->run_dir / "harness" / "events.jsonl");
   if (outcome.timed_out && outcome.events.main_pid > 0)
-    outcome.stopped_at =
-        harness::read_stack_dump(plan->run_dir / "harness" / fmt::format("stacks-{}.txt", outcome.events.main_pid),
-                                 plan->facts.code_container_dir);
+    outcome.stopped_at = harness::read_stack_dump(
+        plan->run_dir / "harness" / fmt::format("stacks-{}.txt", outcome.events.main_pid),
+        plan->facts.code_container_dir);
   auto lost_outputs = output_findings(*plan, plan->run_dir / "upper", outcome.events);
   tidy_run_dir(plan->run_dir);
   if (exit->interrupted_by)
@@ -246,7 +247,8 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
   report.image_digest = image.digest;
   std::optional<std::string> failed_stage;
   for (const auto& finding : report.findings)
-    if (finding.severity == report::Severity::Error && finding.phase == report::Phase::Dryrun && !failed_stage)
+    if (finding.severity == report::Severity::Error && finding.phase == report::Phase::Dryrun &&
+        !failed_stage)
       failed_stage = finding.stage;
   report.stages = stage_results(outcome.events, failed_stage, !plan->setup.empty(), output.setup_seconds(),
                                 exit->seconds);

@@ -13,7 +13,8 @@ Result<JobContext> load_job_context(const JobChoices& choices, const image::Prog
   auto job = spec::load_job(fs::absolute(choices.job_file));
   if (!job) return std::move(job).error();
 
-  const std::string platform_name = choices.platform.value_or(job->platform.empty() ? kDefaultPlatform : job->platform);
+  const std::string platform_name =
+      choices.platform.value_or(job->platform.empty() ? kDefaultPlatform : job->platform);
   auto profile = spec::load_platform(platform_name, spec::shipped_platforms_dir());
   if (!profile) {
     if (!choices.platform && !job->platform.empty()) profile.error().where = job->platform_where;

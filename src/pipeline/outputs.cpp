@@ -1,8 +1,8 @@
 #include "pipeline/outputs.hpp"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "util/text.hpp"
 
@@ -58,14 +58,16 @@ report::Finding lost(std::string rule, std::string message, std::string hint) {
 std::string outputs_hint(const plan::RunPlan& plan) {
   std::vector<std::string> outputs;
   for (const auto& m : plan.mounts)
-    if (m.kind == diagnosis::MountFact::Kind::Output) outputs.push_back(fmt::format("${{{{outputs.{}}}}}", m.name));
+    if (m.kind == diagnosis::MountFact::Kind::Output)
+      outputs.push_back(fmt::format("${{{{outputs.{}}}}}", m.name));
   if (outputs.empty())
     return "declare an output in job.yaml (outputs: {model: {}}) and write results under ${{outputs.model}}";
   return fmt::format("write results under {}", fmt::join(outputs, " or "));
 }
 
 // The first torch.save that wrote one of `written` (any torch.save when `written` is empty).
-const harness::SaveEvent* first_save(const harness::HarnessEvents& events, const std::vector<Written>& written) {
+const harness::SaveEvent* first_save(const harness::HarnessEvents& events,
+                                     const std::vector<Written>& written) {
   for (const auto& save : events.saves) {
     if (written.empty() ||
         std::any_of(written.begin(), written.end(), [&](const Written& w) { return w.path == save.path; }))
@@ -109,11 +111,12 @@ std::vector<report::Finding> output_findings(const plan::RunPlan& plan, const fs
   for (const auto& m : plan.mounts) {
     std::error_code ec;
     if (m.kind != diagnosis::MountFact::Kind::Output || !fs::is_empty(m.source, ec)) continue;
-    findings.push_back(lost("output-left-empty",
-                            fmt::format("the job trained but left output \"{}\" ({}) empty: nothing of this run "
-                                        "would be kept",
-                                        m.name, m.destination),
-                            fmt::format("save the model or checkpoints under ${{{{outputs.{}}}}}", m.name)));
+    findings.push_back(
+        lost("output-left-empty",
+             fmt::format("the job trained but left output \"{}\" ({}) empty: nothing of this run "
+                         "would be kept",
+                         m.name, m.destination),
+             fmt::format("save the model or checkpoints under ${{{{outputs.{}}}}}", m.name)));
     at_save(findings.back(), saved_elsewhere, plan);
   }
   return findings;

@@ -29,7 +29,8 @@ report::Finding no_python(const JobContext& context) {
   auto f = check::static_finding("image-without-python", "Library Not Found", "Execution Environment",
                                  "Environment Difference", report::Severity::Error, "", 0);
   f.stage = "init";
-  f.message = fmt::format("the job runs Python, but image {} has no python3 or python on its PATH", context.image_text);
+  f.message = fmt::format("the job runs Python, but image {} has no python3 or python on its PATH",
+                          context.image_text);
   f.hint = "Choose an image with Python (image: in job.yaml), or install it in the image's recipe.";
   f.location = context.job.command_where;
   return f;
@@ -51,7 +52,8 @@ SourceLocation in_code_folder(const JobContext& context, SourceLocation where) {
   std::string line;
   for (int number = 1; std::getline(lines, line); ++number) {
     if (number != where.line) continue;
-    const std::string rest = trim(line.substr(std::min<std::size_t>(line.size(), std::max(where.column - 1, 0))));
+    const std::string rest =
+        trim(line.substr(std::min<std::size_t>(line.size(), std::max(where.column - 1, 0))));
     if (!rest.empty() && (rest[0] == '|' || rest[0] == '>')) ++where.line;
     break;
   }
@@ -61,8 +63,8 @@ SourceLocation in_code_folder(const JobContext& context, SourceLocation where) {
 }
 
 // The setup and command lines, and the shell scripts the command runs.
-void lint_start_up(const JobContext& context, const plan::RunPlan& plan, const std::optional<check::ModuleIndex>& index,
-                   std::vector<report::Finding>& findings) {
+void lint_start_up(const JobContext& context, const plan::RunPlan& plan,
+                   const std::optional<check::ModuleIndex>& index, std::vector<report::Finding>& findings) {
   check::ShellFacts facts;
   facts.platform = context.profile.name;
   facts.user = plan.facts.user;
@@ -75,13 +77,15 @@ void lint_start_up(const JobContext& context, const plan::RunPlan& plan, const s
   if (!plan.setup.empty()) texts.push_back({plan.setup, in_code(context.job.setup_where), "setup"});
   texts.push_back({plan.command, in_code(context.job.command_where), "init"});
   for (const auto& script : check::scripts_run_by(plan.command, context.job.code_dir))
-    if (auto text = read_file(context.job.code_dir / script)) texts.push_back({*text, {script, 1, 0}, "init"});
+    if (auto text = read_file(context.job.code_dir / script))
+      texts.push_back({*text, {script, 1, 0}, "init"});
   for (const auto& text : texts) {
     auto lint = check::lint_shell(text, facts);
     findings.insert(findings.end(), lint.begin(), lint.end());
     auto env = check::shell_env_findings(text, plan);
     findings.insert(findings.end(), env.begin(), env.end());
-    auto paths = check::text_path_findings(text.text, text.where, text.stage, plan, context.image.rootfs, true);
+    auto paths =
+        check::text_path_findings(text.text, text.where, text.stage, plan, context.image.rootfs, true);
     findings.insert(findings.end(), paths.begin(), paths.end());
   }
   for (const auto& config : config_files(context.job.code_dir, context.job.file)) {
@@ -121,12 +125,14 @@ Result<std::vector<report::Finding>> static_findings(const JobContext& context) 
     return findings;
   }
   const auto entry = check::entry_point(plan->command, context.job.code_dir);
-  auto scan = check::scan_code(*python, context.job.code_dir, check::python_files(context.job.code_dir), entry);
+  auto scan =
+      check::scan_code(*python, context.job.code_dir, check::python_files(context.job.code_dir), entry);
   if (!scan) return std::move(scan).error();
-  const bool setup_installs = plan->setup.find("pip") != std::string::npos &&
-                              plan->setup.find("install") != std::string::npos;
-  check::StaticContext checks{*plan, context.image.rootfs, index, entry, setup_installs,
-                              in_code_folder(context, context.job.command_where)};
+  const bool setup_installs =
+      plan->setup.find("pip") != std::string::npos && plan->setup.find("install") != std::string::npos;
+  check::StaticContext checks{*plan,          context.image.rootfs,
+                              index,          entry,
+                              setup_installs, in_code_folder(context, context.job.command_where)};
   auto code = check::code_findings(*scan, checks);
   findings.insert(findings.end(), code.begin(), code.end());
   if (index) {

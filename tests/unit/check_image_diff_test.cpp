@@ -17,7 +17,8 @@ TEST(CheckImageDiff, VersionsOrderAsPep440) {
 }
 
 check::ImageInspection image(const std::string& ref, const std::string& python,
-                             std::vector<std::pair<std::string, std::string>> dists, std::vector<std::string> env) {
+                             std::vector<std::pair<std::string, std::string>> dists,
+                             std::vector<std::string> env) {
   check::ImageInspection i;
   i.ref = ref;
   i.os = "Debian GNU/Linux 12 (bookworm)";
@@ -39,7 +40,8 @@ TEST(CheckImageDiff, DistributionsAndEnvironmentByName) {
   EXPECT_EQ(diff.python_after, "3.11.2");
   std::vector<std::string> got;
   for (const auto& c : diff.distributions) got.push_back(c.name + " " + c.kind);
-  EXPECT_EQ(got, (std::vector<std::string>{"numpy downgraded", "pyyaml removed", "torch upgraded", "scipy added"}));
+  EXPECT_EQ(
+      got, (std::vector<std::string>{"numpy downgraded", "pyyaml removed", "torch upgraded", "scipy added"}));
   got.clear();
   for (const auto& c : diff.environment) got.push_back(c.name + " " + c.kind);
   EXPECT_EQ(got, (std::vector<std::string>{"CUDA_HOME removed", "PATH changed", "NCCL_DEBUG added"}));

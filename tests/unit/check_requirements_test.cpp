@@ -20,7 +20,9 @@ TEST(CheckRequirements, SpecifiersAsPipReadsThem) {
 
 TEST(CheckRequirements, PinsTheImageContradictsAreWarningsAtTheirLine) {
   testing::TempDir dir;
-  dir.write("requirements.txt", "# training\ntorch==2.1.0\nnumpy>=1.20  # fine\nwandb==0.16\nPyYAML[libyaml]<6 ; python_version >= \"3.8\"\n");
+  dir.write("requirements.txt",
+            "# training\ntorch==2.1.0\nnumpy>=1.20  # fine\nwandb==0.16\nPyYAML[libyaml]<6 ; python_version "
+            ">= \"3.8\"\n");
   auto index = check::parse_module_index(
       R"({"modules": [], "distributions": [{"name": "torch", "version": "1.13.0a0+gitunknown"},
           {"name": "numpy", "version": "1.24.2"}, {"name": "PyYAML", "version": "6.0"}]})",

@@ -15,7 +15,8 @@ check::ShellFacts philly(const char* pip = "23.0.1") {
   return facts;
 }
 
-std::vector<std::pair<std::string, int>> rules_and_lines(const std::string& text, const check::ShellFacts& facts) {
+std::vector<std::pair<std::string, int>> rules_and_lines(const std::string& text,
+                                                         const check::ShellFacts& facts) {
   std::vector<std::pair<std::string, int>> out;
   for (const auto& f : check::lint_shell({text, {"job.yaml", 4, 0}, "setup"}, facts)) {
     EXPECT_EQ(f.phase, report::Phase::Static);
@@ -28,18 +29,25 @@ std::vector<std::pair<std::string, int>> rules_and_lines(const std::string& text
 using Lines = std::vector<std::pair<std::string, int>>;
 
 TEST(CheckShellLint, SudoAndSystemPackagesNeedRoot) {
-  EXPECT_EQ(rules_and_lines("sudo apt-get install -y libsndfile1\n# comment\nexport X=1 && sudo -H pip install --user x",
-                            philly()),
-            (Lines{{"sudo-on-platform", 4}, {"system-package-install", 4}, {"sudo-on-platform", 6},
+  EXPECT_EQ(rules_and_lines(
+                "sudo apt-get install -y libsndfile1\n# comment\nexport X=1 && sudo -H pip install --user x",
+                philly()),
+            (Lines{{"sudo-on-platform", 4},
+                   {"system-package-install", 4},
+                   {"sudo-on-platform", 6},
                    {"pip-needs-network", 6}}));
 }
 
 TEST(CheckShellLint, PipNeedsTheNetworkUnlessItInstallsLocalFiles) {
-  EXPECT_EQ(rules_and_lines("pip install --user -r requirements.txt", philly()), (Lines{{"pip-needs-network", 4}}));
+  EXPECT_EQ(rules_and_lines("pip install --user -r requirements.txt", philly()),
+            (Lines{{"pip-needs-network", 4}}));
   EXPECT_EQ(rules_and_lines("python -m pip install --user tinymetrics==0.2", philly()),
             (Lines{{"pip-needs-network", 4}}));
-  EXPECT_TRUE(rules_and_lines("pip install --user --no-index --find-links wheels/ -r requirements.txt", philly()).empty());
-  EXPECT_TRUE(rules_and_lines("pip install --user ./vendor/tinymetrics-0.2-py3-none-any.whl -e .", philly()).empty());
+  EXPECT_TRUE(
+      rules_and_lines("pip install --user --no-index --find-links wheels/ -r requirements.txt", philly())
+          .empty());
+  EXPECT_TRUE(
+      rules_and_lines("pip install --user ./vendor/tinymetrics-0.2-py3-none-any.whl -e .", philly()).empty());
   auto online = philly();
   online.network = true;
   EXPECT_TRUE(rules_and_lines("pip install --user torchmetrics", online).empty());
@@ -57,9 +65,10 @@ TEST(CheckShellLint, PipIntoSitePackagesNeedsRootOnlyWithoutTheUserFallback) {
 }
 
 TEST(CheckShellLint, DownloadsNeedTheNetwork) {
-  EXPECT_EQ(rules_and_lines("wget -q https://x/data.tar.gz && tar xf data.tar.gz\ngit clone https://github.com/a/b",
-                            philly()),
-            (Lines{{"download-needs-network", 4}, {"download-needs-network", 5}}));
+  EXPECT_EQ(
+      rules_and_lines("wget -q https://x/data.tar.gz && tar xf data.tar.gz\ngit clone https://github.com/a/b",
+                      philly()),
+      (Lines{{"download-needs-network", 4}, {"download-needs-network", 5}}));
   EXPECT_TRUE(rules_and_lines("tar xf data.tar.gz; git status", philly()).empty());
 }
 

@@ -81,8 +81,10 @@ struct StaticJob {
     profile = *spec::load_platform("philly", testing::source_dir() / "policies" / "platforms");
     image::ImageConfig image;
     image.env = {"PATH=/usr/bin", "IMAGE_VAR=1"};
-    plan = *plan::make_plan(job, profile, image, {dir.path() / "run", "/src/emulator", "job-1", {}, {}, false});
-    index = *check::parse_module_index(R"({"python": "3.11.2", "modules": ["torch", "numpy", "os"]})", "test");
+    plan =
+        *plan::make_plan(job, profile, image, {dir.path() / "run", "/src/emulator", "job-1", {}, {}, false});
+    index =
+        *check::parse_module_index(R"({"python": "3.11.2", "modules": ["torch", "numpy", "os"]})", "test");
     entry = check::entry_point(plan.command, job.code_dir);
   }
 
@@ -109,8 +111,10 @@ TEST(CheckStatic, ImportsTheImageLacksAreErrorsOnlyWhereTheyBreakTheStart) {
   check::CodeScan scan;
   scan.python_version = "3.11.2";
   auto train = file("train.py");
-  train.imports = {{"torch.nn", 1, false, true},   {"models.resnet", 2, false, true},
-                   {"tensorboardX", 3, false, true}, {"wandb", 4, true, true},
+  train.imports = {{"torch.nn", 1, false, true},
+                   {"models.resnet", 2, false, true},
+                   {"tensorboardX", 3, false, true},
+                   {"wandb", 4, true, true},
                    {"tqdm", 9, false, false}};
   auto tool = file("tools/export.py");
   tool.imports = {{"onnx", 1, false, true}};
@@ -132,9 +136,12 @@ TEST(CheckStatic, EnvironmentReadsTheProfileDoesNotSet) {
   StaticJob job("command: RUN_TAG=a python train.py\nenvironment_variables: {OWN: x}\n");
   check::CodeScan scan;
   auto train = file("train.py");
-  train.env = {{"PHILLY_JOB_ID", 1, "subscript", false}, {"OWN", 2, "subscript", false},
-               {"IMAGE_VAR", 3, "subscript", false},     {"RUN_TAG", 4, "subscript", false},
-               {"PHILY_JOB_ID", 5, "subscript", false},  {"WANDB_KEY", 6, "get", false},
+  train.env = {{"PHILLY_JOB_ID", 1, "subscript", false},
+               {"OWN", 2, "subscript", false},
+               {"IMAGE_VAR", 3, "subscript", false},
+               {"RUN_TAG", 4, "subscript", false},
+               {"PHILY_JOB_ID", 5, "subscript", false},
+               {"WANDB_KEY", 6, "get", false},
                {"SEED", 7, "get", true}};
   scan.files = {train};
   auto findings = job.findings(scan);
@@ -151,10 +158,12 @@ TEST(CheckStatic, PathsThePlatformWillNotHave) {
   StaticJob job("command: python train.py --data ${{inputs.d}}\ninputs: {d: {path: ./}}\n");
   check::CodeScan scan;
   auto train = file("train.py");
-  train.paths = {{"/home/ana/data/mnist", 1}, {"C:\\data\\x.csv", 2},   {"~/datasets/cifar", 3},
-                 {"../shared/labels.csv", 4}, {"/etc/hosts", 5},        {"/usr/share/data/x", 6},
-                 {"/hdfs/data/d/train", 7},   {"/tmp/cache", 8},        {"/data/imagenet", 9},
-                 {"/dev/shm", 10},            {"/home/job/.cache/x", 11}};
+  train.paths = {{"/home/ana/data/mnist", 1}, {"C:\\data\\x.csv", 2},
+                 {"~/datasets/cifar", 3},     {"../shared/labels.csv", 4},
+                 {"/etc/hosts", 5},           {"/usr/share/data/x", 6},
+                 {"/hdfs/data/d/train", 7},   {"/tmp/cache", 8},
+                 {"/data/imagenet", 9},       {"/dev/shm", 10},
+                 {"/home/job/.cache/x", 11}};
   scan.files = {train};
   auto findings = job.findings(scan);
   std::vector<std::pair<int, report::Severity>> got;
@@ -163,8 +172,8 @@ TEST(CheckStatic, PathsThePlatformWillNotHave) {
     got.emplace_back(f.location.line, f.severity);
   }
   using S = report::Severity;
-  EXPECT_EQ(got, (std::vector<std::pair<int, S>>{{1, S::Error}, {2, S::Error}, {3, S::Warning}, {4, S::Error},
-                                                  {9, S::Warning}}));
+  EXPECT_EQ(got, (std::vector<std::pair<int, S>>{
+                     {1, S::Error}, {2, S::Error}, {3, S::Warning}, {4, S::Error}, {9, S::Warning}}));
 }
 
 TEST(CheckStatic, SyntaxTheImagesPythonCannotParse) {
@@ -185,7 +194,8 @@ TEST(CheckStatic, PerformancePatternsAreWarnings) {
   StaticJob job("command: python train.py\nresources: {gpus: 1}\n");
   check::CodeScan scan;
   auto train = file("train.py");
-  train.perf = {{"tf-map-before-batch", 7, "map before batch"}, {"torch-dataloader-no-workers", 9, "num_workers"}};
+  train.perf = {{"tf-map-before-batch", 7, "map before batch"},
+                {"torch-dataloader-no-workers", 9, "num_workers"}};
   scan.files = {train};
   auto findings = job.findings(scan);
   ASSERT_EQ(findings.size(), 2u);
@@ -242,7 +252,8 @@ TEST(CheckStatic, PathsInCommandLinesAndConfigurationFiles) {
   auto in_config = check::text_path_findings(text, {"conf.yaml", 1, 0}, "", job.plan, root, false);
   std::vector<int> lines;
   for (const auto& f : in_config) lines.push_back(f.location.line);
-  EXPECT_EQ(lines, (std::vector<int>{1, 5})) << "comments, paths in the image, URLs and ../ in configs are fine";
+  EXPECT_EQ(lines, (std::vector<int>{1, 5}))
+      << "comments, paths in the image, URLs and ../ in configs are fine";
   auto in_command = check::text_path_findings(text, {"job.yaml", 2, 0}, "init", job.plan, root, true);
   ASSERT_EQ(in_command.size(), 3u);
   EXPECT_EQ(in_command[1].location.line, 5) << "../labels.csv leaves the code folder";

@@ -1,0 +1,64 @@
+// The command's arguments read as the entry script's argparse would read them.
+#include <gtest/gtest.h>
+
+#include "check/argument_check.hpp"
+
+namespace preflight {
+namespace {
+
+check::ArgParser parser() {
+  check::ArgParser p;
+  p.file = "train.py";
+  p.options = {
+      {10, {"--epochs", "-e"}, "epochs", "int", false, std::nullopt, "", "store"},
+      {11, {"--lr"}, "lr", "float", false, std::nullopt, "", "store"},
+      {12, {"--arch"}, "arch", "", false, std::vector<std::string>{"resnet18", "resnet50"}, "", "store"},
+      {13, {"--save-dir"}, "save_dir", "", true, std::nullopt, "", "store"},
+      {14, {"--amp"}, "amp", "", false, std::nullopt, "", "store_true"},
+      {15, {"--gpus"}, "gpus", "int", false, std::nullopt, "+", "store"}};
+  p.positionals = {{16, {}, "data", "", false, std::nullopt, "", "store"}};
+  return p;
+}
+
+std::vector<std::string> messages(const check::ArgParser& p, std::vector<std::string> args) {
+  std::vector<report::Finding> out;
+  check::check_arguments(p, {"train.py", std::move(args), 1}, {"job.yaml", 2, 0}, out);
+  std::vector<std::string> text;
+  for (const auto& f : out) {
+    EXPECT_EQ(f.category, "Illegal Argument");
+    EXPECT_EQ(f.location.str(), "job.yaml:2");
+    text.push_back(f.message);
+  }
+  return text;
+}
+
+TEST(CheckArgumentCheck, AcceptsWhatArgparseAccepts) {
+  EXPECT_TRUE(messages(parser(), {"/data", "--epochs", "3", "--lr=1e-3", "--arch", "resnet50", "--save-dir",
+                                  "out", "--amp", "--gpus", "0", "1", "--save", "x"})
+                  .empty())
+      << "--save is a unique prefix of --save-dir";
+  EXPECT_TRUE(messages(parser(), {"/data", "-e", "$EPOCHS", "--save-dir", "o"}).empty())
+      << "left to the shell";
+}
+
+TEST(CheckArgumentCheck, ReportsWhatArgparseRefuses) {
+  auto found =
+      messages(parser(), {"/data", "--epochs", "3.5", "--arch", "vgg", "--learning-rate", "0.1", "--gpus"});
+  ASSERT_EQ(found.size(), 5u);
+  EXPECT_NE(found[0].find("--epochs 3.5: not an integer"), std::string::npos) << found[0];
+  EXPECT_NE(found[1].find("--arch vgg: not one of its choices (resnet18, resnet50)"), std::string::npos)
+      << found[1];
+  EXPECT_NE(found[2].find("does not accept --learning-rate"), std::string::npos) << found[2];
+  EXPECT_NE(found[3].find("--gpus expects 1 value"), std::string::npos) << found[3];
+  EXPECT_NE(found[4].find("required option --save-dir"), std::string::npos) << found[4];
+  EXPECT_NE(messages(parser(), {"--save-dir", "o"}).at(0).find("0 positional arguments"), std::string::npos);
+}
+
+TEST(CheckArgumentCheck, ParseKnownArgsTakesAnyOption) {
+  auto p = parser();
+  p.parse_known = true;
+  EXPECT_TRUE(messages(p, {"/data", "--save-dir", "o", "--local_rank=0"}).empty());
+}
+
+}  // namespace
+}  // namespace preflight

@@ -1,7 +1,6 @@
 #include "check/image_diff.hpp"
 
 #include <fmt/format.h>
-#include <re2/re2.h>
 
 #include <map>
 
@@ -9,38 +8,6 @@ namespace preflight::check {
 using nlohmann::json;
 
 namespace {
-
-struct VersionKey {
-  std::vector<long> release;
-  int phase = 2;  // 0 dev, 1 pre-release, 2 final, 3 post-release
-  long phase_number = 0;
-};
-
-VersionKey version_key(const std::string& text) {
-  VersionKey key;
-  std::string version = text.substr(0, text.find('+'));  // the local part does not order
-  static const re2::RE2 release(R"(^[vV]?(?:\d+!)?(\d+(?:\.\d+)*)(.*)$)");
-  std::string numbers, rest;
-  if (!re2::RE2::FullMatch(version, release, &numbers, &rest)) return key;
-  std::size_t start = 0;
-  while (start <= numbers.size()) {
-    const auto dot = numbers.find('.', start);
-    key.release.push_back(std::atol(numbers.substr(start, dot - start).c_str()));
-    if (dot == std::string::npos) break;
-    start = dot + 1;
-  }
-  while (key.release.size() > 1 && key.release.back() == 0) key.release.pop_back();
-  std::string word;
-  long number = 0;
-  static const re2::RE2 suffix(R"(^[-_.]?(dev|a|alpha|b|beta|c|rc|pre|preview|post|rev|r)[-_.]?(\d*))");
-  std::string digits;
-  if (re2::RE2::PartialMatch(rest, suffix, &word, &digits)) {
-    number = digits.empty() ? 0 : std::atol(digits.c_str());
-    key.phase = word == "dev" ? 0 : (word == "post" || word == "rev" || word == "r") ? 3 : 1;
-    key.phase_number = number;
-  }
-  return key;
-}
 
 std::map<std::string, std::string> env_map(const std::vector<std::string>& env) {
   std::map<std::string, std::string> out;
@@ -79,14 +46,6 @@ std::map<std::string, std::string> dist_versions(const ImageInspection& image) {
 }
 
 }  // namespace
-
-int compare_versions(const std::string& a, const std::string& b) {
-  const VersionKey x = version_key(a), y = version_key(b);
-  if (x.release != y.release) return x.release < y.release ? -1 : 1;
-  if (x.phase != y.phase) return x.phase < y.phase ? -1 : 1;
-  if (x.phase_number != y.phase_number) return x.phase_number < y.phase_number ? -1 : 1;
-  return 0;
-}
 
 ImageDiff diff_images(const ImageInspection& before, const ImageInspection& after) {
   ImageDiff diff;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "check/image_inspect.hpp"
+#include "check/versions.hpp"
 
 namespace preflight::check {
 
@@ -27,10 +28,6 @@ struct ImageDiff {
 };
 
 ImageDiff diff_images(const ImageInspection& before, const ImageInspection& after);
-
-// Orders two versions by their release numbers, then pre-release < final < post-release
-// (PEP 440, enough to tell an upgrade from a downgrade): <0, 0 or >0.
-int compare_versions(const std::string& a, const std::string& b);
 
 nlohmann::json to_json(const ImageDiff& diff);
 void print_diff(const ImageDiff& diff, std::ostream& out);

@@ -8,13 +8,10 @@
 #include <vector>
 
 #include "check/module_index.hpp"
+#include "check/versions.hpp"
 #include "report/finding.hpp"
 
 namespace preflight::check {
-
-// Whether `version` meets a PEP 440 specifier list such as ">=1.10,<2" or "==1.13.*".
-// A clause that cannot be read is taken as met.
-bool satisfies(const std::string& version, const std::string& specifier);
 
 // requirements*.txt at the top of the code folder, each pin checked against `index`.
 std::vector<report::Finding> requirement_findings(const std::filesystem::path& code_dir,

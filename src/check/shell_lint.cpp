@@ -173,11 +173,7 @@ void lint_command(Lint& lint, std::vector<std::string> words) {
 
 std::vector<report::Finding> lint_shell(const ShellText& shell, const ShellFacts& facts) {
   std::vector<report::Finding> findings;
-  std::istringstream lines(shell.text);
-  std::string line;
-  for (int index = 0; std::getline(lines, line); ++index) {
-    const auto first = line.find_first_not_of(" \t");
-    if (first == std::string::npos || line[first] == '#') continue;
+  for_each_command_line(shell.text, [&](int index, const std::string& line) {
     Lint lint{shell, facts, {shell.where.file, shell.where.line + index, 0}, findings};
     std::vector<std::string> command;
     for (const auto& word : shell_words(line)) {
@@ -189,7 +185,7 @@ std::vector<report::Finding> lint_shell(const ShellText& shell, const ShellFacts
       }
     }
     lint_command(lint, command);
-  }
+  });
   return findings;
 }
 

@@ -1,5 +1,7 @@
 #include "check/shell_words.hpp"
 
+#include <sstream>
+
 namespace preflight::check {
 
 std::vector<std::string> shell_words(const std::string& command) {
@@ -29,6 +31,16 @@ std::vector<std::string> shell_words(const std::string& command) {
   }
   if (has_word) words.push_back(word);
   return words;
+}
+
+void for_each_command_line(const std::string& text,
+                           const std::function<void(int, const std::string&)>& visit) {
+  std::istringstream lines(text);
+  std::string line;
+  for (int index = 0; std::getline(lines, line); ++index) {
+    const auto first = line.find_first_not_of(" \t");
+    if (first != std::string::npos && line[first] != '#') visit(index, line);
+  }
 }
 
 bool is_operator(const std::string& word) {

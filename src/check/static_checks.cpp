@@ -370,11 +370,7 @@ std::vector<report::Finding> text_path_findings(const std::string& text, const S
   static const re2::RE2 token(
       R"re((?:^|[\s"'=:\[,(])((?:/[^/\s"',\]\})$;|&]+/|~/|[A-Za-z]:[\\/]|\.\./)[^\s"',\]\})$;|&]*))re");
   std::vector<report::Finding> findings;
-  std::istringstream lines(text);
-  std::string line;
-  for (int index = 0; std::getline(lines, line); ++index) {
-    const auto first = line.find_first_not_of(" \t");
-    if (first == std::string::npos || line[first] == '#') continue;
+  for_each_command_line(text, [&](int index, const std::string& line) {
     re2::StringPiece rest(line);
     std::string value;
     while (re2::RE2::FindAndConsume(&rest, token, &value)) {
@@ -387,7 +383,7 @@ std::vector<report::Finding> text_path_findings(const std::string& text, const S
       f.stage = stage;
       findings.push_back(std::move(f));
     }
-  }
+  });
   return findings;
 }
 
@@ -398,11 +394,7 @@ std::vector<report::Finding> shell_env_findings(const ShellText& shell, const pl
   static const re2::RE2 reference(R"(\$(?:\{([A-Za-z_]\w*)(:?[-=+?])?|([A-Za-z_]\w*)))");
   std::vector<report::Finding> findings;
   std::set<std::string> reported;
-  std::istringstream lines(shell.text);
-  std::string line;
-  for (int index = 0; std::getline(lines, line); ++index) {
-    const auto first = line.find_first_not_of(" \t");
-    if (first == std::string::npos || line[first] == '#') continue;
+  for_each_command_line(shell.text, [&](int index, const std::string& line) {
     re2::StringPiece rest(line);
     std::string braced, modifier, bare;
     while (re2::RE2::FindAndConsume(&rest, reference, &braced, &modifier, &bare)) {
@@ -421,7 +413,7 @@ std::vector<report::Finding> shell_env_findings(const ShellText& shell, const pl
                    name, name);
       findings.push_back(std::move(f));
     }
-  }
+  });
   return findings;
 }
 

@@ -23,6 +23,7 @@ std::string resolved_yaml(const spec::PlatformProfile& p) {
   root["description"] = p.description;
   root["file"] = p.file.string();
   root["default_image"] = p.default_image;
+  if (!p.hostname.empty()) root["hostname"] = p.hostname;
   root["user"]["name"] = p.user.name;
   root["user"]["uid"] = p.user.uid;
   root["user"]["gid"] = p.user.gid;
@@ -34,6 +35,7 @@ std::string resolved_yaml(const spec::PlatformProfile& p) {
   if (!p.mounts.scratch.empty()) root["mounts"]["scratch"] = p.mounts.scratch;
   root["mounts"]["working_dir"] = p.mounts.working_dir;
   root["mounts"]["writable"] = p.mounts.writable;
+  if (!p.mounts.kept.empty()) root["mounts"]["kept"] = p.mounts.kept;
   root["network"] = p.network;
   root["limits"]["memory"] = p.limits.memory_bytes;
   root["limits"]["shm"] = p.limits.shm_bytes;
@@ -44,6 +46,10 @@ std::string resolved_yaml(const spec::PlatformProfile& p) {
   root["environment"] = env_node(p.environment);
   root["input_environment"] = env_node(p.input_environment);
   root["output_environment"] = env_node(p.output_environment);
+  root["input_config"] = YAML::Load(p.input_config_json);  // JSON is YAML
+  root["hyperparameters"]["arguments"] = p.hyperparameters.arguments;
+  root["hyperparameters"]["environment"] = env_node(p.hyperparameters.environment);
+  for (const auto& file : p.files) root["files"][file.path] = file.content;
   root["launcher"] = p.launcher;
   root["retry"]["attempts"] = p.retry_attempts;
   YAML::Emitter out;

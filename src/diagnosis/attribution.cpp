@@ -63,13 +63,16 @@ std::string write_to_output_hint(const PlatformFacts& facts) {
   for (const MountFact& mount : facts.mounts) {
     if (mount.kind != MountFact::Kind::Output) continue;
     if (!first) first = &mount;
-    listed += (listed.empty() ? "" : ", ") + mount.name + " at " + mount.container_path;
+    listed +=
+        (listed.empty() ? "" : ", ") + (mount.name.empty() ? "" : mount.name + " at ") + mount.container_path;
   }
   if (!first) {
     return "declare an output in job.yaml (outputs: {model: {}}) and write to "
            "${{outputs.model}} instead";
   }
-  return "write to ${{outputs." + first->name + "}} instead (outputs: " + listed + ")";
+  // A kept folder of the platform's own (SageMaker's /opt/ml/model) is named by its path.
+  const std::string where = first->name.empty() ? first->container_path : "${{outputs." + first->name + "}}";
+  return "write to " + where + " instead (outputs: " + listed + ")";
 }
 
 // "/home/alice/data" → "the home folder of alice on a developer's machine", when it is not
@@ -131,6 +134,7 @@ std::optional<EnvironmentDifference> missing_on_mount(const std::string& path, c
           "put it in the code folder, or if it is data kept elsewhere, " + add_input_hint(here)};
     }
     case MountFact::Kind::Harness:
+    case MountFact::Kind::PlatformFile:
       break;
   }
   return std::nullopt;

@@ -34,9 +34,10 @@ struct RunOutcome {
 
 // A mount as the platform lays it out, seen from both sides.
 struct MountFact {
-  enum class Kind { Code, Input, Output, Writable, Scratch, Harness };
+  // PlatformFile: a file the platform writes for the job (SageMaker's hyperparameters.json).
+  enum class Kind { Code, Input, Output, Writable, Scratch, Harness, PlatformFile };
   Kind kind = Kind::Code;
-  std::string name;            // input/output name; empty otherwise
+  std::string name;            // input/output name; empty otherwise (and for kept folders)
   std::string container_path;  // e.g. /job/code
   std::string host_path;       // e.g. /home/alice/mnist (empty for fresh tmpfs)
   bool read_only = true;
@@ -47,14 +48,14 @@ struct PlatformFacts {
   std::string image;     // image reference as the job names it, e.g. "pytorch"
   std::string user;      // "job (uid 1000)"
   unsigned uid = 1000;
-  std::string home;  // in the container
+  std::string home;                // in the container
   std::uint64_t shm_bytes = 0;     // size of /dev/shm
   std::uint64_t memory_bytes = 0;  // memory limit, 0: none
   int gpus = 0;                    // per node, as the job asked
   int nodes = 1;
-  std::string gpu_name;            // the profile's GPU model
+  std::string gpu_name;  // the profile's GPU model
   std::uint64_t gpu_memory_bytes = 0;
-  double gpu_tflops = 0;           // peak FP32; 0: unknown
+  double gpu_tflops = 0;  // peak FP32; 0: unknown
   std::vector<MountFact> mounts;
   std::string code_container_dir;  // frames under it are the user's; reported relative
   std::string code_host_dir;

@@ -188,7 +188,8 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
   auto plan = plan::make_plan(job, profile, image.config, context);
   if (!plan) return std::move(plan).error();
 
-  std::vector<std::string> notes;
+  std::vector<std::string> notes = plan->notes;
+  for (const auto& note : notes) say(console, note);
   if (auto sampled = sample_inputs(job, *plan, console, notes); !sampled) return std::move(sampled).error();
 
   say(console, fmt::format("running {} on {} as {}", job.name, profile.name, plan->facts.user));

@@ -28,7 +28,15 @@ bool expected_scratch(const std::string& path, const std::string& home) {
          path == "/etc/hosts";
 }
 
-std::vector<Written> written_outside(const fs::path& upper, const std::string& home) {
+// The files the platform writes for the job are bound over empty files the runtime creates.
+bool platform_file(const std::string& path, const plan::RunPlan& plan) {
+  return std::any_of(plan.mounts.begin(), plan.mounts.end(), [&](const plan::MountPlan& m) {
+    return m.kind == diagnosis::MountFact::Kind::PlatformFile && m.destination == path;
+  });
+}
+
+std::vector<Written> written_outside(const fs::path& upper, const plan::RunPlan& plan) {
+  const std::string& home = plan.facts.home;
   std::vector<Written> written;
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(upper, ec); !ec && it != fs::recursive_directory_iterator();
@@ -36,7 +44,7 @@ std::vector<Written> written_outside(const fs::path& upper, const std::string& h
     const auto status = it->symlink_status(ec);
     if (!fs::is_regular_file(status) && !fs::is_symlink(status)) continue;  // folders, whiteouts
     std::string path = "/" + fs::relative(it->path(), upper, ec).generic_string();
-    if (expected_scratch(path, home)) continue;
+    if (expected_scratch(path, home) || platform_file(path, plan)) continue;
     written.push_back({path, fs::is_regular_file(status) ? it->file_size(ec) : 0});
   }
   std::sort(written.begin(), written.end(), [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
@@ -57,9 +65,9 @@ report::Finding lost(std::string rule, std::string message, std::string hint) {
 
 std::string outputs_hint(const plan::RunPlan& plan) {
   std::vector<std::string> outputs;
-  for (const auto& m : plan.mounts)
+  for (const auto& m : plan.mounts)  // a kept folder of the platform's own has no name
     if (m.kind == diagnosis::MountFact::Kind::Output)
-      outputs.push_back(fmt::format("${{{{outputs.{}}}}}", m.name));
+      outputs.push_back(m.name.empty() ? m.destination : fmt::format("${{{{outputs.{}}}}}", m.name));
   if (outputs.empty())
     return "declare an output in job.yaml (outputs: {model: {}}) and write results under ${{outputs.model}}";
   return fmt::format("write results under {}", fmt::join(outputs, " or "));
@@ -88,7 +96,7 @@ void at_save(report::Finding& finding, const harness::SaveEvent* save, const pla
 std::vector<report::Finding> output_findings(const plan::RunPlan& plan, const fs::path& upper,
                                              const harness::HarnessEvents& events) {
   std::vector<report::Finding> findings;
-  auto written = written_outside(upper, plan.facts.home);
+  auto written = written_outside(upper, plan);
   const harness::SaveEvent* saved_elsewhere = first_save(events, written);
   if (!written.empty()) {
     std::uintmax_t total = 0;
@@ -110,7 +118,9 @@ std::vector<report::Finding> output_findings(const plan::RunPlan& plan, const fs
   if (!trained) return findings;
   for (const auto& m : plan.mounts) {
     std::error_code ec;
-    if (m.kind != diagnosis::MountFact::Kind::Output || !fs::is_empty(m.source, ec)) continue;
+    // The platform's kept folders are there whether the job uses them or not.
+    if (m.kind != diagnosis::MountFact::Kind::Output || m.name.empty() || !fs::is_empty(m.source, ec))
+      continue;
     findings.push_back(
         lost("output-left-empty",
              fmt::format("the job trained but left output \"{}\" ({}) empty: nothing of this run "

@@ -1,8 +1,9 @@
 #include <algorithm>
+#include <cmath>
 #include <map>
-
 #include <nlohmann/json.hpp>
 
+#include "plan/hyperparameters.hpp"
 #include "plan/run_plan.hpp"
 #include "spec/template.hpp"
 
@@ -12,9 +13,9 @@ namespace {
 using Kind = diagnosis::MountFact::Kind;
 using Vars = std::map<std::string, std::string>;
 
+// Names upper-cased as they are, hyphens kept: SageMaker exports SM_HP_LEARNING-RATE.
 std::string upper(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return c == '-' ? '_' : static_cast<char>(std::toupper(c)); });
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::toupper(c); });
   return text;
 }
 
@@ -59,14 +60,71 @@ Status add_templated_env(std::vector<std::string>& env, const std::vector<spec::
   return Ok{};
 }
 
+// The JSON-valued template variables (docs/formats.md "Templates"): the dry run's one host,
+// the mounted inputs, and the hyperparameters in SageMaker's encodings.
+void add_json_variables(Vars& vars, const spec::JobSpec& job, const spec::PlatformProfile& profile,
+                        const std::map<std::string, std::string>& input_paths) {
+  nlohmann::json names = nlohmann::json::array(), dirs = nlohmann::json::object(),
+                 config = nlohmann::json::object();
+  const auto input_config = nlohmann::json::parse(profile.input_config_json);
+  for (const auto& input : job.inputs) {
+    if (input.value) continue;
+    dirs[input.name] = input_paths.at(input.name);
+    config[input.name] = input_config;
+  }
+  for (const auto& [name, _] : dirs.items()) names.push_back(name);
+  vars["hosts.json"] = nlohmann::json::array({vars["host.name"]}).dump();
+  vars["inputs.names.json"] = names.dump();
+  vars["inputs.dirs.json"] = dirs.dump();
+  vars["inputs.config.json"] = config.dump();
+  vars["hyperparameters.json"] = hyperparameters_object(job.hyperparameters).dump();
+  vars["hyperparameters.strings.json"] = hyperparameters_strings(job.hyperparameters).dump();
+  vars["hyperparameters.args.json"] = nlohmann::json(hyperparameter_arguments(job.hyperparameters)).dump();
+}
+
+// The files the platform writes for the job, into the run folder; a .json file must be JSON
+// once its templates are filled in, or the profile is wrong.
+Result<std::vector<PlannedFile>> plan_files(const spec::PlatformProfile& profile, const Vars& vars,
+                                            const std::filesystem::path& run_dir) {
+  std::vector<PlannedFile> files;
+  for (const auto& file : profile.files) {
+    auto content = spec::expand_template(file.content, vars, file.where);
+    if (!content) return std::move(content).error();
+    if (file.path.ends_with(".json") && !nlohmann::json::accept(*content)) {
+      return Error::bad_input("files: " + file.path + " is not valid JSON once filled in: " + *content,
+                              file.where);
+    }
+    files.push_back({run_dir / "platform" / std::filesystem::path(file.path).relative_path(), *content});
+  }
+  return files;
+}
+
+Status add_hyperparameter_env(std::vector<std::string>& env, const spec::JobSpec& job,
+                              const spec::PlatformProfile& profile) {
+  for (const auto& hp : job.hyperparameters) {
+    Vars per{{"name", hp.name}, {"NAME", upper(hp.name)}, {"value", hyperparameter_env_value(hp)}};
+    if (auto status = add_templated_env(env, profile.hyperparameters.environment, per); !status)
+      return status;
+  }
+  return Ok{};
+}
+
+// The job's variables and an input's or output's own, for its mount path.
+Vars entry_vars(Vars vars, const std::string& name) {
+  vars["name"] = name;
+  vars["NAME"] = upper(name);
+  return vars;
+}
+
 diagnosis::MountFact fact_of(const MountPlan& mount) {
   return {mount.kind, mount.name, mount.destination, mount.source.string(), mount.read_only};
 }
 
 // The harness's variables (docs/harness.md "Injection"); it goes first on the job's own
 // PYTHONPATH, which it keeps.
-void set_harness_env(std::vector<std::string>& env, const spec::JobSpec& job, const spec::PlatformProfile& profile,
-                     int steps, const std::string& code, const std::vector<MountPlan>& mounts) {
+void set_harness_env(std::vector<std::string>& env, const spec::JobSpec& job,
+                     const spec::PlatformProfile& profile, int steps, const std::string& code,
+                     const std::vector<MountPlan>& mounts) {
   std::string python_path = std::string(kEmulatorMount) + "/site";
   if (auto existing = env_value(env, "PYTHONPATH"); !existing.empty()) python_path += ":" + existing;
   set_env(env, "PYTHONPATH", python_path);
@@ -94,7 +152,6 @@ Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile&
   plan.job_id = context.job_id;
   plan.container_id = "preflight-" + context.job_id;
   plan.platform = profile.name;
-  plan.hostname = profile.name + "-worker-0";
   plan.run_dir = context.run_dir;
   plan.limits = profile.limits;
   plan.network = profile.network;
@@ -109,13 +166,16 @@ Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile&
             {"gpus.list", gpu_list(job.gpus)},
             {"nodes", std::to_string(job.nodes)},
             {"node.rank", "0"},
-            {"host.name", plan.hostname},
+            {"cpus.count", std::to_string(std::max(1, static_cast<int>(std::ceil(profile.limits.cpus))))},
             {"user.name", profile.user.name},
             {"user.uid", std::to_string(profile.user.uid)},
             {"user.gid", std::to_string(profile.user.gid)},
             {"user.home", profile.user.home}};
   if (job.shm_bytes) plan.limits.shm_bytes = *job.shm_bytes;
   const SourceLocation profile_where{profile.file, 0, 0};
+  auto hostname = spec::expand_template(profile.hostname, vars, profile_where);
+  if (!hostname) return std::move(hostname).error();
+  plan.hostname = vars["host.name"] = hostname->empty() ? profile.name + "-worker-0" : *hostname;
   auto code = spec::expand_template(profile.mounts.code, vars, profile_where);
   if (!code) return std::move(code).error();
   vars["code"] = *code;
@@ -134,19 +194,31 @@ Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile&
       input_paths[input.name] = vars["inputs." + input.name] = *input.value;
       continue;
     }
-    auto where = spec::expand_template(profile.mounts.input, Vars{{"name", input.name}}, profile_where);
+    auto where = spec::expand_template(profile.mounts.input, entry_vars(vars, input.name), profile_where);
     if (!where) return std::move(where).error();
     input_paths[input.name] = vars["inputs." + input.name] = *where;
     add_mount({Kind::Input, input.name, *where, input.path, true});
   }
+  // Before the outputs, which may lie inside them (SageMaker's /opt/ml/output/data/NAME).
+  for (const auto& dir : profile.mounts.kept) {
+    auto source = context.run_dir / "kept" / std::filesystem::path(dir).relative_path();
+    plan.prepare.push_back({source, profile.user.uid, profile.user.gid});
+    add_mount({Kind::Output, "", dir, source, false});
+  }
   for (const auto& output : job.outputs) {
-    auto where = spec::expand_template(profile.mounts.output, Vars{{"name", output.name}}, profile_where);
+    auto where = spec::expand_template(profile.mounts.output, entry_vars(vars, output.name), profile_where);
     if (!where) return std::move(where).error();
     output_paths[output.name] = vars["outputs." + output.name] = *where;
     auto source = context.run_dir / "outputs" / output.name;
     plan.prepare.push_back({source, profile.user.uid, profile.user.gid});
     add_mount({Kind::Output, output.name, *where, source, false});
   }
+  add_json_variables(vars, job, profile, input_paths);
+  auto files = plan_files(profile, vars, context.run_dir);
+  if (!files) return std::move(files).error();
+  for (size_t i = 0; i < files->size(); ++i)
+    add_mount({Kind::PlatformFile, "", profile.files[i].path, (*files)[i].path, true});
+  plan.files = std::move(*files);
   // Writable folders are part of the container's own root, as on the platform: an image's
   // folder keeps its owner and mode (/tmp stays 1777), a missing one is made for the user.
   for (const auto& dir : profile.mounts.writable) {
@@ -171,6 +243,13 @@ Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile&
   if (!command) return std::move(command).error();
   plan.setup = *setup;
   plan.command = *command;
+  // As SageMaker's toolkit does, the arguments go after the entry point's own.
+  if (profile.hyperparameters.arguments && !job.hyperparameters.empty())
+    plan.command += " " + shell_quoted(hyperparameter_arguments(job.hyperparameters));
+  const bool delivered = profile.hyperparameters.arguments || !profile.hyperparameters.environment.empty();
+  if (!delivered && !job.hyperparameters.empty())
+    plan.notes.push_back("hyperparameters: are not passed to the job on " + profile.name +
+                         " (SageMaker's way of giving them); use arguments in command: or inputs: instead");
 
   // The environment, layer by layer: the image's ENV, the platform's, the job's, then the
   // harness's own few variables. Nothing of the host's.
@@ -192,6 +271,7 @@ Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile&
     if (auto status = add_templated_env(env, profile.output_environment, per); !status)
       return std::move(status).error();
   }
+  if (auto status = add_hyperparameter_env(env, job, profile); !status) return std::move(status).error();
   for (const auto& [key, value] : job.environment) {
     auto expanded =
         spec::substitute_references(value, input_paths, output_paths,

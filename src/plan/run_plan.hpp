@@ -40,6 +40,13 @@ struct PreparedDir {
   unsigned gid = 0;
 };
 
+// A file the platform writes for the job (profile files:), written into the run folder before
+// the container starts and bound read-only at its place.
+struct PlannedFile {
+  std::filesystem::path path;  // on the host
+  std::string content;
+};
+
 // A folder the platform gives the job's user in the container's own (writable) root: its
 // home, the profile's writable folders, scratch. Writes land in the run's overlay layer.
 struct UserDir {
@@ -67,13 +74,15 @@ struct RunPlan {
   ProcessPlan process;
   std::vector<MountPlan> mounts;
   std::vector<PreparedDir> prepare;
+  std::vector<PlannedFile> files;
   std::vector<UserDir> user_dirs;
   spec::ResourceLimits limits;
   bool network = false;
   int steps = 2;
   std::chrono::milliseconds timeout{600000};
-  bool harness = true;  // the harness is injected: on timeout it is asked for its stacks first
+  bool harness = true;             // the harness is injected: on timeout it is asked for its stacks first
   diagnosis::PlatformFacts facts;  // for diagnosis (functions left unset here)
+  std::vector<std::string> notes;  // what the platform does with the job that the user should know
 };
 
 // What the caller decides about this particular run (names, folders); keeps planning pure.

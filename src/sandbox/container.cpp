@@ -133,6 +133,14 @@ Status prepare_run_dir(const plan::RunPlan& plan) {
       return Error::runtime(
           fmt::format("cannot prepare {}: {}", dir.path.string(), ec ? ec.message() : std::strerror(errno)));
   }
+  for (const auto& file : plan.files) {
+    fs::create_directories(file.path.parent_path(), ec);
+    std::ofstream out(file.path, std::ios::trunc);
+    out << file.content;
+    if (ec || !out.flush())
+      return Error::runtime(
+          fmt::format("cannot write {}: {}", file.path.string(), ec ? ec.message() : std::strerror(errno)));
+  }
   return Ok{};
 }
 

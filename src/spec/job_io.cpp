@@ -65,18 +65,6 @@ Result<std::string> one_of(const YamlDoc& doc, const YamlField& field,
   return text;
 }
 
-// AzureML writes literal inputs as plain numbers and booleans: `epochs: 10`.
-bool is_literal(const YAML::Node& node) {
-  if (!node.IsScalar() || node.Tag() != "?") return false;
-  const std::string& text = node.Scalar();
-  const std::string low = lower(text);
-  if (low == "true" || low == "false") return true;
-  double number = 0;
-  const char* begin = text.data() + (!text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0);
-  auto [end, ec] = std::from_chars(begin, text.data() + text.size(), number);
-  return !text.empty() && ec == std::errc() && end == text.data() + text.size();
-}
-
 Status check_path(const YamlDoc& doc, const YamlField& field, const std::string& name,
                   const std::string& written, const fs::path& resolved, const fs::path& job_dir,
                   const std::string& type) {
@@ -151,6 +139,17 @@ Result<InputSpec> read_input(const YamlDoc& doc, const YamlField& entry, const f
 }
 
 }  // namespace
+
+bool is_literal(const YAML::Node& node) {
+  if (!node.IsScalar() || node.Tag() != "?") return false;
+  const std::string& text = node.Scalar();
+  const std::string low = lower(text);
+  if (low == "true" || low == "false") return true;
+  double number = 0;
+  const char* begin = text.data() + (!text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0);
+  auto [end, ec] = std::from_chars(begin, text.data() + text.size(), number);
+  return !text.empty() && ec == std::errc() && end == text.data() + text.size();
+}
 
 fs::path resolve_path(const fs::path& job_dir, const std::string& written) {
   fs::path path = (job_dir / written).lexically_normal();

@@ -13,6 +13,10 @@ namespace preflight::spec {
 // trailing "/".
 std::filesystem::path resolve_path(const std::filesystem::path& job_dir, const std::string& written);
 
+// An unquoted number or boolean (`epochs: 10`, `shuffle: true`): how AzureML writes literal
+// inputs, and a typed hyperparameter.
+bool is_literal(const YAML::Node& node);
+
 // inputs: {NAME: {path: P, type: uri_folder, mode: ro_mount}} or NAME: P, or an AzureML
 // literal (NAME: 10). Paths are resolved against `job_dir` and must exist.
 Result<std::vector<InputSpec>> read_inputs(const YamlDoc& doc, const YamlField& section,

@@ -16,7 +16,7 @@ namespace fs = std::filesystem;
 
 const std::vector<std::string> kTopKeys = {
     "name", "platform", "image", "code", "setup", "command", "inputs", "outputs", "environment_variables",
-    "resources", "dryrun",
+    "hyperparameters", "resources", "dryrun",
     // AzureML command-job keys, accepted so the same file can be submitted there.
     "$schema", "type", "display_name", "experiment_name", "description", "tags", "environment",
     "distribution", "compute"};
@@ -160,6 +160,34 @@ Status read_environment_variables(const YamlDoc& doc, const YamlField& section, 
   return Ok{};
 }
 
+// Names as SageMaker's script mode passes them on (--name value, SM_HP_NAME): letters, digits,
+// "_", "-" and ".", starting with a letter, digit or "_".
+bool valid_hyperparameter_name(const std::string& name) {
+  if (name.empty() || name[0] == '-' || name[0] == '.') return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  });
+}
+
+Status read_hyperparameters(const YamlDoc& doc, const YamlField& section, JobSpec& job) {
+  auto fields = doc.fields(section, {});
+  if (!fields) return std::move(fields).error();
+  for (const YamlField& field : *fields) {
+    if (!valid_hyperparameter_name(field.key)) {
+      return Error::bad_input(
+          "hyperparameter name \"" + field.key + "\" must be letters, digits, \"_\", \"-\" and \".\"",
+          doc.at(field.key_node));
+    }
+    if (field.value.IsNull()) {
+      return doc.error(field, "expected a value, got nothing (write \"\" for an empty string)");
+    }
+    auto value = doc.string(field);
+    if (!value) return std::move(value).error();
+    job.hyperparameters.push_back(Hyperparameter{field.key, *value, is_literal(field.value), doc.at(field)});
+  }
+  return Ok{};
+}
+
 // Anything accepted for AzureML's sake: checked for shape, otherwise left alone.
 Status read_azureml_key(const YamlDoc& doc, const YamlField& field, JobSpec& job) {
   if (field.key == "type") {
@@ -234,6 +262,8 @@ Status read_field(const YamlDoc& doc, const YamlField& field, const fs::path& jo
     job.outputs = std::move(*outputs);
   } else if (field.key == "environment_variables") {
     return read_environment_variables(doc, field, job);
+  } else if (field.key == "hyperparameters") {
+    return read_hyperparameters(doc, field, job);
   } else if (field.key == "resources") {
     return read_resources(doc, field, job);
   } else if (field.key == "dryrun") {

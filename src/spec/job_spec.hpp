@@ -29,6 +29,15 @@ struct OutputSpec {
   SourceLocation where;
 };
 
+// A SageMaker-style hyperparameter (`hyperparameters: {epochs: 2, optimizer: adam}`); how it
+// reaches the job is the platform profile's (docs/formats.md).
+struct Hyperparameter {
+  std::string name;
+  std::string value;   // as written
+  bool typed = false;  // an unquoted number or boolean, as opposed to a string
+  SourceLocation where;
+};
+
 struct DryrunSpec {
   int steps = 2;                              // batches per DataLoader loop
   std::chrono::milliseconds timeout{600000};  // whole dry run
@@ -61,6 +70,7 @@ struct JobSpec {
   std::vector<InputSpec> inputs;
   std::vector<OutputSpec> outputs;
   std::map<std::string, std::string> environment;
+  std::vector<Hyperparameter> hyperparameters;  // in the order written
   int gpus = 0;
   int nodes = 1;
   std::optional<std::uint64_t> shm_bytes;  // resources.shm_size (AzureML); else the profile's

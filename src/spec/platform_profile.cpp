@@ -4,6 +4,7 @@
 #include <set>
 
 #include "spec/profile_sections.hpp"
+#include "spec/template.hpp"
 #include "spec/yaml_doc.hpp"
 #include "util/data_dir.hpp"
 #include "util/did_you_mean.hpp"
@@ -17,6 +18,7 @@ namespace fs = std::filesystem;
 const std::vector<std::string> kProfileKeys = {"name",
                                                "description",
                                                "default_image",
+                                               "hostname",
                                                "user",
                                                "mounts",
                                                "network",
@@ -25,6 +27,9 @@ const std::vector<std::string> kProfileKeys = {"name",
                                                "environment",
                                                "input_environment",
                                                "output_environment",
+                                               "input_config",
+                                               "hyperparameters",
+                                               "files",
                                                "launcher",
                                                "retry"};
 
@@ -44,6 +49,12 @@ Status read_field(const YamlDoc& doc, const YamlField& field, PlatformProfile& p
     (field.key == "name"          ? profile.name
      : field.key == "description" ? profile.description
                                   : profile.default_image) = *value;
+  } else if (field.key == "hostname") {
+    auto value = doc.string(field);
+    if (!value) return std::move(value).error();
+    bool exact = false;
+    if (auto ok = check_template(*value, false, doc.text_at(field.value, &exact)); !ok) return ok;
+    profile.hostname = *value;
   } else if (field.key == "network") {
     auto value = doc.boolean(field);
     if (!value) return std::move(value).error();
@@ -57,14 +68,24 @@ Status read_field(const YamlDoc& doc, const YamlField& field, PlatformProfile& p
   } else if (field.key == "gpu") {
     return read_gpu(doc, field, profile.gpu);
   } else if (field.key == "environment") {
-    auto env = read_environment(doc, field, false);
+    auto env = read_environment(doc, field, {});
     if (!env) return std::move(env).error();
     profile.environment = std::move(*env);
   } else if (field.key == "input_environment" || field.key == "output_environment") {
-    auto env = read_environment(doc, field, true);
+    auto env = read_environment(doc, field, entry_template_variables());
     if (!env) return std::move(env).error();
     (field.key == "input_environment" ? profile.input_environment : profile.output_environment) =
         std::move(*env);
+  } else if (field.key == "input_config") {
+    auto json = read_input_config(doc, field);
+    if (!json) return std::move(json).error();
+    profile.input_config_json = std::move(*json);
+  } else if (field.key == "hyperparameters") {
+    return read_hyperparameter_delivery(doc, field, profile.hyperparameters);
+  } else if (field.key == "files") {
+    auto files = read_files(doc, field);
+    if (!files) return std::move(files).error();
+    profile.files = std::move(*files);
   } else if (field.key == "launcher") {
     auto value = doc.string_list(field);
     if (!value) return std::move(value).error();

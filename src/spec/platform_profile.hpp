@@ -31,6 +31,9 @@ struct MountLayout {
   std::string scratch;                           // empty: none
   std::string working_dir = "{{code}}";
   std::vector<std::string> writable = {"/tmp"};  // extra writable folders (fresh, empty)
+  // The platform's own output folders, kept after the job like declared outputs
+  // (SageMaker's /opt/ml/model): fresh, writable, not named in job.yaml.
+  std::vector<std::string> kept;
 };
 
 struct ResourceLimits {
@@ -52,19 +55,37 @@ struct EnvTemplate {
   SourceLocation where;
 };
 
+// How the platform hands job.yaml's hyperparameters: to the job (SageMaker's script mode).
+struct HyperparameterDelivery {
+  bool arguments = false;                // appended to the command as --name value, by name
+  std::vector<EnvTemplate> environment;  // one per hyperparameter: {{name}}, {{NAME}}, {{value}}
+};
+
+// A file the platform writes for the job before it starts (SageMaker's resourceconfig.json);
+// read-only in the container.
+struct PlatformFile {
+  std::string path;     // in the container, absolute
+  std::string content;  // a template; a path ending in .json must expand to valid JSON
+  SourceLocation where;
+};
+
 struct PlatformProfile {
   std::string name;
   std::string description;
   std::filesystem::path file;  // where it was loaded from
   std::string default_image = "pytorch";
+  std::string hostname;  // a template; empty: NAME-worker-0
   PlatformUser user;
   MountLayout mounts;
   bool network = false;
   ResourceLimits limits;
   GpuModel gpu;
-  std::vector<EnvTemplate> environment;                   // exported to every job
-  std::vector<EnvTemplate> input_environment;             // one per input, {{NAME}}/{{name}}/{{path}}
-  std::vector<EnvTemplate> output_environment;            // one per output
+  std::vector<EnvTemplate> environment;         // exported to every job
+  std::vector<EnvTemplate> input_environment;   // one per input, {{NAME}}/{{name}}/{{path}}
+  std::vector<EnvTemplate> output_environment;  // one per output
+  std::string input_config_json = "{}";  // what the platform records about each input: {{inputs.config.json}}
+  HyperparameterDelivery hyperparameters;
+  std::vector<PlatformFile> files;
   std::vector<std::string> launcher = {"/bin/sh", "-c"};  // how setup and command are run
   int retry_attempts = 1;
 };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <nlohmann/json.hpp>
 
 #include "spec/template.hpp"
 
@@ -10,18 +11,21 @@ namespace preflight::spec {
 namespace {
 
 const std::vector<std::string> kUserKeys = {"name", "uid", "gid", "home", "sudo"};
-const std::vector<std::string> kMountKeys = {"code", "input", "output", "scratch", "working_dir", "writable"};
+const std::vector<std::string> kMountKeys = {"code",        "input",    "output", "scratch",
+                                             "working_dir", "writable", "kept"};
 const std::vector<std::string> kLimitKeys = {"memory", "shm", "pids", "cpus"};
 const std::vector<std::string> kGpuKeys = {"name", "memory", "tflops"};
 const std::vector<std::string> kRetryKeys = {"attempts"};
+const std::vector<std::string> kHyperparameterKeys = {"arguments", "environment"};
 
-// A string whose {{...}} variables are all known.
-Result<std::string> template_string(const YamlDoc& doc, const YamlField& field, bool per_entry) {
+// A string whose {{...}} variables are all known (`entry`: the extra ones of its entry).
+Result<std::string> template_string(const YamlDoc& doc, const YamlField& field,
+                                    const std::vector<std::string>& entry) {
   auto value = doc.string(field);
   if (!value) return value;
   bool exact = false;
   const SourceLocation where = doc.text_at(field.value, &exact);
-  if (auto ok = check_template(*value, per_entry, where); !ok) {
+  if (auto ok = check_template(*value, entry, where); !ok) {
     Error error = std::move(ok).error();
     error.message = field.path + ": " + error.message;
     return error;
@@ -31,7 +35,8 @@ Result<std::string> template_string(const YamlDoc& doc, const YamlField& field, 
 
 // A path inside the container: absolute, or starting with a template such as {{code}}.
 Result<std::string> container_path(const YamlDoc& doc, const YamlField& field, bool per_entry) {
-  auto value = template_string(doc, field, per_entry);
+  auto value =
+      template_string(doc, field, per_entry ? entry_template_variables() : std::vector<std::string>{});
   if (!value) return value;
   if (value->rfind('/', 0) != 0 && value->rfind("{{", 0) != 0) {
     return doc.error(field, "expected an absolute path inside the container, got \"" + *value + "\"");
@@ -112,7 +117,7 @@ Status read_mounts(const YamlDoc& doc, const YamlField& section, MountLayout& mo
   auto fields = doc.fields(section, kMountKeys);
   if (!fields) return std::move(fields).error();
   for (const YamlField& field : *fields) {
-    if (field.key == "writable") {
+    if (field.key == "writable" || field.key == "kept") {
       auto list = doc.string_list(field);
       if (!list) return std::move(list).error();
       for (const std::string& path : *list) {
@@ -120,7 +125,7 @@ Status read_mounts(const YamlDoc& doc, const YamlField& section, MountLayout& mo
           return doc.error(field, "expected absolute paths, got \"" + path + "\"");
         }
       }
-      mounts.writable = std::move(*list);
+      (field.key == "writable" ? mounts.writable : mounts.kept) = std::move(*list);
       continue;
     }
     if (field.key == "scratch" && field.value.IsNull()) {
@@ -199,14 +204,14 @@ Status read_retry(const YamlDoc& doc, const YamlField& section, int& attempts) {
 }
 
 Result<std::vector<EnvTemplate>> read_environment(const YamlDoc& doc, const YamlField& section,
-                                                  bool per_entry) {
+                                                  const std::vector<std::string>& entry) {
   auto fields = doc.fields(section, {});
   if (!fields) return std::move(fields).error();
   std::vector<EnvTemplate> out;
   for (const YamlField& field : *fields) {
     bool exact = false;
     const SourceLocation key_where = doc.text_at(field.key_node, &exact);
-    if (auto ok = check_template(field.key, per_entry, key_where); !ok) {
+    if (auto ok = check_template(field.key, entry, key_where); !ok) {
       return std::move(ok).error();
     }
     if (!valid_env_name_template(field.key)) {
@@ -217,11 +222,58 @@ Result<std::vector<EnvTemplate>> read_environment(const YamlDoc& doc, const Yaml
     if (field.value.IsNull()) {
       return doc.error(field, "expected a value, got nothing (write \"\" for an empty string)");
     }
-    auto value = template_string(doc, field, per_entry);
+    auto value = template_string(doc, field, entry);
     if (!value) return std::move(value).error();
     out.push_back(EnvTemplate{field.key, *value, doc.text_at(field.value, &exact)});
   }
   return out;
+}
+
+Status read_hyperparameter_delivery(const YamlDoc& doc, const YamlField& section,
+                                    HyperparameterDelivery& delivery) {
+  auto fields = doc.fields(section, kHyperparameterKeys);
+  if (!fields) return std::move(fields).error();
+  for (const YamlField& field : *fields) {
+    if (field.key == "arguments") {
+      auto value = doc.boolean(field);
+      if (!value) return std::move(value).error();
+      delivery.arguments = *value;
+    } else {
+      auto env = read_environment(doc, field, hyperparameter_template_variables());
+      if (!env) return std::move(env).error();
+      delivery.environment = std::move(*env);
+    }
+  }
+  return Ok{};
+}
+
+Result<std::vector<PlatformFile>> read_files(const YamlDoc& doc, const YamlField& section) {
+  auto fields = doc.fields(section, {});
+  if (!fields) return std::move(fields).error();
+  std::vector<PlatformFile> files;
+  for (const YamlField& field : *fields) {
+    if (field.key.rfind('/', 0) != 0 || field.key.find("..") != std::string::npos) {
+      return Error::bad_input("files: \"" + field.key + "\" must be an absolute path inside the container",
+                              doc.at(field.key_node));
+    }
+    auto content = template_string(doc, field, {});
+    if (!content) return std::move(content).error();
+    bool exact = false;
+    files.push_back(PlatformFile{field.key, *content, doc.text_at(field.value, &exact)});
+  }
+  return files;
+}
+
+Result<std::string> read_input_config(const YamlDoc& doc, const YamlField& section) {
+  auto fields = doc.fields(section, {});
+  if (!fields) return std::move(fields).error();
+  nlohmann::json object = nlohmann::json::object();
+  for (const YamlField& field : *fields) {
+    auto value = doc.string(field);
+    if (!value) return std::move(value).error();
+    object[field.key] = *value;
+  }
+  return object.dump();
 }
 
 }  // namespace preflight::spec

@@ -14,9 +14,17 @@ Status read_mounts(const YamlDoc& doc, const YamlField& section, MountLayout& mo
 Status read_limits(const YamlDoc& doc, const YamlField& section, ResourceLimits& limits);
 Status read_gpu(const YamlDoc& doc, const YamlField& section, GpuModel& gpu);
 Status read_retry(const YamlDoc& doc, const YamlField& section, int& attempts);
-// environment:, or input_environment: / output_environment: when `per_entry` (names may be
-// templates too: PHILLY_INPUT_{{NAME}}).
+// environment: (no `entry` variables), input_environment: / output_environment:
+// (entry_template_variables()) or hyperparameters.environment:; names may be templates too:
+// PHILLY_INPUT_{{NAME}}.
 Result<std::vector<EnvTemplate>> read_environment(const YamlDoc& doc, const YamlField& section,
-                                                  bool per_entry);
+                                                  const std::vector<std::string>& entry);
+// hyperparameters: {arguments: BOOL, environment: {SM_HP_{{NAME}}: "{{value}}"}}.
+Status read_hyperparameter_delivery(const YamlDoc& doc, const YamlField& section,
+                                    HyperparameterDelivery& delivery);
+// files: {/absolute/path: template}.
+Result<std::vector<PlatformFile>> read_files(const YamlDoc& doc, const YamlField& section);
+// input_config: {KEY: VALUE} as a JSON object of strings.
+Result<std::string> read_input_config(const YamlDoc& doc, const YamlField& section);
 
 }  // namespace preflight::spec

@@ -79,9 +79,27 @@ Result<std::string> expand_template(const std::string& text, const TemplateVars&
 }
 
 const std::vector<std::string>& job_template_variables() {
-  static const std::vector<std::string> names = {
-      "job.name",  "job.id",    "code",      "scratch",  "gpus.count", "gpus.list", "nodes",
-      "node.rank", "host.name", "user.name", "user.uid", "user.gid",   "user.home"};
+  static const std::vector<std::string> names = {"job.name",
+                                                 "job.id",
+                                                 "code",
+                                                 "scratch",
+                                                 "gpus.count",
+                                                 "gpus.list",
+                                                 "nodes",
+                                                 "node.rank",
+                                                 "host.name",
+                                                 "hosts.json",
+                                                 "cpus.count",
+                                                 "user.name",
+                                                 "user.uid",
+                                                 "user.gid",
+                                                 "user.home",
+                                                 "inputs.names.json",
+                                                 "inputs.dirs.json",
+                                                 "inputs.config.json",
+                                                 "hyperparameters.json",
+                                                 "hyperparameters.strings.json",
+                                                 "hyperparameters.args.json"};
   return names;
 }
 
@@ -90,13 +108,22 @@ const std::vector<std::string>& entry_template_variables() {
   return names;
 }
 
+const std::vector<std::string>& hyperparameter_template_variables() {
+  static const std::vector<std::string> names = {"name", "NAME", "value"};
+  return names;
+}
+
 Status check_template(const std::string& text, bool per_entry, const SourceLocation& where) {
+  return check_template(text, per_entry ? entry_template_variables() : std::vector<std::string>{}, where);
+}
+
+Status check_template(const std::string& text, const std::vector<std::string>& entry,
+                      const SourceLocation& where) {
   auto variables = template_variables(text, where);
   if (!variables) return std::move(variables).error();
   std::vector<std::string> known = job_template_variables();
-  if (per_entry) {
-    known.insert(known.end(), entry_template_variables().begin(), entry_template_variables().end());
-  }
+  known.insert(known.end(), entry.begin(), entry.end());
+  const bool per_entry = !entry.empty();
   for (const TemplateVariable& variable : *variables) {
     const std::string& name = variable.name;
     if (std::find(known.begin(), known.end(), name) != known.end()) continue;

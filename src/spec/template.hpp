@@ -31,14 +31,19 @@ Result<std::string> expand_template(const std::string& text, const TemplateVars&
 
 // The variables a profile may use anywhere (docs/formats.md), besides inputs.NAME and
 // outputs.NAME: job.name, job.id, code, scratch, gpus.count, gpus.list, nodes, node.rank,
-// host.name, user.name, user.uid, user.gid, user.home. The planner provides them all.
+// host.name, user.*, cpus.count and the JSON-valued *.json ones. The planner provides them all.
 const std::vector<std::string>& job_template_variables();
 // The extra variables of a per-input or per-output entry: name, NAME (upper-case), path.
 const std::vector<std::string>& entry_template_variables();
+// The extra variables of a per-hyperparameter entry: name, NAME (upper-case), value.
+const std::vector<std::string>& hyperparameter_template_variables();
 
 // Checks that `text` uses only known variables: job_template_variables(), inputs.NAME and
-// outputs.NAME, and entry_template_variables() when `per_entry`. For loading profiles, where
-// the job (and so the input names) is not known yet.
+// outputs.NAME, and `entry` (the extra variables of the entry the text belongs to). For
+// loading profiles, where the job (and so the input names) is not known yet.
+Status check_template(const std::string& text, const std::vector<std::string>& entry,
+                      const SourceLocation& where);
+// The same with entry_template_variables() when `per_entry`, none otherwise.
 Status check_template(const std::string& text, bool per_entry, const SourceLocation& where);
 
 // `where` moved `offset` characters into `text`, when `text` is a single line and `where` has

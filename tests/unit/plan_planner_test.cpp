@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "plan/run_plan.hpp"
 #include "sandbox/oci_config.hpp"
@@ -18,16 +19,16 @@ struct PlannedJob {
   spec::PlatformProfile profile;
   Result<plan::RunPlan> plan{Error::runtime("not planned")};
 
-  explicit PlannedJob(const std::string& job_yaml) {
+  explicit PlannedJob(const std::string& job_yaml, const std::string& platform = "philly") {
     dir.write("code/main.py", "print('hi')\n");
     dir.write("code/data/a.csv", "1,2\n");
     auto job_file = dir.write("code/job.yaml", job_yaml);
     auto loaded = spec::load_job(job_file);
     if (!loaded) throw std::runtime_error(loaded.error().str());
     job = *loaded;
-    auto philly = spec::load_platform("philly", testing::source_dir() / "policies" / "platforms");
-    if (!philly) throw std::runtime_error(philly.error().str());
-    profile = *philly;
+    auto loaded_profile = spec::load_platform(platform, testing::source_dir() / "policies" / "platforms");
+    if (!loaded_profile) throw std::runtime_error(loaded_profile.error().str());
+    profile = *loaded_profile;
     image::ImageConfig image;
     image.env = {"PATH=/image/bin", "IMAGE_ONLY=1", "LANG=image"};
     plan = plan::make_plan(job, profile, image, {dir.path() / "run", "/src/emulator", "job-1", {}, {}});
@@ -43,7 +44,107 @@ struct PlannedJob {
       if (m.destination == destination) return &m;
     return nullptr;
   }
+  // The content of the file the platform writes at `destination`, parsed.
+  nlohmann::json file_at(const std::string& destination) const {
+    const auto* mount = mount_at(destination);
+    if (!mount) return nullptr;
+    for (const auto& file : plan->files)
+      if (file.path == mount->source) return nlohmann::json::parse(file.content);
+    return nullptr;
+  }
 };
+
+const char* kSageMakerJob =
+    "command: python main.py\n"
+    "inputs: {train: ./data}\n"
+    "hyperparameters: {epochs: 2, learning-rate: 0.01, optimizer: adam, tag: \"7\", use-cuda: true}\n";
+
+TEST(PlanPlanner, SageMakerPassesHyperparametersAsItsToolkitDoes) {
+  PlannedJob p(kSageMakerJob, "sagemaker");
+  ASSERT_TRUE(p.plan.ok()) << p.plan.error().str();
+  EXPECT_EQ(p.plan->command,
+            "python main.py --epochs 2 --learning-rate 0.01 --optimizer adam --tag 7 --use-cuda True");
+  EXPECT_EQ(p.env("SM_HP_LEARNING-RATE"), "0.01");
+  EXPECT_EQ(p.env("SM_HP_USE-CUDA"), "true");
+  EXPECT_EQ(p.env("SM_HP_OPTIMIZER"), "adam");
+  EXPECT_EQ(nlohmann::json::parse(p.env("SM_HPS")),
+            nlohmann::json::parse(R"({"epochs": 2, "learning-rate": 0.01, "optimizer": "adam", "tag": "7",
+                                      "use-cuda": true})"));
+  EXPECT_EQ(nlohmann::json::parse(p.env("SM_USER_ARGS"))[0], "--epochs");
+  // Every value of hyperparameters.json is a string: the JSON of the value.
+  EXPECT_EQ(p.file_at("/opt/ml/input/config/hyperparameters.json"),
+            nlohmann::json::parse(R"({"epochs": "2", "learning-rate": "0.01", "optimizer": "\"adam\"",
+                                      "tag": "\"7\"", "use-cuda": "true"})"));
+  EXPECT_TRUE(p.plan->notes.empty());
+}
+
+TEST(PlanPlanner, SageMakerWritesItsConfigFilesReadOnlyAndRunsAsRoot) {
+  PlannedJob p(kSageMakerJob, "sagemaker");
+  ASSERT_TRUE(p.plan.ok()) << p.plan.error().str();
+  EXPECT_EQ(p.plan->process.uid, 0u);
+  EXPECT_EQ(p.plan->hostname, "algo-1");
+  EXPECT_EQ(p.env("SM_CHANNEL_TRAIN"), "/opt/ml/input/data/train");
+  EXPECT_EQ(p.env("SM_CHANNELS"), R"(["train"])");
+  EXPECT_EQ(p.env("SM_HOSTS"), R"(["algo-1"])");
+  const auto training_env = nlohmann::json::parse(p.env("SM_TRAINING_ENV"));
+  EXPECT_EQ(training_env["channel_input_dirs"]["train"], "/opt/ml/input/data/train");
+  EXPECT_EQ(training_env["num_cpus"], 4);
+  EXPECT_EQ(p.file_at("/opt/ml/input/config/resourceconfig.json")["hosts"],
+            nlohmann::json::parse(R"(["algo-1"])"));
+  EXPECT_EQ(p.file_at("/opt/ml/input/config/inputdataconfig.json")["train"]["TrainingInputMode"], "File");
+  const auto* config = p.mount_at("/opt/ml/input/config/hyperparameters.json");
+  ASSERT_NE(config, nullptr);
+  EXPECT_TRUE(config->read_only);
+  EXPECT_EQ(config->source, p.dir.path() / "run" / "platform" / "opt/ml/input/config/hyperparameters.json");
+  // The model folder is kept after the job: a writable output of the platform's own.
+  const auto* model = p.mount_at("/opt/ml/model");
+  ASSERT_NE(model, nullptr);
+  EXPECT_FALSE(model->read_only);
+  EXPECT_EQ(model->kind, diagnosis::MountFact::Kind::Output);
+  EXPECT_TRUE(model->name.empty());
+}
+
+TEST(PlanPlanner, HyperparametersOnAPlatformWithoutThemLeaveANote) {
+  PlannedJob p(kSageMakerJob);
+  ASSERT_TRUE(p.plan.ok()) << p.plan.error().str();
+  EXPECT_EQ(p.plan->command, "python main.py");
+  ASSERT_EQ(p.plan->notes.size(), 1u);
+  EXPECT_NE(p.plan->notes[0].find("not passed to the job on philly"), std::string::npos);
+}
+
+TEST(PlanPlanner, OtherPlatformsExportTheirOwnVariables) {
+  const char* job = "command: python main.py\ninputs: {training: ./data}\noutputs: {model: {}}\n";
+  PlannedJob vertex(job, "vertex");
+  ASSERT_TRUE(vertex.plan.ok()) << vertex.plan.error().str();
+  EXPECT_EQ(vertex.env("AIP_MODEL_DIR"), "gs://staging/job-1/model/");
+  EXPECT_EQ(vertex.env("AIP_TRAINING_DATA_URI"), "gs://training/");
+  EXPECT_NE(vertex.mount_at("/gcs/training"), nullptr);
+  EXPECT_EQ(nlohmann::json::parse(vertex.env("CLUSTER_SPEC"))["task"]["type"], "workerpool0");
+  PlannedJob kubeflow(job, "kubeflow");
+  ASSERT_TRUE(kubeflow.plan.ok()) << kubeflow.plan.error().str();
+  EXPECT_EQ(kubeflow.env("MASTER_ADDR"), kubeflow.plan->hostname);
+  EXPECT_EQ(kubeflow.env("WORLD_SIZE"), "1");
+  EXPECT_EQ(kubeflow.env("PET_NODE_RANK"), "0");
+  PlannedJob slurm(job, "slurm");
+  ASSERT_TRUE(slurm.plan.ok()) << slurm.plan.error().str();
+  EXPECT_EQ(slurm.env("SLURM_NTASKS"), "1");
+  EXPECT_EQ(slurm.env("SLURM_NODELIST"), "gpu001");
+  EXPECT_NE(slurm.plan->process.uid, 0u);
+  // AzureML's data folders lie under the job's own runtime folder.
+  PlannedJob azureml(job, "azureml");
+  ASSERT_TRUE(azureml.plan.ok()) << azureml.plan.error().str();
+  EXPECT_EQ(azureml.env("AZURE_ML_OUTPUT_model"), "/mnt/azureml/cr/j/job-1/cap/data-capability/wd/model");
+  EXPECT_NE(azureml.mount_at("/mnt/azureml/cr/j/job-1/cap/data-capability/wd/INPUT_training"), nullptr);
+}
+
+TEST(PlanPlanner, APlatformFileThatIsNotJsonIsAnErrorOfTheProfile) {
+  PlannedJob p("command: python main.py\n");
+  p.profile.files.push_back({"/etc/config.json", "{\"hosts\": {{hosts.json}},", {p.profile.file, 7, 3}});
+  auto plan = plan::make_plan(p.job, p.profile, {}, {p.dir.path() / "run", "/src/emulator", "job-1", {}, {}});
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.error().exit_status(), 2);
+  EXPECT_EQ(plan.error().where.line, 7);
+}
 
 TEST(PlanPlanner, RunsAsThePlatformUserInTheReadOnlyCodeFolder) {
   PlannedJob p("command: python main.py\n");
@@ -76,7 +177,8 @@ TEST(PlanPlanner, SubstitutesInputsAndOutputsWithTheirMountPaths) {
   }));
   EXPECT_EQ(p.env("PHILLY_INPUT_DIGITS"), "/hdfs/data/digits");
   EXPECT_EQ(p.env("PHILLY_OUTPUT_MODEL"), "/philly/models/model");
-  EXPECT_EQ(p.env("PREFLIGHT_INPUTS"), "/hdfs/data/digits") << "the harness's data stage watches the input mounts";
+  EXPECT_EQ(p.env("PREFLIGHT_INPUTS"), "/hdfs/data/digits")
+      << "the harness's data stage watches the input mounts";
 }
 
 TEST(PlanPlanner, EnvironmentLayersImageThenPlatformThenJobAndNothingOfTheHost) {
@@ -103,8 +205,9 @@ TEST(PlanPlanner, HarnessComesFirstOnTheJobsOwnPythonPath) {
 }
 
 TEST(PlanPlanner, GpusAndExplicitArgumentsReachTheHarness) {
-  PlannedJob p("command: python main.py\nresources: {gpus: 2}\n"
-               "dryrun:\n  args: {epochs: 3, lr: 0.5, resume: false, arch: resnet18}\n");
+  PlannedJob p(
+      "command: python main.py\nresources: {gpus: 2}\n"
+      "dryrun:\n  args: {epochs: 3, lr: 0.5, resume: false, arch: resnet18}\n");
   ASSERT_TRUE(p.plan.ok()) << p.plan.error().str();
   EXPECT_EQ(p.env("PREFLIGHT_GPUS"), "2");
   EXPECT_EQ(p.env("PREFLIGHT_GPU_NAME"), p.profile.gpu.name);

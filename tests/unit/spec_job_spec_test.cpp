@@ -134,6 +134,26 @@ tags: {framework: pytorch}
   EXPECT_EQ(job->notes[0].where.line, 21);
 }
 
+TEST(SpecJob, HyperparametersKeepTheirOrderAndWhetherTheyAreTyped) {
+  TempDir dir;
+  auto job =
+      load(dir,
+           "command: python main.py\n"
+           "hyperparameters: {epochs: 2, learning-rate: 0.01, optimizer: adam, tag: \"7\", cuda: true}\n");
+  ASSERT_TRUE(job.ok()) << job.error().str();
+  ASSERT_EQ(job->hyperparameters.size(), 5u);
+  EXPECT_EQ(job->hyperparameters[1].name, "learning-rate");
+  EXPECT_EQ(job->hyperparameters[1].value, "0.01");
+  EXPECT_TRUE(job->hyperparameters[1].typed);
+  EXPECT_FALSE(job->hyperparameters[2].typed);  // adam
+  EXPECT_FALSE(job->hyperparameters[3].typed);  // "7", quoted
+  EXPECT_TRUE(job->hyperparameters[4].typed);   // true
+  expect_error(load(dir, "command: x\nhyperparameters:\n  --lr: 1\n"), 3, 3,
+               "hyperparameter name \"--lr\" must be letters, digits, \"_\", \"-\" and \".\"");
+  expect_error(load(dir, "command: x\nhyperparameters:\n  lr:\n"), 3, 6,
+               "hyperparameters.lr: expected a value, got nothing (write \"\" for an empty string)");
+}
+
 TEST(SpecJob, MalformedYamlHasALocation) {
   TempDir dir;
   expect_error(load(dir, "command: python main.py\nresources: {gpus: 4\n"), 3, 1,

@@ -61,12 +61,29 @@ TEST(SpecProfile, ShippedPhillyLoads) {
 
 TEST(SpecProfile, EveryShippedProfileLoads) {
   const auto names = list_platforms(shipped());
-  ASSERT_FALSE(names.empty());
-  EXPECT_NE(std::find(names.begin(), names.end(), "philly"), names.end());
+  for (const char* platform : {"philly", "sagemaker", "azureml", "vertex", "kubeflow", "slurm"})
+    EXPECT_NE(std::find(names.begin(), names.end(), platform), names.end()) << platform;
   for (const std::string& name : names) {
     auto profile = load_platform(name, shipped());
     EXPECT_TRUE(profile.ok()) << name << ": " << profile.error().str();
   }
+}
+
+TEST(SpecProfile, ShippedSageMakerRunsAsRootWithItsFilesAndHyperparameters) {
+  auto profile = load_platform("sagemaker", shipped());
+  ASSERT_TRUE(profile.ok()) << profile.error().str();
+  EXPECT_EQ(profile->user.uid, 0u);
+  EXPECT_EQ(profile->hostname, "algo-1");
+  EXPECT_TRUE(profile->hyperparameters.arguments);
+  ASSERT_EQ(profile->hyperparameters.environment.size(), 1u);
+  EXPECT_EQ(profile->hyperparameters.environment[0].name, "SM_HP_{{NAME}}");
+  ASSERT_EQ(profile->files.size(), 3u);
+  EXPECT_EQ(profile->files[0].path, "/opt/ml/input/config/hyperparameters.json");
+  EXPECT_GT(profile->files[0].where.line, 0);
+  EXPECT_EQ(
+      profile->input_config_json,
+      R"({"RecordWrapperType":"None","S3DistributionType":"FullyReplicated","TrainingInputMode":"File"})");
+  EXPECT_EQ(profile->mounts.kept.front(), "/opt/ml/model");
 }
 
 TEST(SpecProfile, UnknownNameSuggestsAShippedOne) {
@@ -166,6 +183,16 @@ TEST(SpecProfile, ErrorsHaveLocationsAndSuggestions) {
                "environment variable name \"IN-{{NAME}}\" must be letters, digits and \"_\", not "
                "starting with a digit");
   expect_error(load("name: a\nname: b\n"), 2, 1, "duplicate key \"name\" (first given on line 1)");
+  expect_error(load("files:\n  config.json: x\n"), 2, 3,
+               "files: \"config.json\" must be an absolute path inside the container");
+  expect_error(
+      load("hyperparameters:\n  environment: {HP_{{NAME}}: \"{{path}}\"}\n"), 2, 32,
+      "hyperparameters.environment.HP_{{NAME}}: unknown template variable \"{{path}}\"; did you mean "
+      "\"name\"?");
+  expect_error(load("hyperparameters: {arguments: maybe}\n"), 1, 30,
+               "hyperparameters.arguments: expected true or false, got \"maybe\"");
+  expect_error(load("mounts: {kept: [model]}\n"), 1, 16,
+               "mounts.kept: expected absolute paths, got \"model\"");
   expect_error(load("user: [a]\n"), 1, 7, "user: expected a map of keys, got a list");
   expect_error(load("user: {name: x\n"), 2, 1, "invalid YAML: end of map flow not found");
 }

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,12 @@ int main_with_args(int argc, char** argv);
 
 // Prints "preflight: error: FILE:LINE:COL: message" and returns the error's exit status.
 int report_error(const Error& error);
+
+// Commands that run containers call this first, while the process has a single thread:
+// without root, it moves the rest of the command into Preflight's user namespace
+// (docs/rootless.md). A value is the exit status to return at once (the namespace's parent
+// process, or an error's).
+std::optional<int> enter_user_namespace();
 
 // What every command about one job takes: the job file, --platform, --image and --json.
 struct JobOptions {

@@ -3,12 +3,19 @@
 #include <iostream>
 
 #include "cli/command.hpp"
+#include "sandbox/user_namespace.hpp"
 
 namespace preflight::cli {
 
 int report_error(const Error& error) {
   std::cerr << "preflight: error: " << error.str() << "\n";
   return error.exit_status();
+}
+
+std::optional<int> enter_user_namespace() {
+  auto entered = sandbox::enter_user_namespace();
+  if (!entered) return report_error(entered.error());
+  return *entered;
 }
 
 void add_job_options(CLI::App& app, JobOptions& options) {

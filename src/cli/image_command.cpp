@@ -87,6 +87,7 @@ void print_job_table(const std::string& image_text, const std::vector<report::Re
 }
 
 int check_jobs(const ImageArgs& args) {
+  if (auto exit_status = enter_user_namespace()) return *exit_status;
   int status = 0;
   auto reports = run_jobs(args.name, args.jobs, status);
   print_job_table(args.name, reports);
@@ -94,6 +95,8 @@ int check_jobs(const ImageArgs& args) {
 }
 
 int diff(const ImageArgs& args) {
+  if (!args.jobs.empty())
+    if (auto exit_status = enter_user_namespace()) return *exit_status;
   auto before = inspected(args.name);
   if (!before) return report_error(before.error());
   auto after = inspected(args.other);

@@ -20,6 +20,7 @@ struct RunArgs : JobOptions {
 };
 
 int run(const RunArgs& args) {
+  if (auto exit_status = enter_user_namespace()) return *exit_status;
   pipeline::DryRunOptions options;
   options.job_file = args.job;
   if (!args.platform.empty()) options.platform = args.platform;

@@ -11,6 +11,8 @@
 #include <memory>
 #include <vector>
 
+#include "util/host_root.hpp"
+
 namespace preflight::image {
 namespace fs = std::filesystem;
 
@@ -300,7 +302,9 @@ Status LayerUnpacker::apply_entries(archive* reader, const LayerSource& layer) {
   std::unique_ptr<archive, WriteDeleter> writer(archive_write_disk_new());
   // Owners are numeric (the image's /etc/passwd, not the host's); no name lookups, no fsync.
   int flags = ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_XATTR;
-  const bool as_root = geteuid() == 0;
+  // Root in a user namespace (a rootless run) keeps the files the user's own, so the user
+  // can remove the cache; they are root's inside the container (docs/rootless.md).
+  const bool as_root = is_host_root();
   if (as_root) flags |= ARCHIVE_EXTRACT_OWNER;
   archive_write_disk_set_options(writer.get(), flags);
 

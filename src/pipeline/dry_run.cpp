@@ -233,6 +233,7 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
   };
 
   report::Report report;
+  notes.insert(notes.end(), exit->unenforced.begin(), exit->unenforced.end());
   report.notes = std::move(notes);
   report.findings = std::move(*static_results);
   auto dry_run_findings = diagnosis::diagnose(*rules, outcome, facts);

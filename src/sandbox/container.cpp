@@ -14,8 +14,11 @@
 #include <csignal>
 #include <fstream>
 
+#include "image/image_store.hpp"
 #include "sandbox/interrupt.hpp"
 #include "sandbox/oci_config.hpp"
+#include "sandbox/pid_namespace.hpp"
+#include "util/host_root.hpp"
 #include "util/text.hpp"
 
 namespace preflight::sandbox {
@@ -29,18 +32,41 @@ constexpr const char* kCgroupParent = "preflight";
 // From the SIGUSR2 of a timed-out run to its kill: time for the harness to write its stacks.
 constexpr std::chrono::milliseconds kStackDumpGrace{500};
 
+// The OCI runtime and the global options every one of its commands takes.
+struct Runtime {
+  fs::path program;
+  std::vector<std::string> options;
+  bool rootless = false;
+
+  std::vector<std::string> arguments(std::initializer_list<std::string> command) const {
+    std::vector<std::string> args = options;
+    args.insert(args.end(), command);
+    return args;
+  }
+};
+
+// Without root on the host (in Preflight's user namespace, docs/rootless.md), runc keeps its
+// state in the user's cache, since /run/runc is not the user's, and is told to expect no
+// cgroup of its own.
+Runtime runtime_for_this_user(fs::path program) {
+  if (is_host_root()) return {std::move(program), {}, false};
+  return {std::move(program),
+          {"--root", (image::default_cache_dir() / "runc").string(), "--rootless=true"},
+          true};
+}
+
 // Runs a runtime subcommand to completion, returning its exit status and stderr.
 struct CommandResult {
   int status = -1;
   std::string err;
 };
 
-CommandResult run_runtime(const fs::path& runtime, const std::vector<std::string>& args) {
+CommandResult run_runtime(const Runtime& runtime, std::initializer_list<std::string> command) {
   CommandResult result;
   try {
     bp::ipstream err;
-    bp::child child(runtime.string(), bp::args(args), bp::std_in<bp::null, bp::std_out> bp::null,
-                    bp::std_err > err);
+    bp::child child(runtime.program.string(), bp::args(runtime.arguments(command)),
+                    bp::std_in<bp::null, bp::std_out> bp::null, bp::std_err > err);
     std::string line;
     while (std::getline(err, line)) result.err += line + "\n";
     child.wait();
@@ -49,6 +75,15 @@ CommandResult run_runtime(const fs::path& runtime, const std::vector<std::string
     result.err = e.what();
   }
   return result;
+}
+
+// Signals every process of the container `id` whose first process is `pid`: through its
+// cgroup (runc kill --all) as root, through its pid namespace in a rootless run.
+void signal_container(const Runtime& runtime, const std::string& id, pid_t pid, int signal) {
+  if (runtime.rootless)
+    signal_pid_namespace(pid, signal);
+  else
+    run_runtime(runtime, {"kill", "--all", id, sigabbrev_np(signal)});
 }
 
 // The overlay root of one container; unmounted when this goes out of scope.
@@ -80,7 +115,7 @@ class OverlayRoot {
 // Deletes the container (killing what is left of it) when this goes out of scope.
 class ContainerGuard {
  public:
-  ContainerGuard(fs::path runtime, std::string id) : runtime_(std::move(runtime)), id_(std::move(id)) {}
+  ContainerGuard(Runtime runtime, std::string id) : runtime_(std::move(runtime)), id_(std::move(id)) {}
   ~ContainerGuard() {
     run_runtime(runtime_, {"delete", "--force", id_});
     // The parent cgroup of Preflight's containers goes too once no other run uses it.
@@ -91,7 +126,7 @@ class ContainerGuard {
   }
 
  private:
-  fs::path runtime_;
+  Runtime runtime_;
   std::string id_;
 };
 
@@ -152,7 +187,8 @@ Status write_hosts(const plan::RunPlan& plan, const fs::path& root) {
   std::ofstream hosts(root / "etc" / "hosts", std::ios::trunc);
   hosts << "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n127.0.1.1\t" << plan.hostname
         << "\n";
-  if (!hosts) return Error::runtime(fmt::format("cannot write /etc/hosts in the container: {}", std::strerror(errno)));
+  if (!hosts)
+    return Error::runtime(fmt::format("cannot write /etc/hosts in the container: {}", std::strerror(errno)));
   return Ok{};
 }
 
@@ -188,7 +224,8 @@ void read_memory_cgroup(const std::string& cgroup_path, ContainerExit& exit) {
   fs::path v2 = fs::path("/sys/fs/cgroup") / fs::path(cgroup_path).relative_path();
   if (fs::exists(v1 / "memory.oom_control")) {
     exit.oom_killed = cgroup_value(read_file(v1 / "memory.oom_control").value_or(""), "oom_kill") > 0;
-    exit.peak_memory_bytes = std::strtoull(read_file(v1 / "memory.max_usage_in_bytes").value_or("").c_str(), nullptr, 10);
+    exit.peak_memory_bytes =
+        std::strtoull(read_file(v1 / "memory.max_usage_in_bytes").value_or("").c_str(), nullptr, 10);
   } else if (fs::exists(v2 / "memory.events")) {
     exit.oom_killed = cgroup_value(read_file(v2 / "memory.events").value_or(""), "oom_kill") > 0;
     exit.peak_memory_bytes = std::strtoull(read_file(v2 / "memory.peak").value_or("").c_str(), nullptr, 10);
@@ -221,10 +258,13 @@ fs::path find_runtime() {
 
 Result<ContainerExit> run_container(const plan::RunPlan& plan, const fs::path& image_rootfs,
                                     const LineSink& on_line) {
-  fs::path runtime = find_runtime();
-  if (runtime.empty())
+  const Runtime runtime = runtime_for_this_user(find_runtime());
+  if (runtime.program.empty())
     return Error::runtime(
         "no OCI runtime found: install runc (apt-get install runc) or set PREFLIGHT_RUNTIME");
+  if (::geteuid() != 0)
+    return Error::runtime(
+        "running a container without root needs Preflight's user namespace (docs/rootless.md)");
   install_interrupt_handlers();
   // Adopt the container's process when the detached `runc run` exits, to wait for it and read its cgroup.
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
@@ -234,7 +274,10 @@ Result<ContainerExit> run_container(const plan::RunPlan& plan, const fs::path& i
   if (auto status = root.mount(image_rootfs, plan.run_dir); !status) return std::move(status).error();
   if (auto status = prepare_root(plan, root.path()); !status) return std::move(status).error();
 
-  const std::string cgroup_path = fmt::format("/{}/{}", kCgroupParent, plan.container_id);
+  // Only root on the host has a cgroup to enforce the platform's limits in; a rootless run
+  // goes without and its report says so.
+  std::optional<std::string> cgroup_path;
+  if (is_host_root()) cgroup_path = fmt::format("/{}/{}", kCgroupParent, plan.container_id);
   fs::path bundle = plan.run_dir / "bundle";
   std::ofstream(bundle / "config.json") << make_oci_config(plan, root.path(), cgroup_path).dump(2);
 
@@ -247,13 +290,14 @@ Result<ContainerExit> run_container(const plan::RunPlan& plan, const fs::path& i
   try {
     // Detached: the runtime starts the container and exits; its process, re-parented to us,
     // is ours to wait for, and its cgroup stays until `delete`, to be read.
-    bp::child launch(runtime.string(), "run", "--detach", "--bundle", bundle.string(), "--pid-file",
-                     pid_file.string(), plan.container_id, bp::std_in<bp::null, bp::std_out> out.pipe,
-                     bp::std_err > err.pipe);
+    bp::child launch(runtime.program.string(),
+                     bp::args(runtime.arguments({"run", "--detach", "--bundle", bundle.string(), "--pid-file",
+                                                 pid_file.string(), plan.container_id})),
+                     bp::std_in<bp::null, bp::std_out> out.pipe, bp::std_err > err.pipe);
     launch.wait();
     launch_status = launch.exit_code();
   } catch (const bp::process_error& e) {
-    return Error::runtime(fmt::format("cannot start {}: {}", runtime.string(), e.what()));
+    return Error::runtime(fmt::format("cannot start {}: {}", runtime.program.string(), e.what()));
   }
   out.close_sink();
   err.close_sink();
@@ -261,8 +305,8 @@ Result<ContainerExit> run_container(const plan::RunPlan& plan, const fs::path& i
     std::string message;
     ::fcntl(err.pipe.native_source(), F_SETFL, O_NONBLOCK);
     err.drain([&](auto, std::string_view line) { message += std::string(line) + "\n"; });
-    return Error::runtime(
-        fmt::format("{} run failed (exit {}): {}", runtime.filename().string(), launch_status, message));
+    return Error::runtime(fmt::format("{} run failed (exit {}): {}", runtime.program.filename().string(),
+                                      launch_status, message));
   }
   pid_t pid = std::atoi(read_file(pid_file).value_or("").c_str());
   const FileDescriptor pidfd(pid > 0 ? pidfd_open(pid) : -1);
@@ -270,6 +314,7 @@ Result<ContainerExit> run_container(const plan::RunPlan& plan, const fs::path& i
     return Error::runtime("cannot follow the container's process (pid file " + pid_file.string() + ")");
 
   ContainerExit exit;
+  if (!cgroup_path) exit.unenforced = unenforced_limits(plan.limits);
   auto deadline = started + plan.timeout;
   bool exited = false, killed = false, dumping = false;
   while (!exited || out.open || err.open) {
@@ -306,20 +351,20 @@ Result<ContainerExit> run_container(const plan::RunPlan& plan, const fs::path& i
       // hangs"); it gets a moment to do so before the kill.
       dumping = true;
       exit.timed_out = true;
-      run_runtime(runtime, {"kill", "--all", plan.container_id, "USR2"});
+      signal_container(runtime, plan.container_id, pid, SIGUSR2);
       deadline = Clock::now() + kStackDumpGrace;
       continue;
     }
     if (!killed && !exited && (timed_out || interrupted)) {
       exit.timed_out = (timed_out || dumping) && !interrupted;
       exit.interrupted_by = interrupted;
-      run_runtime(runtime, {"kill", "--all", plan.container_id, "KILL"});
+      signal_container(runtime, plan.container_id, pid, SIGKILL);
       killed = true;
     }
     if (killed && exited && (out.open || err.open) && ready == 0) break;  // stray holders of the pipes
   }
   exit.seconds = std::chrono::duration<double>(Clock::now() - started).count();
-  read_memory_cgroup(cgroup_path, exit);
+  if (cgroup_path) read_memory_cgroup(*cgroup_path, exit);
   // Reap processes re-parented to us on their way out (the runtime's helpers).
   while (::waitpid(-1, nullptr, WNOHANG) > 0) {
   }

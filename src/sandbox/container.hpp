@@ -7,7 +7,9 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "diagnosis/evidence.hpp"
 #include "plan/run_plan.hpp"
@@ -23,6 +25,7 @@ struct ContainerExit {
   int interrupted_by = 0;  // SIGINT/SIGTERM that stopped the run, 0 if none
   std::uint64_t peak_memory_bytes = 0;
   double seconds = 0;
+  std::vector<std::string> unenforced;  // the platform's limits this run could not enforce, a sentence each
 };
 
 // Called for each complete line the job prints, as it prints it.

@@ -1,5 +1,9 @@
 #include "sandbox/oci_config.hpp"
 
+#include <fmt/format.h>
+
+#include "util/text.hpp"
+
 namespace preflight::sandbox {
 namespace {
 
@@ -46,8 +50,22 @@ json resources(const plan::RunPlan& plan) {
 
 }  // namespace
 
+std::vector<std::string> unenforced_limits(const spec::ResourceLimits& limits) {
+  constexpr const char* kWhy =
+      "is not enforced: Preflight runs without root and has no cgroup to set it in (docs/rootless.md)";
+  std::vector<std::string> notes;
+  if (limits.memory_bytes > 0)
+    notes.push_back(
+        fmt::format("the platform's memory limit of {} {}", human_size(limits.memory_bytes), kWhy));
+  if (limits.pids > 0)
+    notes.push_back(fmt::format("the platform's limit of {} processes {}", limits.pids, kWhy));
+  if (limits.cpus > 0)
+    notes.push_back(fmt::format("the platform's limit of {:g} CPUs {}", limits.cpus, kWhy));
+  return notes;
+}
+
 json make_oci_config(const plan::RunPlan& plan, const std::filesystem::path& rootfs,
-                     const std::string& cgroup_path) {
+                     const std::optional<std::string>& cgroup_path) {
   json mounts = system_mounts(plan);
   for (const auto& m : plan.mounts) mounts.push_back(plan_mount(m));
 
@@ -60,6 +78,16 @@ json make_oci_config(const plan::RunPlan& plan, const std::filesystem::path& roo
                        {"permitted", json::array()},
                        {"inheritable", json::array()},
                        {"ambient", json::array()}};
+  json linux_section = {
+      {"namespaces", namespaces},
+      {"maskedPaths",
+       {"/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list",
+        "/proc/timer_stats", "/proc/sched_debug", "/sys/firmware", "/proc/scsi"}},
+      {"readonlyPaths", {"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"}}};
+  if (cgroup_path) {
+    linux_section["cgroupsPath"] = *cgroup_path;
+    linux_section["resources"] = resources(plan);
+  }
   return {
       {"ociVersion", "1.0.2"},
       {"process",
@@ -73,14 +101,7 @@ json make_oci_config(const plan::RunPlan& plan, const std::filesystem::path& roo
       {"root", {{"path", rootfs.string()}, {"readonly", false}}},
       {"hostname", plan.hostname},
       {"mounts", mounts},
-      {"linux",
-       {{"namespaces", namespaces},
-        {"cgroupsPath", cgroup_path},
-        {"resources", resources(plan)},
-        {"maskedPaths",
-         {"/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
-          "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/sys/firmware", "/proc/scsi"}},
-        {"readonlyPaths", {"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"}}}},
+      {"linux", linux_section},
   };
 }
 

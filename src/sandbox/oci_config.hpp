@@ -5,14 +5,22 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "plan/run_plan.hpp"
 
 namespace preflight::sandbox {
 
 // `rootfs` is the container's root folder (an overlay over the cached image).
-// `cgroup_path` is where runc places the container in the cgroup hierarchy.
+// `cgroup_path` is where runc places the container in the cgroup hierarchy; without one (a
+// rootless run, docs/rootless.md) the config sets no resource limits.
 nlohmann::json make_oci_config(const plan::RunPlan& plan, const std::filesystem::path& rootfs,
-                               const std::string& cgroup_path);
+                               const std::optional<std::string>& cgroup_path);
+
+// One sentence for each of the platform's limits a run without a cgroup cannot enforce
+// (memory, processes, CPUs), for the report's notes. The size of /dev/shm is always enforced.
+std::vector<std::string> unenforced_limits(const spec::ResourceLimits& limits);
 
 }  // namespace preflight::sandbox

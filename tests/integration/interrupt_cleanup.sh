@@ -16,10 +16,10 @@ printf 'name: interrupted\nimage: python\ncommand: python main.py\n' >"$job/job.
 "$preflight" run "$job/job.yaml" --timeout 5m >"$work/out" 2>"$work/err" &
 pid=$!
 for _ in $(seq 1 300); do
-  runc list -q 2>/dev/null | grep -q '^preflight-interrupted-' && break
+  runtime_list | grep -q '^preflight-interrupted-' && break
   sleep 0.1
 done
-runc list -q 2>/dev/null | grep -q '^preflight-interrupted-' || fail "the container never started: $(cat "$work/err")"
+runtime_list | grep -q '^preflight-interrupted-' || fail "the container never started: $(cat "$work/err")"
 kill -INT "$pid"
 wait "$pid"
 check_equal "exit status" 130 "$?"

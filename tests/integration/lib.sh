@@ -21,9 +21,27 @@ require_runtime() {
     echo "SKIP: runc is not installed (apt-get install runc)" >&2
     exit 77
   fi
-  if [[ $(id -u) != 0 ]]; then
-    echo "SKIP: running containers needs root in this version" >&2
+  [[ $(id -u) == 0 ]] && return
+  # Without root, preflight runs containers in a user namespace of its own (docs/rootless.md).
+  if ! command -v newuidmap >/dev/null || ! command -v newgidmap >/dev/null; then
+    echo "SKIP: running containers without root needs newuidmap and newgidmap (apt-get install uidmap)" >&2
     exit 77
+  fi
+  local user
+  user=$(id -un)
+  if ! grep -q "^$user:" /etc/subuid || ! grep -q "^$user:" /etc/subgid; then
+    echo "SKIP: running containers without root needs subordinate ids for $user in /etc/subuid and /etc/subgid" >&2
+    exit 77
+  fi
+}
+
+# The containers runc knows of, where preflight keeps them: runc's own state folder for root,
+# the cache's runc/ folder without root.
+runtime_list() {
+  if [[ $(id -u) == 0 ]]; then
+    runc list -q 2>/dev/null
+  else
+    runc --root "${PREFLIGHT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/preflight}/runc" list -q 2>/dev/null
   fi
 }
 
@@ -32,7 +50,7 @@ require_runtime() {
 # another job named "vae-clamped" going on at the same time.
 check_no_leftovers() {
   local containers mounts cgroups day='[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]'
-  containers=$(runc list -q 2>/dev/null | grep "^preflight-$1-$day-" || true)
+  containers=$(runtime_list | grep "^preflight-$1-$day-" || true)
   [[ -z $containers ]] || fail "containers left behind: $containers"
   mounts=$(grep "preflight/runs/$1-$day-" /proc/self/mountinfo || true)
   [[ -z $mounts ]] || fail "mounts left behind: $mounts"

@@ -14,15 +14,19 @@ and prints one JSON object (ASCII only) on stdout:
                 "imports": [{"module", "line", "guarded", "level", "scope"}],
                 "env": [{"name", "line", "how", "default"}],
                 "paths": [{"value", "line", "option"}],  # option: the argparse option whose default it is
-                "perf": [{"rule", "line", "detail"}]}],
+                "perf": [{"rule", "line", "detail"}],
+                "main": bool, "parser": bool, "cuda": 0 or a line}],
      "argparse": null or {"file", "parse_known", "allow_abbrev", "dynamic",
                           "options": [{"line", "flags", "dest", "type", "required", "choices",
-                                       "nargs", "action", "has_default"}],
+                                       "nargs", "action", "has_default", "default"}],
                           "positionals": [{"line", "dest", "nargs", "type", "choices"}]}}
 
 `argparse` describes the entry script's parser. A file the scanner itself fails on gets
 "error": "<type>: <message>" and empty lists; the other files are unaffected. Environment
-variables the job's code sets are not reported as reads. Lines and columns are 1-based.
+variables the job's code sets are not reported as reads. `main` says the file runs code under
+`if __name__ == "__main__":`, `parser` that it builds an ArgumentParser, `cuda` the first line
+that names CUDA (`.cuda`, `"cuda"`, `"cuda:0"`); an option's `default` is its literal text
+default, else null (`preflight init` reads them). Lines and columns are 1-based.
 Standard library only, Python 3.6 to 3.13; each tree is walked once."""
 
 import ast
@@ -110,7 +114,8 @@ def scan_safely(path, text, is_entry):
 
 
 def empty_report(path):
-    return {"path": path, "syntax_error": None, "imports": [], "env": [], "paths": [], "perf": []}
+    return {"path": path, "syntax_error": None, "imports": [], "env": [], "paths": [], "perf": [],
+            "main": False, "parser": False, "cuda": 0}
 
 
 def scan_file(path, text, is_entry):
@@ -166,6 +171,7 @@ class FileScan(object):
         self.loops = []  # enclosing loops of this function, comprehensions included
         self.with_fallback = set()  # ids of calls followed by `or fallback`
         self.argparse = ParserScan() if is_entry else None
+        self.main_guard, self.builds_parser, self.cuda_line = False, False, 0
         self.handlers = dict((leaf, None) for leaf in leaf_classes())
         self.handlers.update({
             STRING_NODE: self.visit_string, ast.Expr: self.visit_expr,
@@ -187,7 +193,8 @@ class FileScan(object):
         if self.imports_tensorflow:
             self.perf.extend(self.parallel_candidates)
         self.perf.sort(key=lambda use: use["line"])
-        return {"imports": self.imports, "env": self.env, "paths": self.paths, "perf": self.perf}
+        return {"imports": self.imports, "env": self.env, "paths": self.paths, "perf": self.perf,
+                "main": self.main_guard, "parser": self.builds_parser, "cuda": self.cuda_line}
 
     # --- the walk ---------------------------------------------------------------------------
 
@@ -208,6 +215,8 @@ class FileScan(object):
                     handler(child)
 
     def visit_attribute(self, node):
+        if node.attr == "cuda" and not self.cuda_line:
+            self.cuda_line = node.lineno
         self.visit(node.value)
 
     def visit_list(self, nodes):
@@ -254,6 +263,8 @@ class FileScan(object):
         self.visit_list(node.finalbody)
 
     def visit_if(self, node):
+        if self.scope_depth == 0 and is_main_test(node.test):
+            self.main_guard = True
         self.visit(node.test)
         guard = condition_guard(node.test)
         if guard:
@@ -393,6 +404,8 @@ class FileScan(object):
 
     def visit_string(self, node, option=None):
         value = string_value(node)
+        if value is not None and not self.cuda_line and (value == "cuda" or value.startswith("cuda:")):
+            self.cuda_line = node.lineno
         if value is not None and looks_like_path(value):
             self.paths.append({"value": value, "line": node.lineno, "option": option})
 
@@ -429,6 +442,8 @@ class FileScan(object):
                 self.visit(keyword.value)
 
     def method_call(self, node, method, receiver):
+        if method == "ArgumentParser":
+            self.builds_parser = True
         if self.is_environ(receiver):
             self.environ_method(node, method)
         elif method == "getenv" and is_name(receiver, self.os_names):
@@ -448,6 +463,8 @@ class FileScan(object):
             self.argparse.call(node, method, bool(self.loops))
 
     def function_call(self, node, name):
+        if name == "ArgumentParser":
+            self.builds_parser = True
         if name in self.getenv_names:
             self.env_call(node, "getenv")
         elif name == "DataLoader":
@@ -558,7 +575,8 @@ class ParserScan(object):
         required = "required" in keywords and json_literal(keywords["required"]) is True
         self.options.append({"line": node.lineno, "flags": names, "dest": dest or option_dest(names),
                              "type": kind, "required": required, "choices": choices, "nargs": nargs,
-                             "action": action, "has_default": "default" in keywords})
+                             "action": action, "has_default": "default" in keywords,
+                             "default": string_value(keywords["default"]) if "default" in keywords else None})
 
 
 # --- small readings of expressions -------------------------------------------------------------
@@ -615,6 +633,15 @@ def caught_names(handlers):
             if name:
                 names.add(name)
     return names
+
+
+def is_main_test(test):
+    """`__name__ == "__main__"`, either way round."""
+    if not isinstance(test, ast.Compare) or len(test.comparators) != 1:
+        return False
+    sides = [test.left, test.comparators[0]]
+    return any(is_name(side, ("__name__",)) for side in sides) and \
+        any(string_value(side) == "__main__" for side in sides)
 
 
 def condition_guard(test):

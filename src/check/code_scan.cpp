@@ -63,6 +63,8 @@ ArgOption arg_option(const json& item) {
   option.nargs = text(item, "nargs");
   option.action = text(item, "action");
   if (option.action.empty()) option.action = "store";
+  if (auto it = item.find("default"); it != item.end() && it->is_string())
+    option.default_text = it->get<std::string>();
   return option;
 }
 
@@ -111,6 +113,9 @@ Result<CodeScan> parse_code_scan(const std::string& text_in) {
       file.paths.push_back({text(p, "value"), number(p, "line"), text(p, "option")});
     for (const auto& p : list(item, "perf"))
       file.perf.push_back({text(p, "rule"), number(p, "line"), text(p, "detail")});
+    file.main_guard = flag(item, "main");
+    file.builds_parser = flag(item, "parser");
+    file.cuda_line = number(item, "cuda");
     scan.files.push_back(std::move(file));
   }
   if (auto it = doc.find("argparse"); it != doc.end() && it->is_object()) {

@@ -55,6 +55,9 @@ struct ScannedFile {
   std::vector<EnvRead> env;
   std::vector<PathLiteral> paths;
   std::vector<PerfUse> perf;
+  bool main_guard = false;     // runs code under `if __name__ == "__main__":`
+  bool builds_parser = false;  // calls argparse.ArgumentParser
+  int cuda_line = 0;           // the first line that names CUDA; 0 if none
 };
 
 struct ArgOption {
@@ -66,6 +69,7 @@ struct ArgOption {
   std::optional<std::vector<std::string>> choices;  // as text
   std::string nargs;                                // "", "+", "?", "*", "2"
   std::string action;                               // "store", "store_true", ...
+  std::optional<std::string> default_text;          // a literal text default (default="data")
 };
 
 struct ArgParser {

@@ -421,7 +421,11 @@ class ArgparseTest(unittest.TestCase):
     def test_option(self):
         self.assertEqual(self.options["epochs"], {
             "line": 5, "flags": ["--epochs", "-e"], "dest": "epochs", "type": "int", "required": False,
-            "choices": None, "nargs": None, "action": "store", "has_default": True})
+            "choices": None, "nargs": None, "action": "store", "has_default": True, "default": None})
+
+    def test_a_text_default_is_given(self):
+        self.assertEqual(self.options["optimizer"]["default"], "sgd")
+        self.assertIsNone(self.options["lr"]["default"])
 
     def test_required_choices_nargs_action(self):
         self.assertTrue(self.options["lr"]["required"])
@@ -442,6 +446,43 @@ class ArgparseTest(unittest.TestCase):
         self.assertEqual(self.parser["positionals"], [
             {"line": 15, "dest": "data", "nargs": None, "type": None, "choices": None},
             {"line": 16, "dest": "extra", "nargs": "...", "type": None, "choices": None}])
+
+
+class EntryMarksTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.files = dict((f["path"], f) for f in scan([
+            ("train.py", """\
+                import argparse, torch
+                def main():
+                    parser = argparse.ArgumentParser()
+                    model = Net().to("cuda:0" if torch.cuda.is_available() else "cpu")
+                if "__main__" == __name__:
+                    main()
+                """),
+            ("lib.py", """\
+                from argparse import ArgumentParser
+                def build():
+                    if __name__ == "__main__":
+                        pass
+                    return ArgumentParser()
+                """),
+            ("eval.py", "device = 'cuda'\nif __name__ == '__main__':\n    print(device)\n")])["files"])
+
+    def test_main_guard_at_module_level_only(self):
+        self.assertTrue(self.files["train.py"]["main"])
+        self.assertFalse(self.files["lib.py"]["main"])
+        self.assertTrue(self.files["eval.py"]["main"])
+
+    def test_argument_parser_built(self):
+        self.assertTrue(self.files["train.py"]["parser"])
+        self.assertTrue(self.files["lib.py"]["parser"])
+        self.assertFalse(self.files["eval.py"]["parser"])
+
+    def test_first_cuda_line(self):
+        self.assertEqual(self.files["train.py"]["cuda"], 4)
+        self.assertEqual(self.files["lib.py"]["cuda"], 0)
+        self.assertEqual(self.files["eval.py"]["cuda"], 1)
 
 
 class ArgparseEntryTest(unittest.TestCase):

@@ -9,14 +9,21 @@ namespace {
 check::ArgParser parser() {
   check::ArgParser p;
   p.file = "train.py";
-  p.options = {
-      {10, {"--epochs", "-e"}, "epochs", "int", false, std::nullopt, "", "store"},
-      {11, {"--lr"}, "lr", "float", false, std::nullopt, "", "store"},
-      {12, {"--arch"}, "arch", "", false, std::vector<std::string>{"resnet18", "resnet50"}, "", "store"},
-      {13, {"--save-dir"}, "save_dir", "", true, std::nullopt, "", "store"},
-      {14, {"--amp"}, "amp", "", false, std::nullopt, "", "store_true"},
-      {15, {"--gpus"}, "gpus", "int", false, std::nullopt, "+", "store"}};
-  p.positionals = {{16, {}, "data", "", false, std::nullopt, "", "store"}};
+  p.options = {{10, {"--epochs", "-e"}, "epochs", "int", false, std::nullopt, "", "store", std::nullopt},
+               {11, {"--lr"}, "lr", "float", false, std::nullopt, "", "store", std::nullopt},
+               {12,
+                {"--arch"},
+                "arch",
+                "",
+                false,
+                std::vector<std::string>{"resnet18", "resnet50"},
+                "",
+                "store",
+                std::nullopt},
+               {13, {"--save-dir"}, "save_dir", "", true, std::nullopt, "", "store", std::nullopt},
+               {14, {"--amp"}, "amp", "", false, std::nullopt, "", "store_true", std::nullopt},
+               {15, {"--gpus"}, "gpus", "int", false, std::nullopt, "+", "store", std::nullopt}};
+  p.positionals = {{16, {}, "data", "", false, std::nullopt, "", "store", std::nullopt}};
   return p;
 }
 

@@ -28,6 +28,7 @@ Command platforms_command();
 Command platform_command();
 Command image_command();
 Command explain_command();
+Command init_command();
 
 // Runs the command line; returns the exit status (docs/errors.md).
 int main_with_args(int argc, char** argv);

@@ -22,16 +22,24 @@ Result<JobContext> load_job_context(const JobChoices& choices, const image::Prog
   }
 
   std::string image_text = choices.image.value_or(job->image.empty() ? profile->default_image : job->image);
-  auto ref = image::parse_image_ref(image_text, job->file.parent_path());
+  const bool written = !choices.image && !job->image.empty();
+  auto image = resolve_image(image_text, job->file.parent_path(),
+                             written ? job->image_where : SourceLocation{}, progress);
+  if (!image) return std::move(image).error();
+  return JobContext{std::move(*job), std::move(*profile), std::move(image_text), std::move(*image)};
+}
+
+Result<image::UnpackedImage> resolve_image(const std::string& text, const fs::path& base_dir,
+                                           const SourceLocation& written_at,
+                                           const image::ProgressSink& progress) {
+  auto ref = image::parse_image_ref(text, base_dir);
   if (!ref) {
-    if (!choices.image && !job->image.empty()) ref.error().where = job->image_where;
+    if (written_at.known()) ref.error().where = written_at;
     return std::move(ref).error();
   }
   image::ImageStore store(image::default_cache_dir(), data_dir() / "images");
-  if (progress) progress("image " + image_text);
-  auto image = store.resolve(*ref, progress);
-  if (!image) return std::move(image).error();
-  return JobContext{std::move(*job), std::move(*profile), std::move(image_text), std::move(*image)};
+  if (progress) progress("image " + text);
+  return store.resolve(*ref, progress);
 }
 
 }  // namespace preflight::pipeline

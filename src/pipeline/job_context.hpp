@@ -28,4 +28,10 @@ struct JobContext {
 
 Result<JobContext> load_job_context(const JobChoices& choices, const image::ProgressSink& progress);
 
+// The image `text` names (relative paths against `base_dir`), built or unpacked when missing;
+// a malformed reference is an error at `written_at`, where the reference was written if known.
+Result<image::UnpackedImage> resolve_image(const std::string& text, const std::filesystem::path& base_dir,
+                                           const SourceLocation& written_at,
+                                           const image::ProgressSink& progress);
+
 }  // namespace preflight::pipeline

@@ -58,7 +58,7 @@ std::vector<report::Report> run_jobs(const std::string& image_text, const std::v
     pipeline::DryRunOptions options;
     options.job_file = job;
     options.image = image_text;
-    auto result = pipeline::dry_run(options, {progress, nullptr});
+    auto result = pipeline::dry_run(options, {progress, nullptr, nullptr});
     if (!result) {
       status = std::max(status, report_error(result.error()));
       continue;

@@ -4,6 +4,7 @@
 
 #include "cli/command.hpp"
 #include "pipeline/init_job.hpp"
+#include "report/progress.hpp"
 
 namespace preflight::cli {
 namespace {
@@ -26,8 +27,9 @@ int init(const InitArgs& args) {
   choices.dir = args.dir;
   if (!args.platform.empty()) choices.platform = args.platform;
   if (!args.image.empty()) choices.image = args.image;
-  auto draft = pipeline::init_job(
-      choices, [](const std::string& line) { std::cerr << "preflight: " << line << "\n"; });
+  auto progress = report::progress_on_stderr(false);
+  auto draft = pipeline::init_job(choices, [&](const std::string& line) { progress->note(line); });
+  progress->clear();
   if (!draft) return report_error(draft.error());
   std::ofstream out(job_file, std::ios::trunc);
   out << draft->yaml;

@@ -5,6 +5,7 @@
 
 #include "cli/command.hpp"
 #include "pipeline/dry_run.hpp"
+#include "report/progress.hpp"
 #include "spec/platform_profile.hpp"
 
 namespace preflight::cli {
@@ -33,14 +34,17 @@ int run(const RunArgs& args) {
     if (!timeout) return report_error(timeout.error().context("--timeout"));
     options.timeout = *timeout;
   }
-  const bool color = report::use_color(STDERR_FILENO);
+  auto progress = report::progress_on_stderr(args.quiet);
   pipeline::Console console;
-  console.progress = [color](const std::string& line) {
-    std::cerr << (color ? "\033[2mpreflight: " : "preflight: ") << line << (color ? "\033[0m\n" : "\n");
-  };
+  console.progress = [&](const std::string& line) { progress->note(line); };
+  console.step = [&](const std::string& what) { progress->step(what); };
   if (!args.quiet)
-    console.job_output = [](bool, std::string_view line) { std::cerr << "  | " << line << "\n"; };
-  return finish_report(pipeline::dry_run(options, console), args.json);
+    console.job_output = [&](bool, std::string_view line) {
+      progress->write_line(std::cerr, "  | " + std::string(line));
+    };
+  auto result = pipeline::dry_run(options, console);
+  progress->clear();
+  return finish_report(result, args.json);
 }
 
 }  // namespace
@@ -54,7 +58,7 @@ Command run_command() {
                            "batches per DataLoader loop (default: the job's dryrun.steps, 2)")
                 ->check(CLI::PositiveNumber);
             app.add_option("--timeout", args->timeout, "stop the dry run after DURATION (e.g. 90s, 10m)");
-            app.add_flag("-q,--quiet", args->quiet, "do not echo the job's output");
+            app.add_flag("-q,--quiet", args->quiet, "do not echo the job's output nor show a status line");
             app.add_flag(
                 "--no-harness", args->no_harness,
                 "run the job exactly as the platform would, without Preflight's harness: "

@@ -16,6 +16,7 @@
 #include "pipeline/input_sample.hpp"
 #include "pipeline/job_context.hpp"
 #include "pipeline/outputs.hpp"
+#include "pipeline/stage_watch.hpp"
 #include "pipeline/stages.hpp"
 #include "pipeline/static_check.hpp"
 #include "plan/run_plan.hpp"
@@ -194,8 +195,12 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
 
   say(console, fmt::format("running {} on {} as {}", job.name, profile.name, plan->facts.user));
   OutputCollector output(console, !plan->setup.empty(), Clock::now());
+  std::optional<StageWatch> watch;
+  if (console.step)
+    watch.emplace(plan->run_dir / "harness" / "events.jsonl", console.step, !plan->setup.empty());
   auto exit = sandbox::run_container(*plan, image.rootfs,
                                      [&](auto stream, std::string_view line) { output.add(stream, line); });
+  watch.reset();
   if (!exit) {
     tidy_run_dir(plan->run_dir);
     return std::move(exit).error();

@@ -27,6 +27,7 @@ struct DryRunOptions {
 struct Console {
   std::function<void(const std::string&)> progress;                       // "resolving image pytorch", ...
   std::function<void(bool is_stderr, std::string_view line)> job_output;  // the job's own lines
+  std::function<void(const std::string&)> step;  // while the job runs: "stage train", replaced by the next
 };
 
 // Runs the job as its platform would. Bad input (spec, profile, image reference) and

@@ -150,7 +150,7 @@ TEST(SpecJob, HyperparametersKeepTheirOrderAndWhetherTheyAreTyped) {
   EXPECT_TRUE(job->hyperparameters[4].typed);   // true
   expect_error(load(dir, "command: x\nhyperparameters:\n  --lr: 1\n"), 3, 3,
                "hyperparameter name \"--lr\" must be letters, digits, \"_\", \"-\" and \".\"");
-  expect_error(load(dir, "command: x\nhyperparameters:\n  lr:\n"), 3, 6,
+  expect_error(load(dir, "command: x\nhyperparameters:\n  lr:\n"), 3, 3,
                "hyperparameters.lr: expected a value, got nothing (write \"\" for an empty string)");
 }
 

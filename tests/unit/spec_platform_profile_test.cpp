@@ -185,10 +185,8 @@ TEST(SpecProfile, ErrorsHaveLocationsAndSuggestions) {
   expect_error(load("name: a\nname: b\n"), 2, 1, "duplicate key \"name\" (first given on line 1)");
   expect_error(load("files:\n  config.json: x\n"), 2, 3,
                "files: \"config.json\" must be an absolute path inside the container");
-  expect_error(
-      load("hyperparameters:\n  environment: {HP_{{NAME}}: \"{{path}}\"}\n"), 2, 32,
-      "hyperparameters.environment.HP_{{NAME}}: unknown template variable \"{{path}}\"; did you mean "
-      "\"name\"?");
+  expect_error(load("hyperparameters:\n  environment:\n    HP_{{NAME}}: \"{{path}}\"\n"), 3, 19,
+               "hyperparameters.environment.HP_{{NAME}}: unknown template variable \"{{path}}\"");
   expect_error(load("hyperparameters: {arguments: maybe}\n"), 1, 30,
                "hyperparameters.arguments: expected true or false, got \"maybe\"");
   expect_error(load("mounts: {kept: [model]}\n"), 1, 16,

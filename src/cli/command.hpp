@@ -42,15 +42,17 @@ int report_error(const Error& error);
 // process, or an error's).
 std::optional<int> enter_user_namespace();
 
-// What every command about one job takes: the job file, --platform, --image and --json.
+// What every command about one job takes: the job file, --platform, --image and the report
+// files (--json, --junit, --sarif).
 struct JobOptions {
   std::string job = "job.yaml";
-  std::string platform, image, json;
+  std::string platform, image, json, junit, sarif;
 };
 void add_job_options(CLI::App& app, JobOptions& options);
 
-// The end of a command about a job: the summary on stdout, report.json when --json asked for
-// it, and the exit status of the verdict (or of the error).
-int finish_report(const Result<report::Report>& result, const std::string& json_file);
+// The end of a command about a job: the summary on stdout (and GitHub Actions annotations
+// when GITHUB_ACTIONS=true), the report files the options ask for, and the exit status of
+// the verdict (or of the error).
+int finish_report(const Result<report::Report>& result, const JobOptions& options);
 
 }  // namespace preflight::cli

@@ -1,8 +1,11 @@
 #include <unistd.h>
 
+#include <cstdlib>
 #include <iostream>
 
 #include "cli/command.hpp"
+#include "diagnosis/failure_rules.hpp"
+#include "report/ci_reports.hpp"
 #include "sandbox/user_namespace.hpp"
 
 namespace preflight::cli {
@@ -24,13 +27,56 @@ void add_job_options(CLI::App& app, JobOptions& options) {
   app.add_option("--image", options.image,
                  "image: built-in name, docker-archive:PATH, oci:PATH[:TAG], rootfs:PATH");
   app.add_option("--json", options.json, "write report.json v1 to FILE");
+  app.add_option("--junit", options.junit, "write a JUnit XML test report to FILE");
+  app.add_option("--sarif", options.sarif, "write a SARIF 2.1.0 log (for code scanning) to FILE");
 }
 
-int finish_report(const Result<report::Report>& result, const std::string& json_file) {
+namespace {
+
+bool in_github_actions() {
+  const char* actions = std::getenv("GITHUB_ACTIONS");
+  return actions && std::string(actions) == "true";
+}
+
+// The repository under GitHub Actions (GITHUB_WORKSPACE), which CI paths are relative to;
+// empty elsewhere.
+std::filesystem::path github_workspace() {
+  const char* workspace = std::getenv("GITHUB_WORKSPACE");
+  if (!in_github_actions() || !workspace || !*workspace) return {};
+  return std::filesystem::absolute(workspace);
+}
+
+Status write_sarif(const report::Report& report, const std::string& file,
+                   const std::filesystem::path& workspace) {
+  auto rules = diagnosis::FailureRules::load(diagnosis::shipped_failure_rules_file());
+  if (!rules) return std::move(rules).error();
+  const report::SarifTool tool{"Preflight", PREFLIGHT_VERSION, PREFLIGHT_HOMEPAGE_URL};
+  // A job's output can hold bytes that are not UTF-8: they become U+FFFD rather than an exception.
+  const auto text = report::to_sarif(report, rules->categories(), tool, workspace)
+                        .dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+  return report::write_report_file(file, text + "\n");
+}
+
+Status write_reports(const report::Report& report, const JobOptions& options,
+                     const std::filesystem::path& workspace) {
+  if (!options.json.empty())
+    if (auto written = report::write_json(report, options.json); !written) return written;
+  if (!options.junit.empty())
+    if (auto written = report::write_report_file(options.junit, report::to_junit(report)); !written)
+      return written;
+  if (!options.sarif.empty()) return write_sarif(report, options.sarif, workspace);
+  return Ok{};
+}
+
+}  // namespace
+
+int finish_report(const Result<report::Report>& result, const JobOptions& options) {
   if (!result) return report_error(result.error());
   report::print_summary(*result, std::cout, report::use_color(STDOUT_FILENO));
-  if (!json_file.empty())
-    if (auto written = report::write_json(*result, json_file); !written) return report_error(written.error());
+  const std::filesystem::path workspace = github_workspace();
+  if (in_github_actions()) report::print_annotations(*result, workspace, std::cout);
+  if (auto written = write_reports(*result, options, workspace); !written)
+    return report_error(written.error());
   return report::exit_status_of(result->verdict);
 }
 

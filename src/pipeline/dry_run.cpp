@@ -165,6 +165,8 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
     report.verdict = report::verdict_of(report.findings);
     report.job_name = job.name;
     report.job_file = fs::relative(job.file).string();
+    report.job_path = job.file;
+    report.code_dir = job.code_dir;
     report.platform = profile.name;
     report.image_ref = loaded->image_text;
     report.image_digest = image.digest;
@@ -249,6 +251,8 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
   report.estimate = estimate_run(outcome.events, report.clamps, report.findings, facts);
   report.job_name = job.name;
   report.job_file = fs::relative(job.file).string();
+  report.job_path = job.file;
+  report.code_dir = job.code_dir;
   report.platform = profile.name;
   report.image_ref = loaded->image_text;
   report.image_digest = image.digest;

@@ -154,6 +154,8 @@ Result<report::Report> static_check(const JobChoices& choices, const image::Prog
   report.verdict = report::verdict_of(report.findings);
   report.job_name = context->job.name;
   report.job_file = fs::relative(context->job.file).string();
+  report.job_path = context->job.file;
+  report.code_dir = context->job.code_dir;
   report.platform = context->profile.name;
   report.image_ref = context->image_text;
   report.image_digest = context->image.digest;

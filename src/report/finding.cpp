@@ -19,4 +19,15 @@ const char* to_string(Phase phase) { return phase == Phase::Static ? "static" : 
 
 const char* to_string(Retry retry) { return retry == Retry::Useless ? "useless" : "may_help"; }
 
+std::string where_text(const Finding& finding) {
+  std::string out;
+  if (!finding.stage.empty()) out += " in stage " + finding.stage;
+  if (finding.location.known()) out += " at " + finding.location.str();
+  return out;
+}
+
+std::string message_and_hint(const Finding& finding) {
+  return finding.hint.empty() ? finding.message : finding.message + "\nhint: " + finding.hint;
+}
+
 }  // namespace preflight::report

@@ -31,4 +31,9 @@ const char* to_string(Severity);
 const char* to_string(Phase);
 const char* to_string(Retry);
 
+// " in stage checkpoint at train.py:18": what follows the category in a finding's heading.
+std::string where_text(const Finding& finding);
+// The message, then "hint: ..." on a line of its own when there is a hint.
+std::string message_and_hint(const Finding& finding);
+
 }  // namespace preflight::report

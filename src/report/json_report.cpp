@@ -16,6 +16,13 @@ int exit_status_of(const std::string& verdict) {
   return 3;
 }
 
+SourceLocation place_of(const Report& report, const Finding& finding) {
+  if (!finding.location.known()) return {report.job_path, 0, 0};
+  SourceLocation place = finding.location;
+  place.file = report.code_dir / finding.location.file;  // an absolute file stays as it is
+  return place;
+}
+
 namespace {
 
 template <typename T>
@@ -25,7 +32,8 @@ nlohmann::json optional(const std::optional<T>& value) {
 
 nlohmann::json estimate_json(const Estimate& e) {
   using nlohmann::json;
-  json out = {{"step_seconds", {{"here", e.step_seconds_here}, {"platform", e.step_seconds}, {"basis", e.step_basis}}},
+  json out = {{"step_seconds",
+               {{"here", e.step_seconds_here}, {"platform", e.step_seconds}, {"basis", e.step_basis}}},
               {"batch_size", optional(e.batch_size)},
               {"steps_per_epoch", optional(e.steps_per_epoch)},
               {"epochs", optional(e.epochs)},
@@ -78,34 +86,37 @@ nlohmann::json to_json(const Report& report) {
       location["file"] = c.location.file.string();
       if (c.location.line > 0) location["line"] = c.location.line;
     }
-    clamps.push_back(
-        {{"what", c.what},
-         {"kind", c.kind.empty() ? json(nullptr) : json(c.kind)},
-         {"original", c.original},
-         {"value", c.value},
-         {"location", location}});
+    clamps.push_back({{"what", c.what},
+                      {"kind", c.kind.empty() ? json(nullptr) : json(c.kind)},
+                      {"original", c.original},
+                      {"value", c.value},
+                      {"location", location}});
   }
   json root = {{"schema", "preflight.report/v1"},
-          {"verdict", report.verdict},
-          {"job", {{"name", report.job_name}, {"file", report.job_file}}},
-          {"platform", report.platform},
-          {"image", {{"ref", report.image_ref}, {"digest", report.image_digest}}},
-          {"stages", stages},
-          {"findings", findings},
-          {"clamps", clamps},
-          {"notes", report.notes},
-          {"duration_s", report.duration_s}};
+               {"verdict", report.verdict},
+               {"job", {{"name", report.job_name}, {"file", report.job_file}}},
+               {"platform", report.platform},
+               {"image", {{"ref", report.image_ref}, {"digest", report.image_digest}}},
+               {"stages", stages},
+               {"findings", findings},
+               {"clamps", clamps},
+               {"notes", report.notes},
+               {"duration_s", report.duration_s}};
   if (report.estimate) root["estimate"] = estimate_json(*report.estimate);
   return root;
 }
 
-Status write_json(const Report& report, const std::filesystem::path& file) {
+Status write_report_file(const std::filesystem::path& file, const std::string& text) {
   std::ofstream out(file);
   if (!out)
     return Error::bad_input("cannot write the report to " + file.string() + ": " + std::strerror(errno));
-  out << to_json(report).dump(2) << "\n";
+  out << text;
   if (!out) return Error::runtime("writing the report to " + file.string() + " failed");
   return Ok{};
+}
+
+Status write_json(const Report& report, const std::filesystem::path& file) {
+  return write_report_file(file, to_json(report).dump(2) + "\n");
 }
 
 }  // namespace preflight::report

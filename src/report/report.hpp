@@ -53,7 +53,9 @@ struct Estimate {
 struct Report {
   std::string verdict;  // pass | fail | error
   std::string job_name;
-  std::string job_file;
+  std::string job_file;            // relative to the working folder, as report.json gives it
+  std::filesystem::path job_path;  // the same file, absolute
+  std::filesystem::path code_dir;  // absolute: the folder finding locations are relative to
   std::string platform;
   std::string image_ref;
   std::string image_digest;
@@ -61,7 +63,7 @@ struct Report {
   std::vector<StageResult> stages;
   std::vector<Finding> findings;
   std::vector<Clamp> clamps;
-  std::vector<std::string> notes;  // what the dry run changed about the job: "input X sampled: ..."
+  std::vector<std::string> notes;    // what the dry run changed about the job: "input X sampled: ..."
   std::optional<Estimate> estimate;  // when a training step was measured
   double duration_s = 0;
 };
@@ -71,8 +73,14 @@ std::string verdict_of(const std::vector<Finding>& findings);
 // The exit status the contract gives a verdict: pass 0, fail 1, error 3.
 int exit_status_of(const std::string& verdict);
 
+// Where CI tools show a finding: its file made absolute against the code folder, or the job
+// file when the finding has no place in the code (code scanning refuses a result without one).
+SourceLocation place_of(const Report& report, const Finding& finding);
+
 nlohmann::json to_json(const Report& report);
 Status write_json(const Report& report, const std::filesystem::path& file);
+// Writes a report's text to `file`; a file that cannot be opened is bad input (exit 2).
+Status write_report_file(const std::filesystem::path& file, const std::string& text);
 
 // The terminal summary; `color` adds ANSI colours (only on a terminal without NO_COLOR).
 void print_summary(const Report& report, std::ostream& out, bool color);

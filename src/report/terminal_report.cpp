@@ -74,7 +74,8 @@ void print_estimate(const Estimate& e, std::ostream& out, const Palette& p) {
   const std::string on = e.gpus > 0 ? fmt::format(" on {} GPU{}", e.gpus, e.gpus == 1 ? "" : "s") : "";
   if (e.total_steps && e.run_hours) {
     std::string run = fmt::format("the whole run is {} training steps", *e.total_steps);
-    if (e.epochs && e.steps_per_epoch) run += fmt::format(" ({:g} epochs of {})", *e.epochs, *e.steps_per_epoch);
+    if (e.epochs && e.steps_per_epoch)
+      run += fmt::format(" ({:g} epochs of {})", *e.epochs, *e.steps_per_epoch);
     out << p.dim("estimate:") << " " << run << ", about " << duration(*e.run_hours * 3600) << on << "\n";
   }
   if (e.failure_stage && e.failure_after_hours && e.gpu_hours_saved) {
@@ -84,7 +85,7 @@ void print_estimate(const Estimate& e, std::ostream& out, const Palette& p) {
     if (e.gpus > 0) {
       const double hours = *e.gpu_hours_saved;
       out << ": this dry run saved "
-          << (hours >= 1 ? fmt::format("about {:.1f} GPU-hours", hours)
+          << (hours >= 1        ? fmt::format("about {:.1f} GPU-hours", hours)
               : hours * 60 >= 1 ? fmt::format("about {:.0f} GPU-minutes", hours * 60)
                                 : std::string("under a GPU-minute"));
     }
@@ -110,11 +111,8 @@ void print_summary(const Report& report, std::ostream& out, bool color) {
   }
   if (report.dry_run) out << p.bold("stages") << ": " << (stages.empty() ? "none reached" : stages) << "\n";
   for (const auto& f : report.findings) {
-    std::string where = f.location.str();
-    out << severity_label(f.severity, p) << ": " << p.bold(f.category);
-    if (!f.stage.empty()) out << " in stage " << f.stage;
-    if (!where.empty()) out << " at " << where;
-    out << "\n  " << f.message << "\n";
+    out << severity_label(f.severity, p) << ": " << p.bold(f.category) << where_text(f) << "\n  " << f.message
+        << "\n";
     if (!f.hint.empty()) out << "  " << p.dim("hint:") << " " << f.hint << "\n";
     if (f.severity == Severity::Error && f.retry == Retry::Useless)
       out << "  " << p.dim("retry: useless, the failure is deterministic") << "\n";

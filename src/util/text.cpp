@@ -1,9 +1,9 @@
 #include "util/text.hpp"
 
+#include <fmt/format.h>
+
 #include <fstream>
 #include <sstream>
-
-#include <fmt/format.h>
 
 namespace preflight {
 
@@ -19,6 +19,13 @@ std::optional<std::string> read_file(const std::filesystem::path& path) {
 bool is_under(const std::string& file, const std::string& dir) {
   if (dir.empty() || file.size() <= dir.size() || file.compare(0, dir.size(), dir) != 0) return false;
   return dir.back() == '/' || file[dir.size()] == '/';
+}
+
+std::optional<std::filesystem::path> relative_within(const std::filesystem::path& path,
+                                                     const std::filesystem::path& dir) {
+  auto relative = path.lexically_normal().lexically_relative(dir.lexically_normal());
+  if (relative.empty() || *relative.begin() == "..") return std::nullopt;
+  return relative;
 }
 
 std::string human_size(std::uintmax_t bytes) {

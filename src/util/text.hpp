@@ -23,6 +23,11 @@ std::optional<std::string> read_file(const std::filesystem::path& path);
 // Whether the path `file` lies in the folder `dir` (a container path like /job/code).
 bool is_under(const std::string& file, const std::string& dir);
 
+// `path` relative to the folder `dir` ("." for the folder itself) when it lies in it; both
+// absolute host paths. nullopt when it lies elsewhere.
+std::optional<std::filesystem::path> relative_within(const std::filesystem::path& path,
+                                                     const std::filesystem::path& dir);
+
 // "2.0 KiB", "1.5 GiB", "312 B": binary units, one decimal.
 std::string human_size(std::uintmax_t bytes);
 

@@ -1,0 +1,186 @@
+#include <fmt/format.h>
+
+#include <map>
+#include <string_view>
+
+#include "report/ci_reports.hpp"
+
+namespace preflight::report {
+namespace {
+
+// The length of the well-formed UTF-8 sequence at `at` that XML 1.0 allows, or 0: overlong
+// forms, surrogates, code points past U+10FFFF and the non-characters U+FFFE and U+FFFF are not.
+std::size_t xml_char_length(std::string_view text, std::size_t at) {
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+  const unsigned char lead = byte(at);
+  if (lead < 0x80) return lead >= 0x20 || lead == '\t' || lead == '\n' || lead == '\r' ? 1 : 0;
+  const std::size_t length = lead >= 0xC2 && lead <= 0xDF   ? 2
+                             : lead >= 0xE0 && lead <= 0xEF ? 3
+                             : lead >= 0xF0 && lead <= 0xF4 ? 4
+                                                            : 0;
+  if (length == 0 || at + length > text.size()) return 0;
+  for (std::size_t i = 1; i < length; ++i)
+    if ((byte(at + i) & 0xC0) != 0x80) return 0;
+  const unsigned char second = byte(at + 1);
+  if ((lead == 0xE0 && second < 0xA0) || (lead == 0xED && second > 0x9F) || (lead == 0xF0 && second < 0x90) ||
+      (lead == 0xF4 && second > 0x8F))
+    return 0;
+  if (lead == 0xEF && second == 0xBF && byte(at + 2) >= 0xBE) return 0;
+  return length;
+}
+
+// Text for XML content or a quoted attribute. A job's output can hold any byte, but XML 1.0
+// allows no control character but tab, newline and carriage return (not even as a reference)
+// and a parser stops at malformed UTF-8: both become U+FFFD. In attributes, tab, newline and
+// carriage return are references, since a parser would turn them into spaces.
+std::string xml_text(std::string_view text, bool attribute) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t length = xml_char_length(text, at);
+    if (length == 0) {
+      out += "\xEF\xBF\xBD";  // U+FFFD
+      ++at;
+      continue;
+    }
+    const char c = text[at];
+    if (c == '&')
+      out += "&amp;";
+    else if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else if (c == '"')
+      out += "&quot;";
+    else if (c == '\'')
+      out += "&apos;";
+    else if (c == '\r')
+      out += "&#13;";
+    else if (attribute && c == '\n')
+      out += "&#10;";
+    else if (attribute && c == '\t')
+      out += "&#9;";
+    else
+      out.append(text.substr(at, length));
+    at += length;
+  }
+  return out;
+}
+
+std::string attr(std::string_view text) { return xml_text(text, true); }
+
+std::string seconds(double value) { return fmt::format("{:.3f}", value); }
+
+struct TestCase {
+  std::string classname, name, file;
+  int line = 0;
+  double seconds = 0;
+  std::string failure_message, failure_type, failure_text;  // a failure when message is set
+  std::string skipped;                                      // skipped when set
+  std::string system_out;
+};
+
+// A finding as a failure's body: everything the terminal summary says about it.
+std::string finding_text(const Finding& f) {
+  std::string text = f.category + " (" + f.dimension + "; root cause: " + f.root_cause + ")" + where_text(f) +
+                     "\n" + message_and_hint(f) + "\n";
+  if (f.severity == Severity::Error) text += std::string("retry: ") + to_string(f.retry) + "\n";
+  return text;
+}
+
+TestCase stage_case(const Report& report, const StageResult& stage, const std::string& suite) {
+  TestCase test;
+  test.classname = suite + ".stage";
+  test.name = stage.name;
+  test.seconds = stage.seconds;
+  if (stage.status == "not_reached") test.skipped = "not reached: an earlier stage failed";
+  if (stage.status == "absent") test.skipped = "absent: the job has no such stage, or it was not recognised";
+  if (stage.status != "failed") return test;
+  for (const auto& f : report.findings) {
+    if (f.severity != Severity::Error || f.stage != stage.name) continue;
+    if (test.failure_message.empty()) {
+      test.failure_message = f.category + where_text(f) + ": " + f.message;
+      test.failure_type = f.category;
+    }
+    test.failure_text += finding_text(f);
+  }
+  if (test.failure_message.empty()) test.failure_message = "the stage failed";
+  return test;
+}
+
+TestCase finding_case(const Finding& f, const std::string& suite, std::map<std::string, int>& seen) {
+  TestCase test;
+  test.classname = suite + ".finding";
+  test.name = f.category + (f.location.known() ? " at " + f.location.str() : "");
+  // Names stay unique within the suite, so that CI servers keep each one's history apart.
+  if (const int count = ++seen[test.name]; count > 1) test.name += fmt::format(" #{}", count);
+  test.file = f.location.file.string();
+  test.line = f.location.line;
+  if (f.severity == Severity::Error) {
+    test.failure_message = f.category + where_text(f) + ": " + f.message;
+    test.failure_type = f.category;
+    test.failure_text = finding_text(f);
+  } else {
+    // A warning passes: CI servers show a test's system-out beside it.
+    test.system_out = std::string(to_string(f.severity)) + ": " + finding_text(f);
+  }
+  return test;
+}
+
+void write_case(const TestCase& test, std::string& out) {
+  out += fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"{}\"", attr(test.classname),
+                     attr(test.name), seconds(test.seconds));
+  if (!test.file.empty()) out += fmt::format(" file=\"{}\"", attr(test.file));
+  if (test.line > 0) out += fmt::format(" line=\"{}\"", test.line);
+  if (test.failure_message.empty() && test.skipped.empty() && test.system_out.empty()) {
+    out += "/>\n";
+    return;
+  }
+  out += ">\n";
+  if (!test.failure_message.empty())
+    out += fmt::format("      <failure message=\"{}\" type=\"{}\">{}</failure>\n", attr(test.failure_message),
+                       attr(test.failure_type), xml_text(test.failure_text, false));
+  if (!test.skipped.empty()) out += fmt::format("      <skipped message=\"{}\"/>\n", attr(test.skipped));
+  if (!test.system_out.empty())
+    out += fmt::format("      <system-out>{}</system-out>\n", xml_text(test.system_out, false));
+  out += "    </testcase>\n";
+}
+
+}  // namespace
+
+std::string to_junit(const Report& report) {
+  const std::string suite = report.job_name + "@" + report.platform;
+  std::vector<TestCase> tests;
+  for (const auto& stage : report.stages) tests.push_back(stage_case(report, stage, suite));
+  std::map<std::string, int> seen;
+  for (const auto& f : report.findings) tests.push_back(finding_case(f, suite, seen));
+  int failures = 0, skipped = 0;
+  for (const auto& test : tests) {
+    failures += !test.failure_message.empty();
+    skipped += !test.skipped.empty();
+  }
+  // The totals CI servers read from the elements' attributes rather than count themselves.
+  const std::string totals =
+      fmt::format("tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{}\"", tests.size(),
+                  failures, skipped, seconds(report.duration_s));
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  out += fmt::format("<testsuites name=\"preflight\" {}>\n", totals);
+  out += fmt::format("  <testsuite name=\"{}\" {}>\n", attr(suite), totals);
+  out += "    <properties>\n";
+  const std::pair<const char*, std::string> properties[] = {{"verdict", report.verdict},
+                                                            {"job.file", report.job_file},
+                                                            {"platform", report.platform},
+                                                            {"image.ref", report.image_ref},
+                                                            {"image.digest", report.image_digest}};
+  for (const auto& [name, value] : properties)
+    out += fmt::format("      <property name=\"{}\" value=\"{}\"/>\n", name, attr(value));
+  out += "    </properties>\n";
+  for (const auto& test : tests) write_case(test, out);
+  std::string notes;
+  for (const auto& note : report.notes) notes += "note: " + note + "\n";
+  if (!notes.empty()) out += fmt::format("    <system-out>{}</system-out>\n", xml_text(notes, false));
+  out += "  </testsuite>\n</testsuites>\n";
+  return out;
+}
+
+}  // namespace preflight::report

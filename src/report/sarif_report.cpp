@@ -1,0 +1,155 @@
+#include <fmt/format.h>
+
+#include <cctype>
+
+#include "report/ci_reports.hpp"
+#include "util/text.hpp"
+
+namespace preflight::report {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+// A path as a URI path: every byte but the unreserved characters of RFC 3986 and '/' is
+// percent-encoded, so spaces and non-ASCII names stay valid URIs.
+std::string uri_path(const std::string& path) {
+  std::string out;
+  for (const char c : path) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (std::isalnum(byte) || c == '-' || c == '.' || c == '_' || c == '~' || c == '/') {
+      out += c;
+    } else {
+      out += fmt::format("%{:02X}", byte);
+    }
+  }
+  return out;
+}
+
+std::string file_uri(const fs::path& absolute) { return "file://" + uri_path(absolute.generic_string()); }
+
+// "GPU Out of Memory" → "GPUOutOfMemory": SARIF's friendly rule name is one Pascal-case word.
+std::string pascal_name(const std::string& category) {
+  std::string out;
+  bool word_start = true;
+  for (const char c : category) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (!std::isalnum(byte)) {
+      word_start = true;
+      continue;
+    }
+    out += word_start ? static_cast<char>(std::toupper(byte)) : c;
+    word_start = false;
+  }
+  return out;
+}
+
+// The first sentence of a category's description.
+std::string first_sentence(const std::string& text) {
+  const auto end = text.find(". ");
+  return end == std::string::npos ? text : text.substr(0, end + 1);
+}
+
+json rule_of(const std::string& category, const std::vector<diagnosis::FailureCategory>& categories) {
+  json rule = {{"id", diagnosis::category_id(category)},
+               {"name", pascal_name(category)},
+               {"shortDescription", {{"text", category + "."}}},
+               {"properties", {{"category", category}}}};
+  for (const auto& known : categories) {
+    if (known.name != category) continue;
+    rule["shortDescription"]["text"] = first_sentence(known.description);
+    rule["fullDescription"] = {{"text", known.description}};
+    rule["help"] = {{"text", "Usual fix: " + known.fix}};
+    rule["properties"]["tags"] = json::array({known.dimension});
+  }
+  return rule;
+}
+
+const char* sarif_level(Severity severity) {
+  switch (severity) {
+    case Severity::Error:
+      return "error";
+    case Severity::Warning:
+      return "warning";
+    case Severity::Info:
+      return "note";
+  }
+  return "error";
+}
+
+// Where the relative URIs point: the repository when the job lies in `workspace` (code
+// scanning reads paths relative to it, whatever the base id says), else the code folder.
+struct UriBase {
+  std::string id;
+  fs::path dir;
+  std::string description;
+};
+
+UriBase uri_base(const Report& report, const fs::path& workspace) {
+  if (!workspace.empty() && relative_within(report.code_dir, workspace))
+    return {"SRCROOT", workspace, "the repository (GITHUB_WORKSPACE)"};
+  return {"CODE", report.code_dir, "the job's code folder"};
+}
+
+// A base URI names a folder: it ends with '/'.
+std::string folder_uri(const fs::path& dir) {
+  std::string uri = file_uri(dir.lexically_normal());
+  return uri.back() == '/' ? uri : uri + "/";
+}
+
+json location_of(const Report& report, const Finding& finding, const UriBase& base) {
+  const SourceLocation place = place_of(report, finding);
+  json artifact = {{"uri", file_uri(place.file.lexically_normal())}};
+  if (auto relative = relative_within(place.file, base.dir))
+    artifact = {{"uri", uri_path(relative->generic_string())}, {"uriBaseId", base.id}};
+  json physical = {{"artifactLocation", artifact}};
+  if (place.line > 0) {
+    physical["region"] = {{"startLine", place.line}};
+    if (place.column > 0) physical["region"]["startColumn"] = place.column;
+  }
+  return json::array({{{"physicalLocation", physical}}});
+}
+
+}  // namespace
+
+nlohmann::json to_sarif(const Report& report, const std::vector<diagnosis::FailureCategory>& categories,
+                        const SarifTool& tool, const std::filesystem::path& workspace) {
+  json rules = json::array();
+  std::vector<std::string> rule_categories;
+  json results = json::array();
+  const UriBase base = uri_base(report, workspace);
+  for (const auto& f : report.findings) {
+    auto known = std::find(rule_categories.begin(), rule_categories.end(), f.category);
+    if (known == rule_categories.end()) {
+      rules.push_back(rule_of(f.category, categories));
+      known = rule_categories.insert(rule_categories.end(), f.category);
+    }
+    json properties = {{"rule", f.rule},
+                       {"dimension", f.dimension},
+                       {"rootCause", f.root_cause},
+                       {"phase", to_string(f.phase)},
+                       {"retry", to_string(f.retry)}};
+    if (!f.stage.empty()) properties["stage"] = f.stage;
+    results.push_back({{"ruleId", diagnosis::category_id(f.category)},
+                       {"ruleIndex", known - rule_categories.begin()},
+                       {"level", sarif_level(f.severity)},
+                       {"message", {{"text", message_and_hint(f)}}},
+                       {"locations", location_of(report, f, base)},
+                       {"properties", properties}});
+  }
+  json driver = {
+      {"name", tool.name}, {"version", tool.version}, {"semanticVersion", tool.version}, {"rules", rules}};
+  if (!tool.information_uri.empty()) driver["informationUri"] = tool.information_uri;
+  json run = {
+      {"tool", {{"driver", driver}}},
+      {"automationDetails", {{"id", fmt::format("preflight/{}@{}/", report.job_name, report.platform)}}},
+      {"originalUriBaseIds",
+       {{base.id, {{"uri", folder_uri(base.dir)}, {"description", {{"text", base.description}}}}}}},
+      {"invocations", json::array({{{"executionSuccessful", true}}})},
+      {"results", results}};
+  return {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
+          {"version", "2.1.0"},
+          {"runs", json::array({run})}};
+}
+
+}  // namespace preflight::report

@@ -44,7 +44,7 @@ int run(const RunArgs& args) {
     };
   auto result = pipeline::dry_run(options, console);
   progress->clear();
-  return finish_report(result, args.json);
+  return finish_report(result, args);
 }
 
 }  // namespace

@@ -29,6 +29,7 @@ Command platform_command();
 Command image_command();
 Command explain_command();
 Command init_command();
+Command completion_command();
 
 // Runs the command line; returns the exit status (docs/errors.md).
 int main_with_args(int argc, char** argv);

@@ -86,7 +86,7 @@ int main_with_args(int argc, char** argv) {
   app.require_subcommand(1);
   const std::vector<Command> table = {run_command(),      check_command(), platforms_command(),
                                       platform_command(), image_command(), explain_command(),
-                                      init_command()};
+                                      init_command(),     completion_command()};
   std::vector<std::pair<CLI::App*, Action>> actions;
   for (const auto& command : table) {
     CLI::App* sub = app.add_subcommand(command.name, command.summary);

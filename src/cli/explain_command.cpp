@@ -13,10 +13,11 @@ int explain(const std::string& name) {
   if (!rules) return report_error(rules.error());
   const auto* category = rules->find_category(name);
   if (!category) {
-    std::vector<std::string> ids;
-    for (const auto& c : rules->categories()) ids.push_back(c.id);
+    // Suggest what the user was typing: a name ("Path Not Found") or an id (path-not-found).
+    std::vector<std::string> known;
+    for (const auto& c : rules->categories()) known.insert(known.end(), {c.id, c.name});
     std::string message = "unknown category \"" + name + "\"";
-    message += did_you_mean(name, ids);
+    message += did_you_mean(name, known);
     message += " (run 'preflight explain --list' for all)";
     return report_error(Error::bad_input(message));
   }

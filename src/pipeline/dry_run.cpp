@@ -95,10 +95,11 @@ void say(const Console& console, const std::string& text) {
 }
 
 // Keeps what a user may want to look at (outputs, events, config) and drops the container's
-// scratch layers.
+// scratch layers, the copy-on-write code folder's among them.
 void tidy_run_dir(const fs::path& run_dir) {
   std::error_code ignored;
-  for (const char* scratch : {"upper", "work", "bundle/rootfs"}) fs::remove_all(run_dir / scratch, ignored);
+  for (const char* scratch : {"upper", "work", "bundle/rootfs", "code"})
+    fs::remove_all(run_dir / scratch, ignored);
 }
 
 // Keeps the newest run folders (for a look at their outputs and events) and removes the rest.
@@ -135,7 +136,7 @@ Status sample_inputs(const spec::JobSpec& job, plan::RunPlan& plan, const Consol
     const std::string destination = mount->destination;
     for (const auto& [original, relative] : (*sample)->file_mounts)
       plan.mounts.push_back({diagnosis::MountFact::Kind::Input, input.name,
-                             (fs::path(destination) / relative).string(), original, true});
+                             (fs::path(destination) / relative).string(), original, true, fs::path()});
     notes.push_back(describe(input.name, **sample, limits));
     say(console, notes.back());
   }

@@ -35,18 +35,28 @@ bool platform_file(const std::string& path, const plan::RunPlan& plan) {
   });
 }
 
-std::vector<Written> written_outside(const fs::path& upper, const plan::RunPlan& plan) {
+// The files in an upper layer, `upper` standing for `at` in the container.
+void add_written(const fs::path& upper, const std::string& at, const plan::RunPlan& plan,
+                 std::vector<Written>& written) {
   const std::string& home = plan.facts.home;
-  std::vector<Written> written;
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(upper, ec); !ec && it != fs::recursive_directory_iterator();
        it.increment(ec)) {
     const auto status = it->symlink_status(ec);
     if (!fs::is_regular_file(status) && !fs::is_symlink(status)) continue;  // folders, whiteouts
-    std::string path = "/" + fs::relative(it->path(), upper, ec).generic_string();
+    std::string path = (fs::path(at) / fs::relative(it->path(), upper, ec)).generic_string();
     if (expected_scratch(path, home) || platform_file(path, plan)) continue;
     written.push_back({path, fs::is_regular_file(status) ? it->file_size(ec) : 0});
   }
+}
+
+// What the job wrote in the container's root and in its copy-on-write code folder (the
+// platform's kept folders inside the code are mounts of their own, so not in its layer).
+std::vector<Written> written_outside(const fs::path& upper, const plan::RunPlan& plan) {
+  std::vector<Written> written;
+  add_written(upper, "/", plan, written);
+  for (const auto& m : plan.mounts)
+    if (!m.overlay_dir.empty()) add_written(m.overlay_dir / "upper", m.destination, plan, written);
   std::sort(written.begin(), written.end(), [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
   return written;
 }

@@ -188,7 +188,15 @@ Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile&
     plan.facts.mounts.push_back(fact_of(mount));
     plan.mounts.push_back(std::move(mount));
   };
-  add_mount({Kind::Code, "", *code, job.code_dir, true});
+  if (profile.mounts.code_writable) {
+    // The upper layer's root is the merged view's root: the job's user owns it, as the
+    // platform's job owns its code folder.
+    auto layers = context.run_dir / "code";
+    plan.prepare.push_back({layers / "upper", profile.user.uid, profile.user.gid});
+    add_mount({Kind::Code, "", *code, job.code_dir, false, layers});
+  } else {
+    add_mount({Kind::Code, "", *code, job.code_dir, true, {}});
+  }
   for (const auto& input : job.inputs) {
     if (input.value) {  // a literal: substituted as written, nothing mounted
       input_paths[input.name] = vars["inputs." + input.name] = *input.value;
@@ -197,13 +205,15 @@ Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile&
     auto where = spec::expand_template(profile.mounts.input, entry_vars(vars, input.name), profile_where);
     if (!where) return std::move(where).error();
     input_paths[input.name] = vars["inputs." + input.name] = *where;
-    add_mount({Kind::Input, input.name, *where, input.path, true});
+    add_mount({Kind::Input, input.name, *where, input.path, true, {}});
   }
   // Before the outputs, which may lie inside them (SageMaker's /opt/ml/output/data/NAME).
-  for (const auto& dir : profile.mounts.kept) {
-    auto source = context.run_dir / "kept" / std::filesystem::path(dir).relative_path();
+  for (const auto& kept : profile.mounts.kept) {
+    auto dir = spec::expand_template(kept, vars, profile_where);
+    if (!dir) return std::move(dir).error();
+    auto source = context.run_dir / "kept" / std::filesystem::path(*dir).relative_path();
     plan.prepare.push_back({source, profile.user.uid, profile.user.gid});
-    add_mount({Kind::Output, "", dir, source, false});
+    add_mount({Kind::Output, "", *dir, source, false, {}});
   }
   for (const auto& output : job.outputs) {
     auto where = spec::expand_template(profile.mounts.output, entry_vars(vars, output.name), profile_where);
@@ -211,13 +221,13 @@ Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile&
     output_paths[output.name] = vars["outputs." + output.name] = *where;
     auto source = context.run_dir / "outputs" / output.name;
     plan.prepare.push_back({source, profile.user.uid, profile.user.gid});
-    add_mount({Kind::Output, output.name, *where, source, false});
+    add_mount({Kind::Output, output.name, *where, source, false, {}});
   }
   add_json_variables(vars, job, profile, input_paths);
   auto files = plan_files(profile, vars, context.run_dir);
   if (!files) return std::move(files).error();
   for (size_t i = 0; i < files->size(); ++i)
-    add_mount({Kind::PlatformFile, "", profile.files[i].path, (*files)[i].path, true});
+    add_mount({Kind::PlatformFile, "", profile.files[i].path, (*files)[i].path, true, {}});
   plan.files = std::move(*files);
   // Writable folders are part of the container's own root, as on the platform: an image's
   // folder keeps its owner and mode (/tmp stays 1777), a missing one is made for the user.
@@ -229,11 +239,11 @@ Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile&
     plan.user_dirs.push_back({*scratch, false});
     plan.facts.mounts.push_back({Kind::Scratch, "", *scratch, "", false});
   }
-  add_mount({Kind::Harness, "", kEmulatorMount, context.emulator_dir, true});  // launch.sh too
+  add_mount({Kind::Harness, "", kEmulatorMount, context.emulator_dir, true, {}});  // launch.sh too
   if (context.harness) {
     auto harness_run = context.run_dir / "harness";
     plan.prepare.push_back({harness_run, profile.user.uid, profile.user.gid});
-    add_mount({Kind::Harness, "", kRunMount, harness_run, false});
+    add_mount({Kind::Harness, "", kRunMount, harness_run, false, {}});
   }
 
   auto setup = job.setup ? spec::substitute_references(*job.setup, input_paths, output_paths, job.setup_where)

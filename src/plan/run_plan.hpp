@@ -30,6 +30,12 @@ struct MountPlan {
   std::string destination;       // in the container
   std::filesystem::path source;  // on the host
   bool read_only = true;
+  // Non-empty: copy-on-write. An overlay whose lower layer is `source` (never written) and
+  // whose upper layer ("upper"), work folder ("work") and merged view ("merged") are in this
+  // folder of the run; the merged view is what is bound.
+  std::filesystem::path overlay_dir;
+
+  std::filesystem::path bound_source() const { return overlay_dir.empty() ? source : overlay_dir / "merged"; }
 };
 
 // A folder Preflight creates in the run folder before the container starts, owned by the

@@ -12,11 +12,13 @@
 #include <boost/process.hpp>
 #include <chrono>
 #include <csignal>
+#include <deque>
 #include <fstream>
 
 #include "image/image_store.hpp"
 #include "sandbox/interrupt.hpp"
 #include "sandbox/oci_config.hpp"
+#include "sandbox/overlay.hpp"
 #include "sandbox/pid_namespace.hpp"
 #include "util/host_root.hpp"
 #include "util/text.hpp"
@@ -85,32 +87,6 @@ void signal_container(const Runtime& runtime, const std::string& id, pid_t pid, 
   else
     run_runtime(runtime, {"kill", "--all", id, sigabbrev_np(signal)});
 }
-
-// The overlay root of one container; unmounted when this goes out of scope.
-class OverlayRoot {
- public:
-  Status mount(const fs::path& lower, const fs::path& run_dir) {
-    merged_ = run_dir / "bundle" / "rootfs";
-    std::error_code ec;
-    for (const auto& dir : {merged_, run_dir / "upper", run_dir / "work"}) fs::create_directories(dir, ec);
-    // volatile: the upper layer is thrown away after the run, so unmounting need not sync it.
-    std::string options = fmt::format("lowerdir={},upperdir={},workdir={},volatile", lower.string(),
-                                      (run_dir / "upper").string(), (run_dir / "work").string());
-    if (::mount("overlay", merged_.c_str(), "overlay", 0, options.c_str()) != 0)
-      return Error::runtime(
-          fmt::format("cannot mount the container's root at {}: {}", merged_.string(), std::strerror(errno)));
-    mounted_ = true;
-    return Ok{};
-  }
-  ~OverlayRoot() {
-    if (mounted_ && ::umount2(merged_.c_str(), 0) != 0) ::umount2(merged_.c_str(), MNT_DETACH);
-  }
-  const fs::path& path() const { return merged_; }
-
- private:
-  fs::path merged_;
-  bool mounted_ = false;
-};
 
 // Deletes the container (killing what is left of it) when this goes out of scope.
 class ContainerGuard {
@@ -270,8 +246,13 @@ Result<ContainerExit> run_container(const plan::RunPlan& plan, const fs::path& i
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
 
   if (auto status = prepare_run_dir(plan); !status) return std::move(status).error();
-  OverlayRoot root;
-  if (auto status = root.mount(image_rootfs, plan.run_dir); !status) return std::move(status).error();
+  Overlay root;
+  if (auto status = root.mount(image_rootfs, plan.run_dir / "upper", plan.run_dir / "work",
+                               plan.run_dir / "bundle" / "rootfs");
+      !status)
+    return std::move(status).error();
+  std::deque<Overlay> code_overlays;
+  if (auto status = mount_copy_on_write(plan, code_overlays); !status) return std::move(status).error();
   if (auto status = prepare_root(plan, root.path()); !status) return std::move(status).error();
 
   // Only root on the host has a cgroup to enforce the platform's limits in; a rootless run

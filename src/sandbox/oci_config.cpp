@@ -31,7 +31,7 @@ json system_mounts(const plan::RunPlan& plan) {
 
 json plan_mount(const plan::MountPlan& m) {
   std::vector<std::string> options{"rbind", "nosuid", "nodev", m.read_only ? "ro" : "rw"};
-  return mount(m.destination, "bind", m.source.string(), options);
+  return mount(m.destination, "bind", m.bound_source().string(), options);
 }
 
 json resources(const plan::RunPlan& plan) {

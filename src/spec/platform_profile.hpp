@@ -25,15 +25,19 @@ struct PlatformUser {
 // Where the platform puts things inside the container. Templates use {{...}} variables
 // (docs/formats.md): {{name}} in per-input/per-output paths, {{job.name}}, {{job.id}}, ...
 struct MountLayout {
-  std::string code = "/job/code";                // the uploaded code, read-only
+  std::string code = "/job/code";                // the uploaded code
   std::string input = "/job/inputs/{{name}}";    // each input, read-only
   std::string output = "/job/outputs/{{name}}";  // each output, writable
   std::string scratch;                           // empty: none
   std::string working_dir = "{{code}}";
   std::vector<std::string> writable = {"/tmp"};  // extra writable folders (fresh, empty)
   // The platform's own output folders, kept after the job like declared outputs
-  // (SageMaker's /opt/ml/model): fresh, writable, not named in job.yaml.
+  // (SageMaker's /opt/ml/model, AzureML's {{code}}/outputs): fresh, writable, not named in
+  // job.yaml; templates as in mount paths.
   std::vector<std::string> kept;
+  // The job may write into its code folder (SageMaker, AzureML, Slurm): a copy-on-write
+  // overlay over the user's folder. False: read-only.
+  bool code_writable = false;
 };
 
 struct ResourceLimits {

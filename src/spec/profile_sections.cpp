@@ -11,8 +11,8 @@ namespace preflight::spec {
 namespace {
 
 const std::vector<std::string> kUserKeys = {"name", "uid", "gid", "home", "sudo"};
-const std::vector<std::string> kMountKeys = {"code",        "input",    "output", "scratch",
-                                             "working_dir", "writable", "kept"};
+const std::vector<std::string> kMountKeys = {"code",    "code_writable", "input",    "output",
+                                             "scratch", "working_dir",   "writable", "kept"};
 const std::vector<std::string> kLimitKeys = {"memory", "shm", "pids", "cpus"};
 const std::vector<std::string> kGpuKeys = {"name", "memory", "tflops"};
 const std::vector<std::string> kRetryKeys = {"attempts"};
@@ -120,12 +120,25 @@ Status read_mounts(const YamlDoc& doc, const YamlField& section, MountLayout& mo
     if (field.key == "writable" || field.key == "kept") {
       auto list = doc.string_list(field);
       if (!list) return std::move(list).error();
+      const bool templated = field.key == "kept";  // {{code}}/outputs: AzureML's uploaded folder
       for (const std::string& path : *list) {
-        if (path.rfind('/', 0) != 0) {
+        if (path.rfind('/', 0) != 0 && !(templated && path.rfind("{{", 0) == 0))
           return doc.error(field, "expected absolute paths, got \"" + path + "\"");
+        if (templated) {
+          if (auto ok = check_template(path, false, doc.at(field)); !ok) {
+            Error error = std::move(ok).error();
+            error.message = field.path + ": " + error.message;
+            return error;
+          }
         }
       }
       (field.key == "writable" ? mounts.writable : mounts.kept) = std::move(*list);
+      continue;
+    }
+    if (field.key == "code_writable") {
+      auto value = doc.boolean(field);
+      if (!value) return std::move(value).error();
+      mounts.code_writable = *value;
       continue;
     }
     if (field.key == "scratch" && field.value.IsNull()) {

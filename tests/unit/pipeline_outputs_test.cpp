@@ -16,7 +16,7 @@ struct LeftBehind {
     plan.facts.home = "/home/job";
     std::filesystem::create_directories(dir.path() / "outputs" / "model");
     plan.mounts.push_back({diagnosis::MountFact::Kind::Output, "model", "/philly/models/model",
-                           dir.path() / "outputs" / "model", false});
+                           dir.path() / "outputs" / "model", false, std::filesystem::path()});
   }
   std::filesystem::path upper() const { return dir.path() / "upper"; }
 };
@@ -47,6 +47,19 @@ TEST(PipelineOutputs, CachesUserInstallsAndBytecodeAreExpectedScratch) {
   run.dir.write("upper/philly/code/__pycache__/main.cpython-311.pyc", "b");
   run.dir.write("outputs/model/model.pt", "weights");
   EXPECT_TRUE(pipeline::output_findings(run.plan, run.upper(), trained()).empty());
+}
+
+TEST(PipelineOutputs, FilesWrittenIntoACopyOnWriteCodeFolderAreNamedAtTheirContainerPath) {
+  LeftBehind run;
+  run.plan.mounts.push_back({diagnosis::MountFact::Kind::Code, "", "/opt/ml/code", run.dir.path() / "src",
+                             false, run.dir.path() / "code"});
+  run.dir.write("code/upper/runs/last.pt", "weights");
+  run.dir.write("code/upper/__pycache__/train.cpython-311.pyc", "b");
+  run.dir.write("outputs/model/model.pt", "weights");
+  auto findings = pipeline::output_findings(run.plan, run.upper(), trained());
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_NE(findings[0].message.find("1 file"), std::string::npos) << findings[0].message;
+  EXPECT_NE(findings[0].message.find("/opt/ml/code/runs/last.pt"), std::string::npos) << findings[0].message;
 }
 
 TEST(PipelineOutputs, AnOutputLeftEmptyAfterTrainingIsAWarning) {

@@ -158,6 +158,28 @@ TEST(PlanPlanner, RunsAsThePlatformUserInTheReadOnlyCodeFolder) {
   EXPECT_EQ(p.plan->process.cwd, p.profile.mounts.code);
 }
 
+TEST(PlanPlanner, AWritableCodeFolderIsACopyOnWriteLayerOfTheRunWithItsKeptFolders) {
+  PlannedJob p("command: python main.py\n", "azureml");
+  ASSERT_TRUE(p.plan.ok()) << p.plan.error().str();
+  const std::string code = "/mnt/azureml/cr/j/job-1/exe/wd";
+  const auto* mount = p.mount_at(code);
+  ASSERT_NE(mount, nullptr);
+  EXPECT_FALSE(mount->read_only);
+  EXPECT_EQ(mount->source, p.job.code_dir) << "the user's code is the lower layer";
+  EXPECT_EQ(mount->overlay_dir, p.dir.path() / "run" / "code");
+  auto config = sandbox::make_oci_config(*p.plan, "/r", "/preflight/x");
+  for (const auto& m : config["mounts"]) {
+    if (m["destination"] != code) continue;
+    EXPECT_EQ(m["source"], (p.dir.path() / "run" / "code" / "merged").string());
+  }
+  // AzureML uploads ./outputs and ./logs: kept folders of the run, bound after the code.
+  const auto* outputs = p.mount_at(code + "/outputs");
+  ASSERT_NE(outputs, nullptr);
+  EXPECT_EQ(outputs->kind, diagnosis::MountFact::Kind::Output);
+  EXPECT_GT(outputs - mount, 0);
+  EXPECT_NE(p.mount_at(code + "/logs"), nullptr);
+}
+
 TEST(PlanPlanner, SubstitutesInputsAndOutputsWithTheirMountPaths) {
   PlannedJob p(
       "command: python main.py --data ${{inputs.digits}} --out ${{outputs.model}}\n"

@@ -38,7 +38,6 @@ Result<image::UnpackedImage> resolve_image(const std::string& text, const fs::pa
     return std::move(ref).error();
   }
   image::ImageStore store(image::default_cache_dir(), data_dir() / "images");
-  if (progress) progress("image " + text);
   return store.resolve(*ref, progress);
 }
 

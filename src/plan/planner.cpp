@@ -6,6 +6,7 @@
 #include "plan/hyperparameters.hpp"
 #include "plan/run_plan.hpp"
 #include "spec/template.hpp"
+#include "spec/yaml_doc.hpp"
 
 namespace preflight::plan {
 namespace {
@@ -30,6 +31,20 @@ void set_env(std::vector<std::string>& env, const std::string& key, const std::s
   auto same_key = [&](const std::string& entry) { return entry.compare(0, key.size() + 1, key + "=") == 0; };
   env.erase(std::remove_if(env.begin(), env.end(), same_key), env.end());
   env.push_back(key + "=" + value);
+}
+
+// The platform's launcher, started so that variables whose names are not shell identifiers
+// (SageMaker's SM_HP_LEARNING-RATE) reach it: launch.sh runs under /bin/sh, and dash leaves
+// such names out of the environment of what it starts (bash and zsh pass them on). `env`
+// sets them again between launch.sh and the launcher.
+std::vector<std::string> launcher_keeping_env(const std::vector<std::string>& env,
+                                              const std::vector<std::string>& launcher) {
+  std::vector<std::string> args;
+  for (const auto& entry : env)
+    if (!spec::is_identifier(entry.substr(0, entry.find('=')))) args.push_back(entry);
+  if (!args.empty()) args.insert(args.begin(), "/usr/bin/env");
+  args.insert(args.end(), launcher.begin(), launcher.end());
+  return args;
 }
 
 std::string env_value(const std::vector<std::string>& env, const std::string& key) {
@@ -297,7 +312,8 @@ Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile&
   plan.process.uid = profile.user.uid;
   plan.process.gid = profile.user.gid;
   plan.process.args = {"/bin/sh", std::string(kEmulatorMount) + "/launch.sh", plan.setup, plan.command};
-  plan.process.args.insert(plan.process.args.end(), profile.launcher.begin(), profile.launcher.end());
+  auto launcher = launcher_keeping_env(env, profile.launcher);
+  plan.process.args.insert(plan.process.args.end(), launcher.begin(), launcher.end());
   if (!profile.user.home.empty()) plan.user_dirs.push_back({profile.user.home, true});
 
   plan.facts.platform = profile.name;

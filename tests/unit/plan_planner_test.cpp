@@ -255,6 +255,17 @@ TEST(PlanPlanner, LauncherRunsSetupThenCommandThroughThePlatformShell) {
   EXPECT_EQ(p.plan->process.args, expected);
 }
 
+TEST(PlanPlanner, VariablesThatAreNotShellIdentifiersAreSetAgainBeforeTheLauncher) {
+  PlannedJob p(kSageMakerJob, "sagemaker");
+  ASSERT_TRUE(p.plan.ok()) << p.plan.error().str();
+  const auto& args = p.plan->process.args;
+  // launch.sh SETUP COMMAND, then env NAME=VALUE... and the platform's launcher.
+  std::vector<std::string> expected = {"/usr/bin/env", "SM_HP_LEARNING-RATE=0.01", "SM_HP_USE-CUDA=true",
+                                       "/bin/bash", "-c"};
+  ASSERT_GE(args.size(), 4u);
+  EXPECT_EQ(std::vector<std::string>(args.begin() + 4, args.end()), expected);
+}
+
 TEST(SandboxOciConfig, ConfigCarriesUserLimitsMountsAndNoCapabilities) {
   PlannedJob p("command: python main.py\ninputs:\n  digits: {path: ./data}\noutputs:\n  model: {}\n");
   ASSERT_TRUE(p.plan.ok()) << p.plan.error().str();

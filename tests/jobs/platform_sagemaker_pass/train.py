@@ -10,6 +10,8 @@ args = parser.parse_args()
 
 assert args.epochs == 2 and args.learning_rate == 0.01 and args.optimizer == "adam", args
 assert os.environ["SM_HP_OPTIMIZER"] == "adam" and os.environ["SM_HP_EPOCHS"] == "2"
+# A hyphenated name is not a shell identifier; it reaches the job all the same.
+assert os.environ["SM_HP_LEARNING-RATE"] == "0.01", sorted(os.environ)
 assert json.loads(os.environ["SM_HPS"]) == {"epochs": 2, "learning-rate": 0.01, "optimizer": "adam"}
 with open("/opt/ml/input/config/hyperparameters.json") as f:
     assert json.load(f) == {"epochs": "2", "learning-rate": "0.01", "optimizer": '"adam"'}

@@ -11,6 +11,7 @@
 
 #include "check/argument_check.hpp"
 #include "check/shell_words.hpp"
+#include "diagnosis/platform_variables.hpp"
 #include "util/did_you_mean.hpp"
 #include "util/text.hpp"
 
@@ -182,10 +183,11 @@ void env_findings(const CodeScan& scan, const StaticContext& context, const Reac
       f.message =
           fmt::format("{} reads the environment variable {}, which {} does not set{}", file.path, read.name,
                       context.plan.platform, raises ? " (KeyError)" : ": the read gives None");
-      const auto suggestion = closest_match(read.name, platform_names);
-      f.hint = suggestion
-                   ? fmt::format("Did you mean {}, which {} sets? ", *suggestion, context.plan.platform)
-                   : std::string();
+      if (auto same = diagnosis::PlatformVariables::shipped().equivalent(read.name, names))
+        f.hint = fmt::format("On {}, {} holds {}: read that instead. ", context.plan.platform, same->name,
+                             same->meaning);
+      else if (auto suggestion = closest_match(read.name, platform_names))
+        f.hint = fmt::format("Did you mean {}, which {} sets? ", *suggestion, context.plan.platform);
       f.hint += fmt::format(
           "Set it in job.yaml (environment_variables: {{{}: ...}}) or read it with a default "
           "(os.environ.get(\"{}\", ...)).",

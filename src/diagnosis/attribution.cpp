@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "diagnosis/platform_variables.hpp"
 #include "diagnosis/traceback.hpp"
 #include "util/text.hpp"
 
@@ -243,15 +244,19 @@ std::optional<EnvironmentDifference> write_denied(const std::string& given, cons
 
 std::optional<EnvironmentDifference> missing_env_var(const std::string& name, const std::string& raised_in,
                                                      const PlatformFacts& facts) {
-  const bool environ = raised_in == "os.py" ||
-                       (raised_in.size() > 6 && raised_in.compare(raised_in.size() - 6, 6, "/os.py") == 0);
+  // Python 3.11 and later run os from a frozen module: its frames are "<frozen os>".
+  const bool environ = raised_in == "os.py" || raised_in == "<frozen os>" || raised_in.ends_with("/os.py");
   if (name.empty() || !environ) return std::nullopt;
   const std::string platform = facts.platform.empty() ? "the platform" : "platform " + facts.platform;
-  return EnvironmentDifference{"the environment variable " + name + " is not set on " + platform,
-                               "read it with os.environ.get(\"" + name +
-                                   "\", default), or set it in job.yaml under "
-                                   "environment_variables (see `preflight platform show` for what " +
-                                   platform + " exports)"};
+  const std::string note = "the environment variable " + name + " is not set on " + platform;
+  if (auto same = PlatformVariables::shipped().equivalent(name, facts.environment))
+    return EnvironmentDifference{note, same->name + " holds " + same->meaning + " on " + platform +
+                                           ": read that instead, or set " + name +
+                                           " in job.yaml under environment_variables"};
+  return EnvironmentDifference{note, "read it with os.environ.get(\"" + name +
+                                         "\", default), or set it in job.yaml under "
+                                         "environment_variables (see `preflight platform show` for what " +
+                                         platform + " exports)"};
 }
 
 }  // namespace preflight::diagnosis

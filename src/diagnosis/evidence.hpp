@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -57,7 +58,8 @@ struct PlatformFacts {
   std::uint64_t gpu_memory_bytes = 0;
   double gpu_tflops = 0;  // peak FP32; 0: unknown
   std::vector<MountFact> mounts;
-  std::string code_container_dir;  // frames under it are the user's; reported relative
+  std::set<std::string> environment;  // the names of the variables the job gets
+  std::string code_container_dir;     // frames under it are the user's; reported relative
   std::string code_host_dir;
   // Whether the host's python3 can import a top-level module; unset: don't ask.
   std::function<bool(const std::string&)> host_has_module;

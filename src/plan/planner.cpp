@@ -327,6 +327,7 @@ Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile&
   plan.facts.gpu_name = profile.gpu.name;
   plan.facts.gpu_memory_bytes = profile.gpu.memory_bytes;
   plan.facts.gpu_tflops = profile.gpu.tflops;
+  for (const auto& entry : plan.process.env) plan.facts.environment.insert(entry.substr(0, entry.find('=')));
   plan.facts.code_container_dir = *code;
   plan.facts.code_host_dir = job.code_dir.string();
   return plan;

@@ -148,13 +148,25 @@ TEST(CheckStatic, EnvironmentReadsTheProfileDoesNotSet) {
   EXPECT_EQ(findings[1].severity, report::Severity::Warning);
 }
 
+TEST(CheckStatic, AnotherPlatformsVariableGetsThisPlatformsEquivalent) {
+  StaticJob job("command: python train.py\n");
+  check::CodeScan scan;
+  auto train = file("train.py");
+  train.env = {{"SLURM_JOB_ID", 3, "subscript", false}};
+  scan.files = {train};
+  auto findings = job.findings(scan);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].hint.rfind("On philly, PHILLY_JOB_ID holds the job's id: read that instead.", 0), 0u)
+      << findings[0].hint;
+}
+
 TEST(CheckStatic, PathsThePlatformWillNotHave) {
   StaticJob job("command: python train.py --data ${{inputs.d}}\ninputs: {d: {path: ./}}\n");
   check::CodeScan scan;
   auto train = file("train.py");
-  for (const char* path : {"/home/ana/data/mnist", "C:\\data\\x.csv", "~/datasets/cifar", "../shared/labels.csv",
-                           "/etc/hosts", "/usr/share/data/x", "/hdfs/data/d/train", "/tmp/cache",
-                           "/data/imagenet", "/dev/shm", "/home/job/.cache/x"})
+  for (const char* path : {"/home/ana/data/mnist", "C:\\data\\x.csv", "~/datasets/cifar",
+                           "../shared/labels.csv", "/etc/hosts", "/usr/share/data/x", "/hdfs/data/d/train",
+                           "/tmp/cache", "/data/imagenet", "/dev/shm", "/home/job/.cache/x"})
     train.paths.push_back({path, static_cast<int>(train.paths.size()) + 1, ""});
   scan.files = {train};
   auto findings = job.findings(scan);

@@ -93,9 +93,10 @@ validate_sarif "github" "$work/gh.sarif"
 
 # preflight run: a dry run that fails at evaluate, after five stages passed; the JUnit counts
 # are those of report.json.
-if ! command -v runc >/dev/null || [[ $(id -u) != 0 ]]; then
+# It needs a container runtime: runc as root, or rootless runc (docs/rootless.md).
+if ! (require_runtime) 2>"$work/skip"; then
   finish >/dev/null
-  echo "SKIP: the dry-run half needs runc and root (the preflight check half passed)" >&2
+  echo "$(cat "$work/skip") — for the dry-run half; the preflight check half passed" >&2
   exit 77
 fi
 case_dir=$root/tests/jobs/key_final_evaluation

@@ -14,6 +14,16 @@ namespace {
 using Kind = diagnosis::MountFact::Kind;
 using Vars = std::map<std::string, std::string>;
 
+// A host name is one DNS label: Linux refuses longer ones (sethostname: EINVAL), and
+// Kubernetes cuts a pod's to 63 characters, then drops a trailing '-' or '.' — so a long job
+// name gets the host name it would get there instead of a failed start.
+std::string host_name_label(std::string name) {
+  constexpr std::size_t kLabelMax = 63;
+  if (name.size() > kLabelMax) name.resize(kLabelMax);
+  while (!name.empty() && (name.back() == '-' || name.back() == '.')) name.pop_back();
+  return name;
+}
+
 // Names upper-cased as they are, hyphens kept: SageMaker exports SM_HP_LEARNING-RATE.
 std::string upper(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::toupper(c); });
@@ -190,7 +200,8 @@ Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile&
   const SourceLocation profile_where{profile.file, 0, 0};
   auto hostname = spec::expand_template(profile.hostname, vars, profile_where);
   if (!hostname) return std::move(hostname).error();
-  plan.hostname = vars["host.name"] = hostname->empty() ? profile.name + "-worker-0" : *hostname;
+  plan.hostname = vars["host.name"] =
+      host_name_label(hostname->empty() ? profile.name + "-worker-0" : *hostname);
   auto code = spec::expand_template(profile.mounts.code, vars, profile_where);
   if (!code) return std::move(code).error();
   vars["code"] = *code;

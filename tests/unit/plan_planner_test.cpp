@@ -137,6 +137,19 @@ TEST(PlanPlanner, OtherPlatformsExportTheirOwnVariables) {
   EXPECT_NE(azureml.mount_at("/mnt/azureml/cr/j/job-1/cap/data-capability/wd/INPUT_training"), nullptr);
 }
 
+TEST(PlanPlanner, ALongJobNameGivesAHostNameOfOneDnsLabel) {
+  // 58 characters: "<name>-master-0" is 67, which sethostname refuses; Kubernetes cuts it to 63
+  // ("...-mast") and the dry run does the same.
+  const std::string name(53, 'a');
+  PlannedJob kubeflow("name: " + name + "-bcde\ncommand: python main.py\n", "kubeflow");
+  ASSERT_TRUE(kubeflow.plan.ok()) << kubeflow.plan.error().str();
+  EXPECT_EQ(kubeflow.plan->hostname, name + "-bcde-mast");
+  EXPECT_EQ(kubeflow.env("MASTER_ADDR"), kubeflow.plan->hostname);
+  PlannedJob dash("name: " + std::string(62, 'b') + "-cd\ncommand: python main.py\n", "kubeflow");
+  ASSERT_TRUE(dash.plan.ok()) << dash.plan.error().str();
+  EXPECT_EQ(dash.plan->hostname, std::string(62, 'b')) << "no trailing '-' after the cut";
+}
+
 TEST(PlanPlanner, APlatformFileThatIsNotJsonIsAnErrorOfTheProfile) {
   PlannedJob p("command: python main.py\n");
   p.profile.files.push_back({"/etc/config.json", "{\"hosts\": {{hosts.json}},", {p.profile.file, 7, 3}});

@@ -37,7 +37,7 @@ int run(const RunArgs& args) {
   auto progress = report::progress_on_stderr(args.quiet);
   pipeline::Console console;
   console.progress = [&](const std::string& line) { progress->note(line); };
-  console.step = [&](const std::string& what) { progress->step(what); };
+  if (progress->shows_steps()) console.step = [&](const std::string& what) { progress->step(what); };
   if (!args.quiet)
     console.job_output = [&](bool, std::string_view line) {
       progress->write_line(std::cerr, "  | " + std::string(line));

@@ -22,6 +22,8 @@ class Progress {
   virtual ~Progress() = default;
   virtual void note(const std::string& line) { (void)line; }  // worth a log line: "image pytorch"
   virtual void step(const std::string& what) { (void)what; }  // a passing state: "stage train"
+  // Whether steps are shown: following the job's stages costs work only worth doing then.
+  virtual bool shows_steps() const { return false; }
   // Writes a line to keep (the job's output) without mixing it into the status line.
   virtual void write_line(std::ostream& out, std::string_view line);
   virtual void clear() {}  // removes the status line, before the report is printed
@@ -46,6 +48,7 @@ class StatusLine : public Progress {
   ~StatusLine() override;
   void note(const std::string& line) override { step(line); }
   void step(const std::string& what) override;
+  bool shows_steps() const override { return true; }
   void write_line(std::ostream& out, std::string_view line) override;
   void clear() override;
 

@@ -6,6 +6,8 @@
 #include <cctype>
 #include <set>
 
+#include "util/text.hpp"
+
 namespace preflight::pipeline {
 namespace fs = std::filesystem;
 
@@ -223,18 +225,6 @@ class ArgumentDraft {
   std::vector<std::string> args_;
 };
 
-// A command word as the shell reads it back: plain when it can be, else single-quoted.
-std::string shell_word(const std::string& word) {
-  const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) ||
-           std::string_view("_./:=@%+,${}-").find(c) != std::string_view::npos;
-  });
-  if (plain) return word;
-  std::string quoted = "'";
-  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
-
 // A value written plainly when YAML reads it back as the same text, else double-quoted.
 std::string yaml_text(const std::string& text) {
   const bool plain =
@@ -314,7 +304,8 @@ JobDraft draft_job(const fs::path& dir, const check::CodeScan& scan, const Entry
   }
   args.note_unused_folders();
   for (const auto& word : args.args()) command.push_back(word);
-  for (const auto& word : command) draft.command += (draft.command.empty() ? "" : " ") + shell_word(word);
+  for (const auto& word : command)
+    draft.command += (draft.command.empty() ? "" : " ") + shell_word(word, "${}");
   return draft;
 }
 

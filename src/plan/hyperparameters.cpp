@@ -2,7 +2,17 @@
 
 #include <algorithm>
 
+#include "util/text.hpp"
+
 namespace preflight::plan {
+namespace {
+
+// A string as it is, anything else as its JSON.
+std::string text_of(const nlohmann::json& value) {
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+}  // namespace
 
 nlohmann::json hyperparameter_value(const spec::Hyperparameter& hp) {
   if (!hp.typed) return hp.value;
@@ -16,8 +26,7 @@ nlohmann::json hyperparameter_value(const spec::Hyperparameter& hp) {
 }
 
 std::string hyperparameter_env_value(const spec::Hyperparameter& hp) {
-  const auto value = hyperparameter_value(hp);
-  return value.is_string() ? value.get<std::string>() : value.dump();
+  return text_of(hyperparameter_value(hp));
 }
 
 nlohmann::json hyperparameters_object(const std::vector<spec::Hyperparameter>& hps) {
@@ -40,26 +49,15 @@ std::vector<std::string> hyperparameter_arguments(const std::vector<spec::Hyperp
   for (const auto* hp : sorted) {
     const auto value = hyperparameter_value(*hp);
     args.push_back("--" + hp->name);
-    if (value.is_boolean()) {
-      args.push_back(value.get<bool>() ? "True" : "False");
-    } else {
-      args.push_back(value.is_string() ? value.get<std::string>() : value.dump());
-    }
+    // Python's spelling of a boolean, as the toolkit formats it; anything else as in SM_HP_.
+    args.push_back(value.is_boolean() ? (value.get<bool>() ? "True" : "False") : text_of(value));
   }
   return args;
 }
 
 std::string shell_quoted(const std::vector<std::string>& words) {
   std::string out;
-  for (const auto& word : words) {
-    const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](unsigned char c) {
-      return std::isalnum(c) ||
-             std::string_view("-_.,/:=+@%").find(static_cast<char>(c)) != std::string_view::npos;
-    });
-    std::string quoted = "'";
-    for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    out += (out.empty() ? "" : " ") + (plain ? word : quoted + "'");
-  }
+  for (const auto& word : words) out += (out.empty() ? "" : " ") + shell_word(word);
   return out;
 }
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -35,6 +36,18 @@ std::string human_size(std::uintmax_t bytes) {
   int unit = 0;
   for (; value >= 1024 && unit < 3; ++unit) value /= 1024;
   return fmt::format("{:.1f} {}", value, units[unit]);
+}
+
+std::string shell_word(const std::string& word, std::string_view also_plain) {
+  const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [&](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) ||
+           std::string_view("_./:=@%+,-").find(c) != std::string_view::npos ||
+           also_plain.find(c) != std::string_view::npos;
+  });
+  if (plain) return word;
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
 }
 
 }  // namespace preflight

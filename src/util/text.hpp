@@ -31,4 +31,8 @@ std::optional<std::filesystem::path> relative_within(const std::filesystem::path
 // "2.0 KiB", "1.5 GiB", "312 B": binary units, one decimal.
 std::string human_size(std::uintmax_t bytes);
 
+// A word as /bin/sh reads it back: plain when it holds only letters, digits, the characters
+// "_./:=@%+,-" and those of `also_plain`, else single-quoted.
+std::string shell_word(const std::string& word, std::string_view also_plain = "");
+
 }  // namespace preflight

@@ -136,6 +136,7 @@ class ArgumentCheck {
   report::Finding finding(std::string message) const {
     auto f = static_finding("argument-not-accepted", "Illegal Argument", "General Code Error",
                             "Common Programming Error", report::Severity::Error, "", 0);
+    f.prediction = report::Prediction::None;  // argparse refuses it whatever the branches
     f.location = command_where_;
     f.stage = "init";
     f.message = std::move(message);

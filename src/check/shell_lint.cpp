@@ -26,6 +26,7 @@ struct Lint {
     f.dimension = "Execution Environment";
     f.root_cause = root_cause;
     f.phase = report::Phase::Static;
+    f.prediction = report::Prediction::Unverified;  // the setup step's own run settles it
     f.stage = shell.stage;
     f.location = where;
     f.message = std::move(message);

@@ -81,6 +81,7 @@ std::set<std::string> reachable_files(const CodeScan& scan, const std::map<std::
 struct Reach {
   std::map<std::string, std::string> modules;  // the job's own modules by dotted name
   std::set<std::string> files;
+  std::string entry;  // the entry script, if there is one
   report::Severity severity(const std::string& file, report::Severity wanted) const {
     return files.count(file) ? wanted : report::Severity::Warning;
   }
@@ -94,6 +95,9 @@ void syntax_findings(const CodeScan& scan, const Reach& reach, std::vector<repor
                             file.path, file.syntax_error->line);
     f.location.column = file.syntax_error->column;
     f.stage = "init";
+    // Certain in the entry script, which Python compiles before anything runs; another file
+    // fails only if it is imported.
+    if (reach.entry == file.path) f.prediction = report::Prediction::None;
     f.message = fmt::format("the image's Python {} cannot parse {}: {}", scan.python_version, file.path,
                             file.syntax_error->message);
     f.hint = fmt::format(
@@ -123,7 +127,10 @@ void import_findings(const CodeScan& scan, const StaticContext& context, const R
       auto f = static_finding(
           "import-not-in-image", "Library Not Found", "Execution Environment", "Environment Difference",
           fatal ? report::Severity::Error : report::Severity::Warning, file.path, use.line);
-      if (use.module_scope) f.stage = "init";
+      f.subject = top;
+      f.stage = use.module_scope ? "init" : "";
+      // Certain only for the entry script's own unconditional module-level imports.
+      if (fatal && file.path == reach.entry) f.prediction = report::Prediction::None;
       f.message = fmt::format("the image cannot import \"{}\"{}: no such module on its Python {} ({})",
                               use.module, did_you_mean(top, known), context.index->python_version,
                               use.module_scope ? "imported when " + file.path + " loads"
@@ -180,6 +187,7 @@ void env_findings(const CodeScan& scan, const StaticContext& context, const Reac
           "Environment Difference",
           reach.severity(file.path, raises ? report::Severity::Error : report::Severity::Warning), file.path,
           read.line);
+      f.subject = read.name;
       f.message =
           fmt::format("{} reads the environment variable {}, which {} does not set{}", file.path, read.name,
                       context.plan.platform, raises ? " (KeyError)" : ": the read gives None");
@@ -256,6 +264,7 @@ report::Finding path_finding(const std::string& value, const std::string& proble
                              const std::string& file, int line) {
   auto f = static_finding("path-not-on-platform", "Path Not Found", "Execution Environment",
                           "Environment Difference", severity, file, line);
+  f.subject = value;
   f.message = fmt::format("the path \"{}\" {}", value, problem);
   f.hint =
       "Declare the data as an input in job.yaml (inputs: {data: {path: ./local-copy}}) and pass "
@@ -317,6 +326,7 @@ void perf_findings(const CodeScan& scan, const StaticContext& context, std::vect
       f.message = std::move(message);
       f.hint = std::move(hint);
       f.retry = report::Retry::Useless;
+      f.prediction = report::Prediction::None;  // advice on speed, not a failure to come
       out.push_back(std::move(f));
     }
   }
@@ -335,6 +345,7 @@ report::Finding static_finding(const char* rule, const char* category, const cha
   f.severity = severity;
   f.phase = report::Phase::Static;
   f.location = {file, line, 0};
+  f.prediction = report::Prediction::Unverified;  // a risk until the dry run settles it
   return f;
 }
 
@@ -404,6 +415,7 @@ std::vector<report::Finding> shell_env_findings(const ShellText& shell, const pl
       if (!modifier.empty() || names.count(name) || !reported.insert(name).second) continue;
       auto f = static_finding("shell-env-not-set", "Key Not Found", "General Code Error",
                               "Environment Difference", report::Severity::Warning, "", 0);
+      f.subject = name;
       f.location = {shell.where.file, shell.where.line + index, 0};
       f.stage = shell.stage;
       f.message = fmt::format("${} is not set on {}: the shell expands it to nothing", name, plan.platform);
@@ -424,6 +436,7 @@ std::vector<report::Finding> code_findings(const CodeScan& scan, const StaticCon
   Reach reach;
   reach.modules = local_modules(scan, context.entry);
   reach.files = reachable_files(scan, reach.modules, context.entry);
+  if (context.entry) reach.entry = context.entry->script;
   syntax_findings(scan, reach, findings);
   import_findings(scan, context, reach, findings);
   env_findings(scan, context, reach, findings);

@@ -13,7 +13,7 @@ int check(const JobOptions& args) {
   if (!args.platform.empty()) choices.platform = args.platform;
   if (!args.image.empty()) choices.image = args.image;
   auto progress = [](const std::string& line) { std::cerr << "preflight: " << line << "\n"; };
-  return finish_report(pipeline::static_check(choices, progress), args);
+  return finish_report(pipeline::static_check(choices, progress, args.strict), args);
 }
 
 }  // namespace

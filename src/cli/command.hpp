@@ -48,6 +48,7 @@ std::optional<int> enter_user_namespace();
 struct JobOptions {
   std::string job = "job.yaml";
   std::string platform, image, json, junit, sarif;
+  bool strict = false;  // predictions the dry run did not refute fail the gate
 };
 void add_job_options(CLI::App& app, JobOptions& options);
 

@@ -29,6 +29,8 @@ void add_job_options(CLI::App& app, JobOptions& options) {
   app.add_option("--json", options.json, "write report.json v1 to FILE");
   app.add_option("--junit", options.junit, "write a JUnit XML test report to FILE");
   app.add_option("--sarif", options.sarif, "write a SARIF 2.1.0 log (for code scanning) to FILE");
+  app.add_flag("--strict", options.strict,
+               "treat the static checks' predictions as errors unless the dry run refutes them");
 }
 
 namespace {

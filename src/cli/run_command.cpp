@@ -29,6 +29,7 @@ int run(const RunArgs& args) {
   if (args.steps > 0) options.steps = args.steps;
   options.harness = !args.no_harness;
   options.stop_on_static = !args.run_anyway;
+  options.strict = args.strict;
   if (!args.timeout.empty()) {
     auto timeout = spec::parse_duration(args.timeout);
     if (!timeout) return report_error(timeout.error().context("--timeout"));
@@ -64,7 +65,7 @@ Command run_command() {
                 "run the job exactly as the platform would, without Preflight's harness: "
                 "no clamping, stages or measurements; the verdict comes from the exit status and output");
             app.add_flag("--run-anyway", args->run_anyway,
-                         "run the job even when the static checks (preflight check) find an error");
+                         "run the job even when the static checks find an error that holds whatever it does");
             return [args] { return run(*args); };
           }};
 }

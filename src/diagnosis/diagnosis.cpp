@@ -1,9 +1,12 @@
 #include "diagnosis/diagnosis.hpp"
 
+#include <algorithm>
 #include <functional>
 
+#include "diagnosis/clamp_consequence.hpp"
 #include "diagnosis/during_run.hpp"
 #include "diagnosis/finding_text.hpp"
+#include "diagnosis/operation_stage.hpp"
 #include "diagnosis/traceback.hpp"
 #include "util/text.hpp"
 
@@ -138,6 +141,14 @@ Step command_step(const RunOutcome& outcome, const PlatformFacts& facts) {
     step.exception = parse_traceback(stderr_of(step.evidence.lines), facts.code_container_dir);
   }
   if (step.stage.empty()) step.stage = last ? last->stage : "init";
+  if (step.exception) {
+    const int pid = step.exception->pid;
+    const double at = step.exception->t;
+    const bool trained = std::any_of(events.stages.begin(), events.stages.end(), [&](const harness::StageEvent& s) {
+      return s.stage == "train" && (pid == 0 || s.pid == pid) && s.t <= at;
+    });
+    if (auto operation = stage_of_operation(*step.exception, facts, step.stage, trained)) step.stage = *operation;
+  }
   if (last) step.why = last->why;
   if (last && last->where && last->where->user) step.last_seen = last->where;
   // A run stopped at its timeout: where its main process was waiting, from the harness.
@@ -222,6 +233,7 @@ std::vector<report::Finding> diagnose(const FailureRules& rules, const RunOutcom
                                       const PlatformFacts& facts) {
   std::vector<report::Finding> findings;
   std::optional<report::Finding> failure = failure_finding(rules, outcome, facts);
+  if (failure) soften_clamp_consequence(*failure, outcome.events, facts.code_container_dir);
   // In the order they would strike on the platform: a step too large for the GPU at the
   // first step, then a NaN loss, then whatever ended the job (which a NaN often caused). A
   // failure of the same category is the same problem, told once, with the figures.

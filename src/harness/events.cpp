@@ -195,6 +195,12 @@ HarnessEvents parse_events(const std::string& text_in) {
       if (!save.path.empty()) out.saves.push_back(std::move(save));
     } else if (ev == "epoch_end") {
       out.epochs.push_back({integer(event, "batches"), seconds(event), pid});
+    } else if (ev == "reached") {
+      ReachedEvent r{text(event, "file"), integer(event, "line"), text(event, "stage")};
+      if (!r.file.empty() && r.line > 0) out.reached.push_back(std::move(r));
+    } else if (ev == "entered") {
+      EnteredEvent e{text(event, "file"), integer(event, "first"), integer(event, "last"), text(event, "stage")};
+      if (!e.file.empty() && e.first > 0 && e.last >= e.first) out.entered.push_back(std::move(e));
     } else if (ev == "exit") {
       auto code = event.find("code");
       if (code != event.end() && code->is_number_integer()) {

@@ -110,6 +110,23 @@ struct RankEvent {
   int pid = 0;
 };
 
+// A watched line (one a static prediction is about) that ran, and the stage it ran in
+// (docs/harness.md "Watched lines").
+struct ReachedEvent {
+  std::string file;  // absolute, in the container
+  int line = 0;
+  std::string stage;
+};
+
+// A function or module body holding watched lines started: its span of lines and the stage
+// then, so that a watched line that never ran still has the stage of the code around it.
+struct EnteredEvent {
+  std::string file;  // absolute, in the container
+  int first = 0;
+  int last = 0;
+  std::string stage;
+};
+
 struct HarnessEvents {
   bool started = false;          // the harness loaded in at least one process
   std::string python_version;    // of the first process, e.g. "3.11.2"
@@ -126,6 +143,8 @@ struct HarnessEvents {
   std::vector<EpochEnd> epochs;
   std::vector<RankEvent> ranks;
   std::vector<SaveEvent> saves;
+  std::vector<ReachedEvent> reached;
+  std::vector<EnteredEvent> entered;
   std::optional<int> exit_code;  // the main process reached interpreter exit normally
 };
 

@@ -16,6 +16,7 @@
 #include "pipeline/input_sample.hpp"
 #include "pipeline/job_context.hpp"
 #include "pipeline/outputs.hpp"
+#include "pipeline/predictions.hpp"
 #include "pipeline/stage_watch.hpp"
 #include "pipeline/stages.hpp"
 #include "pipeline/static_check.hpp"
@@ -153,16 +154,18 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
   const spec::PlatformProfile& profile = loaded->profile;
   const image::UnpackedImage& image = loaded->image;
 
-  // The static checks open every run; an error among them ends it before the container starts.
+  // The static checks open every run; a certain error among them ends it before the container
+  // starts. The rest are predictions, for the dry run to settle.
   auto static_results = static_findings(*loaded);
   if (!static_results) return std::move(static_results).error();
-  const bool static_error = std::any_of(static_results->begin(), static_results->end(),
-                                        [](const auto& f) { return f.severity == report::Severity::Error; });
-  if (static_error && options.stop_on_static) {
+  const bool certain_error = std::any_of(static_results->begin(), static_results->end(), is_certain_error);
+  if (certain_error && options.stop_on_static) {
     report::Report report;
     report.findings = std::move(*static_results);
+    leave_unverified(report.findings, options.strict);
     report.notes.push_back(
-        "the static checks found errors, so the job was not run (preflight run --run-anyway runs it)");
+        "the static checks found an error that holds whatever the job does, so the job was not run "
+        "(preflight run --run-anyway runs it)");
     report.verdict = report::verdict_of(report.findings);
     report.job_name = job.name;
     report.job_file = fs::relative(job.file).string();
@@ -189,6 +192,7 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
   context.steps_override = options.steps;
   context.timeout_override = options.timeout;
   context.harness = options.harness;
+  context.watched = watched_lines(*static_results);
   auto plan = plan::make_plan(job, profile, image.config, context);
   if (!plan) return std::move(plan).error();
 
@@ -243,9 +247,15 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
   report::Report report;
   notes.insert(notes.end(), exit->unenforced.begin(), exit->unenforced.end());
   report.notes = std::move(notes);
-  report.findings = std::move(*static_results);
-  auto dry_run_findings = diagnosis::diagnose(*rules, outcome, facts);
-  report.findings.insert(report.findings.end(), dry_run_findings.begin(), dry_run_findings.end());
+  RunEvidence evidence;
+  evidence.watched = options.harness && outcome.events.started;
+  evidence.has_setup = !plan->setup.empty();
+  evidence.setup_exit = outcome.setup_exit;
+  evidence.command_passed = exit->exit_code == 0 && exit->signal == 0 && !exit->timed_out && !exit->oom_killed;
+  evidence.events = &outcome.events;
+  evidence.code_container_dir = facts.code_container_dir;
+  report.findings = settle_predictions(std::move(*static_results), diagnosis::diagnose(*rules, outcome, facts),
+                                       evidence, options.strict);
   report.clamps = report::clamps_of(outcome.events.clamps, facts.code_container_dir);
   report.findings.insert(report.findings.end(), lost_outputs.begin(), lost_outputs.end());
   report.verdict = report::verdict_of(report.findings);

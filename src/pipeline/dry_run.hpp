@@ -20,7 +20,8 @@ struct DryRunOptions {
   std::optional<int> steps;                          // --steps N
   std::optional<std::chrono::milliseconds> timeout;  // --timeout DURATION
   bool harness = true;                               // --no-harness: no stages, clamps or measurements
-  bool stop_on_static = true;  // an error of the static checks ends the run before the container starts
+  bool stop_on_static = true;  // a certain static error ends the run before the container starts
+  bool strict = false;         // --strict: predictions the dry run did not refute stay errors
 };
 
 // Where the pipeline tells the user what is going on; each may be a no-op.

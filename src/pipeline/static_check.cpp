@@ -12,6 +12,7 @@
 #include "check/requirements.hpp"
 #include "check/shell_lint.hpp"
 #include "check/static_checks.hpp"
+#include "pipeline/predictions.hpp"
 #include "plan/run_plan.hpp"
 #include "util/text.hpp"
 
@@ -29,6 +30,7 @@ report::Finding no_python(const JobContext& context) {
   auto f = check::static_finding("image-without-python", "Library Not Found", "Execution Environment",
                                  "Environment Difference", report::Severity::Error, "", 0);
   f.stage = "init";
+  f.prediction = report::Prediction::None;
   f.message = fmt::format("the job runs Python, but image {} has no python3 or python on its PATH",
                           context.image_text);
   f.hint = "Choose an image with Python (image: in job.yaml), or install it in the image's recipe.";
@@ -142,7 +144,8 @@ Result<std::vector<report::Finding>> static_findings(const JobContext& context) 
   return findings;
 }
 
-Result<report::Report> static_check(const JobChoices& choices, const image::ProgressSink& progress) {
+Result<report::Report> static_check(const JobChoices& choices, const image::ProgressSink& progress,
+                                    bool strict) {
   const auto started = Clock::now();
   auto context = load_job_context(choices, progress);
   if (!context) return std::move(context).error();
@@ -151,6 +154,7 @@ Result<report::Report> static_check(const JobChoices& choices, const image::Prog
   report::Report report;
   report.dry_run = false;
   report.findings = std::move(*findings);
+  leave_unverified(report.findings, strict);
   report.verdict = report::verdict_of(report.findings);
   report.job_name = context->job.name;
   report.job_file = fs::relative(context->job.file).string();

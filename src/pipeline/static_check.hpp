@@ -15,6 +15,8 @@ namespace preflight::pipeline {
 // The static findings of a loaded job; the dry run starts with them too.
 Result<std::vector<report::Finding>> static_findings(const JobContext& context);
 
-Result<report::Report> static_check(const JobChoices& choices, const image::ProgressSink& progress);
+// Predictions stay unverified: warnings, or errors with `strict` (docs/diagnosis.md "Predictions").
+Result<report::Report> static_check(const JobChoices& choices, const image::ProgressSink& progress,
+                                    bool strict = false);
 
 }  // namespace preflight::pipeline

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "plan/hyperparameters.hpp"
@@ -168,6 +169,23 @@ void set_harness_env(std::vector<std::string>& env, const spec::JobSpec& job,
   if (!job.dryrun.args.empty()) set_env(env, "PREFLIGHT_CLAMP_ARGS", clamp_args_json(job.dryrun.args));
 }
 
+// PREFLIGHT_WATCH: one file per line, "LINE,LINE,... PATH" with PATH relative to the code
+// folder (read without json, at every interpreter start).
+std::string watch_list(const std::vector<SourceLocation>& watched) {
+  std::map<std::string, std::set<int>> lines;
+  for (const auto& where : watched) {
+    const std::string file = where.file.generic_string();
+    if (where.line > 0 && file.find('\n') == std::string::npos) lines[file].insert(where.line);
+  }
+  std::string out;
+  for (const auto& [file, numbers] : lines) {
+    std::string list;
+    for (int number : numbers) list += (list.empty() ? "" : ",") + std::to_string(number);
+    out += (out.empty() ? "" : "\n") + list + " " + file;
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile& profile,
@@ -315,7 +333,10 @@ Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile&
     if (!expanded) return std::move(expanded).error();
     set_env(env, key, *expanded);
   }
-  if (context.harness) set_harness_env(env, job, profile, plan.steps, *code, plan.mounts);
+  if (context.harness) {
+    set_harness_env(env, job, profile, plan.steps, *code, plan.mounts);
+    if (auto watch = watch_list(context.watched); !watch.empty()) set_env(env, "PREFLIGHT_WATCH", watch);
+  }
 
   auto working_dir = spec::expand_template(profile.mounts.working_dir, vars, profile_where);
   if (!working_dir) return std::move(working_dir).error();

@@ -99,6 +99,9 @@ struct PlanContext {
   std::optional<int> steps_override;                          // --steps
   std::optional<std::chrono::milliseconds> timeout_override;  // --timeout
   bool harness = true;  // false (--no-harness): the job exactly as the platform runs it
+  // Lines of the job's Python files that static predictions are about, relative to the code
+  // folder: the harness says which of them run (docs/harness.md "Watched lines").
+  std::vector<SourceLocation> watched;
 };
 
 Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile& profile,

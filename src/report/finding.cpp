@@ -19,6 +19,22 @@ const char* to_string(Phase phase) { return phase == Phase::Static ? "static" : 
 
 const char* to_string(Retry retry) { return retry == Retry::Useless ? "useless" : "may_help"; }
 
+const char* to_string(Prediction prediction) {
+  switch (prediction) {
+    case Prediction::None:
+      return nullptr;
+    case Prediction::Unverified:
+      return "unverified";
+    case Prediction::Confirmed:
+      return "confirmed";
+    case Prediction::Refuted:
+      return "refuted";
+    case Prediction::NotReached:
+      return "not_reached";
+  }
+  return nullptr;
+}
+
 std::string where_text(const Finding& finding) {
   std::string out;
   if (!finding.stage.empty()) out += " in stage " + finding.stage;

@@ -53,6 +53,16 @@ nlohmann::json estimate_json(const Estimate& e) {
   return out;
 }
 
+// {"file": ..., "line": ...}, each only when known.
+nlohmann::json location_json(const SourceLocation& where) {
+  nlohmann::json location = nlohmann::json::object();
+  if (where.known()) {
+    location["file"] = where.file.string();
+    if (where.line > 0) location["line"] = where.line;
+  }
+  return location;
+}
+
 }  // namespace
 
 nlohmann::json to_json(const Report& report) {
@@ -62,11 +72,11 @@ nlohmann::json to_json(const Report& report) {
     stages.push_back({{"name", stage.name}, {"status", stage.status}, {"seconds", stage.seconds}});
   json findings = json::array();
   for (const auto& f : report.findings) {
-    json location = json::object();
-    if (f.location.known()) {
-      location["file"] = f.location.file.string();
-      if (f.location.line > 0) location["line"] = f.location.line;
-    }
+    json predicted = json::array();
+    for (const auto& evidence : f.predicted)
+      predicted.push_back(
+          {{"rule", evidence.rule}, {"message", evidence.message}, {"location", location_json(evidence.location)}});
+    const char* prediction = to_string(f.prediction);
     findings.push_back({{"rule", f.rule},
                         {"category", f.category},
                         {"dimension", f.dimension},
@@ -75,22 +85,19 @@ nlohmann::json to_json(const Report& report) {
                         {"phase", to_string(f.phase)},
                         {"stage", f.stage.empty() ? json(nullptr) : json(f.stage)},
                         {"message", f.message},
-                        {"location", location},
+                        {"location", location_json(f.location)},
                         {"hint", f.hint},
-                        {"retry", to_string(f.retry)}});
+                        {"retry", to_string(f.retry)},
+                        {"prediction", prediction ? json(prediction) : json(nullptr)},
+                        {"predicted", predicted}});
   }
   json clamps = json::array();
   for (const auto& c : report.clamps) {
-    json location = json::object();
-    if (c.location.known()) {
-      location["file"] = c.location.file.string();
-      if (c.location.line > 0) location["line"] = c.location.line;
-    }
     clamps.push_back({{"what", c.what},
                       {"kind", c.kind.empty() ? json(nullptr) : json(c.kind)},
                       {"original", c.original},
                       {"value", c.value},
-                      {"location", location}});
+                      {"location", location_json(c.location)}});
   }
   json root = {{"schema", "preflight.report/v1"},
                {"verdict", report.verdict},

@@ -93,6 +93,8 @@ void print_estimate(const Estimate& e, std::ostream& out, const Palette& p) {
   }
 }
 
+bool same_place(const SourceLocation& a, const SourceLocation& b) { return a.file == b.file && a.line == b.line; }
+
 }  // namespace
 
 bool use_color(int fd) {
@@ -113,7 +115,10 @@ void print_summary(const Report& report, std::ostream& out, bool color) {
   for (const auto& f : report.findings) {
     out << severity_label(f.severity, p) << ": " << p.bold(f.category) << where_text(f) << "\n  " << f.message
         << "\n";
-    if (!f.hint.empty()) out << "  " << p.dim("hint:") << " " << f.hint << "\n";
+    for (const auto& evidence : f.predicted)
+      out << "  " << p.dim("predicted by the static checks:") << " " << evidence.message
+          << (same_place(evidence.location, f.location) ? "" : " (" + evidence.location.str() + ")") << "\n";
+    if (!f.hint.empty() && f.prediction != Prediction::Refuted) out << "  " << p.dim("hint:") << " " << f.hint << "\n";
     if (f.severity == Severity::Error && f.retry == Retry::Useless)
       out << "  " << p.dim("retry: useless, the failure is deterministic") << "\n";
   }

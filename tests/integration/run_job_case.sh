@@ -2,7 +2,8 @@
 # Runs the real preflight binary under the real runc on one fixture job (tests/jobs/CASE) and
 # checks what the user would see against the case's `expect` file: verdict, exit status,
 # category, stage, file and line of the first error finding (of the dry run, when it ran), the
-# first static error (`static=`), the count of warnings and where the first one of the dry run
+# first static error (`static=`), the first error's `prediction=` and a settled prediction
+# (`predicted=`), the count of errors and warnings and where the first one of the dry run
 # points, stages passed, a note (`unenforced_KEY` when the platform's limits were not
 # enforced, below). Afterwards no container, mount or leftover process of the run may remain.
 # Usage: run_job_case.sh PREFLIGHT_BINARY CASE_DIR
@@ -54,6 +55,13 @@ check_equal "verdict" "${expect[verdict]}" "$(jq -r .verdict "$work/report.json"
 [[ -n ${expect[file]:-} ]] && check_equal "file" "${expect[file]}" "$(jq -r "$first_error.location.file" "$work/report.json")"
 [[ -n ${expect[line]:-} ]] && check_equal "line" "${expect[line]}" "$(jq -r "$first_error.location.line" "$work/report.json")"
 [[ -n ${expect[message]:-} ]] && check_contains "message" "${expect[message]}" "$(jq -r "$first_error.message" "$work/report.json")"
+[[ -n ${expect[prediction]:-} ]] && check_equal "prediction" "${expect[prediction]}" "$(jq -r "$first_error.prediction" "$work/report.json")"
+# `predicted=PREDICTION CATEGORY FILE:LINE`: a static finding settled that way (docs/diagnosis.md "Predictions").
+if [[ -n ${expect[predicted]:-} ]]; then
+  settled=$(jq -r '.findings[] | select(.prediction != null) | "\(.prediction) \(.category) \(.location.file):\(.location.line) stage=\(.stage)"' "$work/report.json")
+  check_contains "settled predictions" "${expect[predicted]}" "$settled"
+fi
+[[ -n ${expect[errors]:-} ]] && check_equal "errors" "${expect[errors]}" "$(jq '[.findings[] | select(.severity == "error")] | length' "$work/report.json")"
 [[ -n ${expect[hint]:-} ]] && check_contains "hint" "${expect[hint]}" "$(jq -r "$first_error.hint" "$work/report.json")"
 first_warning=$(first_of warning)
 first_static='[.findings[] | select(.severity == "error" and .phase == "static")][0]'

@@ -85,7 +85,7 @@ def install():
     state = HarnessState(events, os.environ.get("PREFLIGHT_PHASE", "command"))
     append(events, _start_line(state, _argv()))
     for step in (_install_excepthook, _install_exit, _install_import_hook, _install_input_watch,
-                 _install_stack_dump):
+                 _install_stack_dump, _install_line_watch):
         try:
             step()
         except Exception as exc:
@@ -195,6 +195,13 @@ def _install_stack_dump():
     if hasattr(os, "register_at_fork") and not state.fork_hooked:
         state.fork_hooked = True  # a forked worker writes its own file
         os.register_at_fork(after_in_child=lambda: guard("stack dump", _install_stack_dump))
+
+
+def _install_line_watch():
+    """The lines static predictions are about (watch.py), only when Preflight lists some."""
+    if os.environ.get("PREFLIGHT_WATCH"):
+        from . import watch
+        watch.install()
 
 
 def _install_input_watch():

@@ -1,5 +1,7 @@
 """What to patch when a watched module finishes importing."""
 
+import sys
+
 import preflight_harness as core
 
 
@@ -18,6 +20,9 @@ def loaded(name, module):
 
 
 def _patch_threading(threading):
+    watch = sys.modules.get("preflight_harness.watch")
+    if watch is not None:
+        watch.on_threading(threading)
     st = core.state
     if st.threading_patched or not hasattr(threading, "excepthook"):
         return  # threading.excepthook is Python 3.8+

@@ -12,14 +12,26 @@ and prints one JSON object (ASCII only) on stdout:
     {"python": "3.11.2",
      "files": [{"path", "syntax_error": null or {"line", "column", "message"},
                 "imports": [{"module", "line", "guarded", "level", "scope"}],
-                "env": [{"name", "line", "how", "default"}],
-                "paths": [{"value", "line", "option"}],  # option: the argparse option whose default it is
+                "env": [{"name", "line", "how", "default", "guarded", "scope"}],
+                "paths": [{"value", "line", "option", "use"}],
                 "perf": [{"rule", "line", "detail"}],
                 "main": bool, "parser": bool, "cuda": 0 or a line}],
      "argparse": null or {"file", "parse_known", "allow_abbrev", "dynamic",
                           "options": [{"line", "flags", "dest", "type", "required", "choices",
                                        "nargs", "action", "has_default", "default"}],
                           "positionals": [{"line", "dest", "nargs", "type", "choices"}]}}
+
+An environment read has `default` when the code gives one (`os.environ.get("X", d)`,
+`os.getenv("X", d)`, `... or d`), and `guarded` when the code makes sure the read cannot fail:
+under `if "X" in os.environ:` (or `if os.environ.get("X"):`, `... is not None`, in either
+branch of the negated test, and in an `and`/`or` chain after the test), after
+`if "X" not in os.environ: return` (or raise, continue, break, sys.exit) in the same block, or
+inside `try` with `except KeyError` (LookupError, Exception, BaseException or bare). `scope` is
+"module" when the read runs as the file loads (class bodies too), "function" inside a def or
+lambda. A path's `option` is the argparse option whose default it is; `use` is what the code
+does with it, from the call it is given to: "write" (open(p, "w"), torch.save, makedirs,
+save_*, to_csv, SummaryWriter...), "model" (from_pretrained, load_state_dict, load_model...),
+"read" (open(p), load, read_csv, ImageFolder, listdir...) or "" when no call tells.
 
 `argparse` describes the entry script's parser. A file the scanner itself fails on gets
 "error": "<type>: <message>" and empty lists; the other files are unaffected. Environment
@@ -37,6 +49,25 @@ import sys
 # What an except clause must catch for the code in its try to survive the failure.
 IMPORT_FAILURES = frozenset(["ImportError", "ModuleNotFoundError", "Exception", "BaseException", "*"])
 KEY_FAILURES = frozenset(["KeyError", "LookupError", "Exception", "BaseException", "*"])
+EXITS = frozenset(["exit", "quit", "_exit", "abort"])  # sys.exit(), exit(), os._exit()
+
+# What a call does with a path given to it (by its name, the last part of a dotted callee).
+WRITE_CALLS = frozenset([
+    "save", "save_image", "savez", "savez_compressed", "save_pretrained", "save_model", "save_weights",
+    "save_checkpoint", "save_state", "to_csv", "to_pickle", "to_json", "to_parquet", "to_hdf",
+    "makedirs", "mkdir", "SummaryWriter", "ModelCheckpoint", "FileHandler", "imwrite", "imsave",
+    "write_text", "write_bytes", "savefig", "export"])
+MODEL_CALLS = frozenset([
+    "from_pretrained", "load_state_dict", "load_model", "load_weights", "load_checkpoint",
+    "load_from_checkpoint", "restore"])
+READ_CALLS = frozenset([
+    "open", "load", "loadtxt", "genfromtxt", "read_csv", "read_json", "read_parquet", "read_pickle",
+    "read_table", "read_excel", "read_text", "read_bytes", "ImageFolder", "DatasetFolder",
+    "load_dataset", "load_from_disk", "listdir", "scandir", "walk", "glob", "iglob", "imread",
+    "File", "TFRecordDataset", "list_files", "exists", "isfile", "isdir"])
+# Calls that pass a path through: the call around them says what it is for.
+PATH_WRAPPERS = frozenset(["join", "Path", "PurePath", "expanduser", "expandvars", "abspath",
+                           "realpath", "normpath", "str", "format", "fspath"])
 
 # `if` tests on the interpreter or the platform: imports under them are deliberate.
 ENVIRONMENT_TESTS = frozenset([("sys", "version_info"), ("sys", "version"), ("sys", "platform"),
@@ -168,6 +199,9 @@ class FileScan(object):
         self.scope_depth = 0  # enclosing def/class bodies
         self.if_guards = 0  # enclosing TYPE_CHECKING, version or platform tests
         self.try_guards = []  # what the enclosing try blocks of this function catch
+        self.env_guards = []  # sets of variables the enclosing tests make sure are set
+        self.function_depth = 0  # enclosing def and lambda bodies
+        self.calls = []  # enclosing calls: (callee's last name, open's mode is a write, keyword)
         self.loops = []  # enclosing loops of this function, comprehensions included
         self.with_fallback = set()  # ids of calls followed by `or fallback`
         self.argparse = ParserScan() if is_entry else None
@@ -184,7 +218,7 @@ class FileScan(object):
             ast.ListComp: self.visit_comprehension, ast.SetComp: self.visit_comprehension,
             ast.DictComp: self.visit_comprehension, ast.GeneratorExp: self.visit_comprehension,
             ast.Subscript: self.visit_subscript, ast.Compare: self.visit_compare,
-            ast.BoolOp: self.visit_bool_op, ast.Call: self.visit_call, ast.Assign: self.visit_assign,
+            ast.BoolOp: self.visit_bool_op, ast.IfExp: self.visit_if_exp, ast.Module: self.visit_module, ast.Call: self.visit_call, ast.Assign: self.visit_assign,
         })
         if hasattr(ast, "TryStar"):  # except*, Python 3.11+
             self.handlers[ast.TryStar] = self.visit_try
@@ -223,15 +257,40 @@ class FileScan(object):
         for node in nodes:
             self.visit(node)
 
+    def visit_block(self, statements):
+        """Statements in order: after `if "X" not in os.environ: return`, X is set."""
+        pushed = 0
+        for statement in statements:
+            self.visit(statement)
+            if isinstance(statement, ast.If) and not statement.orelse and leaves(statement.body):
+                self.env_guards.append(env_tests(statement.test, self.is_environ, self.os_names,
+                                                 self.getenv_names)[1])
+                pushed += 1
+        if pushed:
+            del self.env_guards[-pushed:]
+
+    def visit_module(self, node):
+        self.visit_block(node.body)
+
+    def visit_guarded(self, names, nodes):
+        self.env_guards.append(names)
+        if isinstance(nodes, list):
+            self.visit_block(nodes)
+        else:
+            self.visit(nodes)
+        self.env_guards.pop()
+
     def visit_scope(self, body, new_function):
         saved = self.try_guards, self.loops
         if new_function:  # a try or loop around a def does not run its body
             self.try_guards, self.loops = [], []
         self.scope_depth += 1
+        self.function_depth += new_function
         if isinstance(body, list):
-            self.visit_list(body)
+            self.visit_block(body)
         else:
             self.visit(body)
+        self.function_depth -= new_function
         self.scope_depth -= 1
         self.try_guards, self.loops = saved
 
@@ -256,38 +315,52 @@ class FileScan(object):
 
     def visit_try(self, node):
         self.try_guards.append(caught_names(node.handlers))
-        self.visit_list(node.body)
+        self.visit_block(node.body)
         self.try_guards.pop()
         self.visit_list(node.handlers)
-        self.visit_list(node.orelse)
-        self.visit_list(node.finalbody)
+        self.visit_block(node.orelse)
+        self.visit_block(node.finalbody)
 
     def visit_if(self, node):
         if self.scope_depth == 0 and is_main_test(node.test):
             self.main_guard = True
-        self.visit(node.test)
+        when_true, when_false = self.visit_test(node.test)
         guard = condition_guard(node.test)
         if guard:
             self.if_guards += 1
-        self.visit_list(node.body)
+        self.visit_guarded(when_true, node.body)
         if guard == "typing":  # the else branch is what runs
             self.if_guards -= 1
-        self.visit_list(node.orelse)
+        self.visit_guarded(when_false, node.orelse)
         if guard == "environment":
             self.if_guards -= 1
+
+    def visit_if_exp(self, node):
+        when_true, when_false = self.visit_test(node.test)
+        self.visit_guarded(when_true, node.body)
+        self.visit_guarded(when_false, node.orelse)
+
+    def visit_test(self, test):
+        """Visits an if's or while's test; the variables it makes sure are set when it holds
+        and when it does not. A get() that is only tested cannot fail."""
+        when_true, when_false = env_tests(test, self.is_environ, self.os_names, self.getenv_names)
+        for call in tested_calls(test):
+            self.with_fallback.add(id(call))
+        self.visit(test)
+        return when_true, when_false
 
     def visit_for(self, node):
         self.visit(node.target)
         self.visit(node.iter)
         self.loops.append(Loop())
-        self.visit_list(node.body)
+        self.visit_block(node.body)
         self.close_loop()
         self.visit_list(node.orelse)
 
     def visit_while(self, node):
         self.loops.append(Loop())
-        self.visit(node.test)
-        self.visit_list(node.body)
+        when_true = self.visit_test(node.test)[0]
+        self.visit_guarded(when_true, node.body)
         self.close_loop()
         self.visit_list(node.orelse)
 
@@ -358,7 +431,7 @@ class FileScan(object):
                 key = key.value
             name = string_value(key)
             if name is not None and isinstance(node.ctx, ast.Load):
-                self.add_env_read(name, node.lineno, "subscript", self.guarded_against(KEY_FAILURES))
+                self.add_env_read(name, node.lineno, "subscript", False)
             elif name is not None and isinstance(node.ctx, ast.Store):
                 self.env_sets.add(name)
         self.visit_children(node)
@@ -372,10 +445,19 @@ class FileScan(object):
         self.visit_children(node)
 
     def visit_bool_op(self, node):
+        # `"X" in os.environ and os.environ["X"]`: each value runs only when the ones before
+        # it were true (and), or false (or).
         if isinstance(node.op, ast.Or):  # os.environ.get("X") or "fallback"
             for value in node.values[:-1]:
                 self.with_fallback.add(id(value))
-        self.visit_children(node)
+        side = 0 if isinstance(node.op, ast.And) else 1
+        pushed = 0
+        for value in node.values:
+            self.visit(value)
+            self.env_guards.append(env_tests(value, self.is_environ, self.os_names,
+                                             self.getenv_names)[side])
+            pushed += 1
+        del self.env_guards[-pushed:]
 
     def env_call(self, node, how):
         name = string_value(node.args[0]) if node.args else None
@@ -398,7 +480,10 @@ class FileScan(object):
                     self.env_sets.update(name for name in names if name is not None)
 
     def add_env_read(self, name, line, how, has_default):
-        self.env.append({"name": name, "line": line, "how": how, "default": has_default})
+        guarded = any(name in names for names in self.env_guards) or \
+            (how == "subscript" and self.guarded_against(KEY_FAILURES))
+        self.env.append({"name": name, "line": line, "how": how, "default": has_default,
+                         "guarded": guarded, "scope": "function" if self.function_depth else "module"})
 
     # --- path literals ------------------------------------------------------------------------
 
@@ -407,7 +492,20 @@ class FileScan(object):
         if value is not None and not self.cuda_line and (value == "cuda" or value.startswith("cuda:")):
             self.cuda_line = node.lineno
         if value is not None and looks_like_path(value):
-            self.paths.append({"value": value, "line": node.lineno, "option": option})
+            self.paths.append({"value": value, "line": node.lineno, "option": option,
+                               "use": self.path_use()})
+
+    def path_use(self):
+        """What the innermost call that is not a mere wrapper does with its path argument."""
+        for name, writes, _ in reversed(self.calls):
+            if name in PATH_WRAPPERS:
+                continue
+            if writes or name in WRITE_CALLS:
+                return "write"
+            if name in MODEL_CALLS:
+                return "model"
+            return "read" if name in READ_CALLS else ""
+        return ""
 
     def visit_expr(self, node):
         # A bare string statement is a docstring or a comment, never a path the job opens.
@@ -428,6 +526,7 @@ class FileScan(object):
         elif isinstance(func, ast.Name):
             self.function_call(node, func.id)
         self.visit(func)
+        self.calls.append((callee_name(func), callee_name(func) == "open" and opens_for_writing(node), None))
         regex = isinstance(func, ast.Attribute) and is_name(func.value, ("re", "regex"))
         for arg in node.args:
             if not (regex and string_value(arg) is not None):
@@ -440,6 +539,7 @@ class FileScan(object):
                 self.visit_string(keyword.value, next((f for f in flags if f and f.startswith("-")), None))
             elif keyword.arg != "help":
                 self.visit(keyword.value)
+        self.calls.pop()
 
     def method_call(self, node, method, receiver):
         if method == "ArgumentParser":
@@ -654,6 +754,77 @@ def condition_guard(test):
             if (node.value.id, node.attr) in ENVIRONMENT_TESTS:
                 return "environment"
     return None
+
+
+def leaves(body):
+    """Whether a block always ends by leaving: return, raise, continue, break, sys.exit()."""
+    last = body[-1] if body else None
+    if isinstance(last, (ast.Return, ast.Raise, ast.Continue, ast.Break)):
+        return True
+    return isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) and \
+        callee_name(last.value.func) in EXITS
+
+
+def env_tests(test, is_environ, os_names, getenv_names):
+    """The variables a test makes sure are set when it is true, and when it is false."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        when_true, when_false = env_tests(test.operand, is_environ, os_names, getenv_names)
+        return when_false, when_true
+    if isinstance(test, ast.BoolOp):
+        parts = [env_tests(value, is_environ, os_names, getenv_names) for value in test.values]
+        if isinstance(test.op, ast.And):
+            return frozenset().union(*[part[0] for part in parts]), frozenset()
+        return frozenset(), frozenset().union(*[part[1] for part in parts])
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        op, right = test.ops[0], test.comparators[0]
+        if isinstance(op, (ast.In, ast.NotIn)) and is_environ(right) and string_value(test.left) is not None:
+            names = frozenset([string_value(test.left)])
+            return (names, frozenset()) if isinstance(op, ast.In) else (frozenset(), names)
+        name = env_get_name(test.left, is_environ, os_names, getenv_names)
+        if name is not None and is_none(right) and isinstance(op, (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)):
+            names = frozenset([name])
+            return (names, frozenset()) if isinstance(op, (ast.IsNot, ast.NotEq)) else (frozenset(), names)
+    name = env_get_name(test, is_environ, os_names, getenv_names)
+    if name is not None:  # `if os.environ.get("X"):`
+        return frozenset([name]), frozenset()
+    return frozenset(), frozenset()
+
+
+def env_get_name(node, is_environ, os_names, getenv_names):
+    """X for os.environ.get("X"), os.getenv("X") or getenv("X"), else None."""
+    if not isinstance(node, ast.Call) or not node.args:
+        return None
+    func = node.func
+    if isinstance(func, ast.Attribute):
+        if not ((func.attr == "get" and is_environ(func.value)) or
+                (func.attr == "getenv" and is_name(func.value, os_names))):
+            return None
+    elif not is_name(func, getenv_names):
+        return None
+    return string_value(node.args[0])
+
+
+def tested_calls(test):
+    """The calls whose value a test only checks for truth or None: get() and getenv() there
+    cannot fail."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return tested_calls(test.operand)
+    if isinstance(test, ast.BoolOp):
+        return [call for value in test.values for call in tested_calls(value)]
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and is_none(test.comparators[0]):
+        return [test.left] if isinstance(test.left, ast.Call) else []
+    return [test] if isinstance(test, ast.Call) else []
+
+
+def is_none(node):
+    return node.__class__.__name__ in ("Constant", "NameConstant") and getattr(node, "value", 0) is None
+
+
+def opens_for_writing(call):
+    mode = call.args[1] if len(call.args) > 1 else next(
+        (k.value for k in call.keywords if k.arg == "mode"), None)
+    text = string_value(mode) if mode is not None else None
+    return bool(text) and any(c in text for c in "wax+")
 
 
 def is_graph_op(path):

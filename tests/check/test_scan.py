@@ -238,8 +238,10 @@ class EnvironmentTest(unittest.TestCase):
     def test_or_fallback_is_a_default(self):
         self.assertEqual(self.read("USER"), ("get", True))
 
-    def test_try_except_key_error_is_a_default(self):
-        self.assertEqual(self.read("PORT"), ("subscript", True))
+    def test_try_except_key_error_guards(self):
+        self.assertEqual(self.read("PORT"), ("subscript", False))
+        self.assertTrue(self.env["PORT"]["guarded"])
+        self.assertFalse(self.env["RANK"]["guarded"])
 
     def test_only_literal_names(self):
         self.assertNotIn("key", self.env)
@@ -252,6 +254,119 @@ class EnvironmentTest(unittest.TestCase):
         self.assertNotIn("MASTER_ADDR", self.env)
         self.assertEqual([r["name"] for r in self.files["dist.py"]["env"]], ["TOKEN"])
         self.assertEqual(self.files["late.py"]["env"], [])
+
+
+class GuardedEnvironmentTest(unittest.TestCase):
+    """Reads that cannot fail because the code tests for the variable first."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.env = scan_one("""\
+            import os, sys
+            if "WORLD_SIZE" in os.environ:
+                world = int(os.environ["WORLD_SIZE"])
+            else:
+                world = int(os.environ["FALLBACK_A"])
+            if "RANK" not in os.environ:
+                rank = 0
+            else:
+                rank = int(os.environ["RANK"])
+            if os.environ.get("LOCAL_RANK"):
+                local = int(os.environ["LOCAL_RANK"])
+            if os.getenv("NODE") is not None and os.environ["NODE"] != "0":
+                pass
+            tag = os.environ["TAG"] if "TAG" in os.environ else "none"
+            debug = "DEBUG" in os.environ and os.environ["DEBUG"] == "1"
+            quiet = "QUIET" not in os.environ or os.environ["QUIET"] == "0"
+
+            def init_distributed():
+                if "MASTER_ADDR" not in os.environ:
+                    return False
+                addr = os.environ["MASTER_ADDR"]
+                try:
+                    port = os.environ["MASTER_PORT"]
+                except (KeyError, ValueError):
+                    port = "29500"
+                try:
+                    job = os.environ["JOB"]
+                except ValueError:
+                    job = None
+                return os.environ["WORLD_SIZE_B"]
+
+            for name in ["a"]:
+                if "SKIP" not in os.environ:
+                    continue
+                skip = os.environ["SKIP"]
+            if "SLURM" in os.environ and "NODES" in os.environ:
+                nodes = os.environ["NODES"] + os.environ["SLURM"] + os.environ["OTHER"]
+            if "EXIT" not in os.environ:
+                sys.exit("set EXIT")
+            exit_code = os.environ["EXIT"]
+
+            class Config:
+                home = os.environ["CONFIG_HOME"]
+            """)["env"]
+
+    def reads(self, name, how="subscript"):
+        return [(r["line"], r["guarded"] or r["default"], r["scope"]) for r in self.env
+                if r["name"] == name and r["how"] == how]
+
+    def test_membership_guards_its_branch(self):
+        self.assertEqual(self.reads("WORLD_SIZE"), [(3, True, "module")])
+        self.assertEqual(self.reads("FALLBACK_A"), [(5, False, "module")])
+        self.assertEqual(self.reads("RANK"), [(9, True, "module")], "the else of `not in`")
+
+    def test_get_as_a_test_guards_and_cannot_fail(self):
+        self.assertEqual(self.reads("LOCAL_RANK"), [(11, True, "module")])
+        self.assertEqual(self.reads("LOCAL_RANK", "get"), [(10, True, "module")])
+        self.assertEqual(self.reads("NODE"), [(12, True, "module")])
+        self.assertEqual(self.reads("NODE", "getenv"), [(12, True, "module")])
+
+    def test_conditional_expression_and_boolean_chains(self):
+        self.assertEqual(self.reads("TAG"), [(14, True, "module")])
+        self.assertEqual(self.reads("DEBUG"), [(15, True, "module")])
+        self.assertEqual(self.reads("QUIET"), [(16, True, "module")])
+
+    def test_early_return_guards_the_rest_of_the_block(self):
+        self.assertEqual(self.reads("MASTER_ADDR"), [(21, True, "function")])
+        self.assertEqual(self.reads("SKIP"), [(35, True, "module")])
+        self.assertEqual(self.reads("EXIT"), [(40, True, "module")])
+
+    def test_try_catching_key_error_guards(self):
+        self.assertEqual(self.reads("MASTER_PORT"), [(23, True, "function")])
+        self.assertEqual(self.reads("JOB"), [(27, False, "function")], "ValueError is no KeyError")
+
+    def test_unguarded_reads_keep_their_scope(self):
+        self.assertEqual(self.reads("WORLD_SIZE_B"), [(30, False, "function")])
+        self.assertEqual(self.reads("OTHER"), [(37, False, "module")])
+        self.assertEqual(self.reads("NODES"), [(37, True, "module")])
+        self.assertEqual(self.reads("CONFIG_HOME"), [(43, False, "module")], "a class body runs on load")
+
+
+class PathUseTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        paths = scan_one("""\
+            import os, torch, pandas as pd
+            from transformers import AutoModel
+            frame = pd.read_csv("/home/ana/data/train.csv")
+            torch.save({}, os.path.join("/home/ana/runs", "model.pt"))
+            with open("/home/ana/log.txt", "w") as log:
+                pass
+            with open("/home/ana/labels.txt") as labels:
+                pass
+            model = AutoModel.from_pretrained("/home/ana/bert")
+            os.makedirs("/home/ana/out", exist_ok=True)
+            print("/home/ana/elsewhere")
+            CONSTANT = "/home/ana/plain"
+            """)["paths"]
+        cls.uses = dict((p["value"], p["use"]) for p in paths)
+
+    def test_what_the_call_does_with_the_path(self):
+        self.assertEqual(self.uses, {
+            "/home/ana/data/train.csv": "read", "/home/ana/runs": "write", "/home/ana/log.txt": "write",
+            "/home/ana/labels.txt": "read", "/home/ana/bert": "model", "/home/ana/out": "write",
+            "/home/ana/elsewhere": "", "/home/ana/plain": ""})
 
 
 class PathTest(unittest.TestCase):

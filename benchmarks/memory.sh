@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Measures the error of the harness's step memory (docs/harness.md "Measuring a step") on a few
 # known models and prints a Markdown table for docs/benchmarks.md. For each model, the dry run's
-# GPU memory need (report.json estimate.gpu_memory.needed_bytes, less the modelled 400 MiB
-# CUDA context) is set against the ground truth: the same script without the harness, with
+# GPU memory need (report.json estimate.gpu_memory.needed_bytes, less the modelled 420 MiB of
+# CUDA context and cuBLAS workspace) is set against the ground truth: the same script without the harness, with
 # every malloc/free counted by an LD_PRELOAD library (memory/peak.c), reporting the peak of the
 # second step over what was allocated before the model was built.
 # Usage: benchmarks/memory.sh   (as root, after scripts/setup pytorch)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 preflight=${PREFLIGHT:-$PWD/build/preflight}
-context=$((400 << 20))  # kCudaContextBytes in src/diagnosis/during_run.cpp
+context=$((420 << 20))  # kFrameworkBytes in src/diagnosis/during_run.hpp
 command -v jq >/dev/null || apt-get install -y -qq jq >/dev/null
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -33,7 +33,7 @@ report::Finding from_rule(const FailureRules& rules, const char* rule_id, const 
 }
 
 std::uint64_t need_of(const harness::StepMeasure& step, std::uint64_t step_bytes) {
-  return step.live_bytes + step_bytes / static_cast<std::uint64_t>(step.replicas) + kCudaContextBytes;
+  return step.live_bytes + step_bytes / static_cast<std::uint64_t>(step.replicas) + kFrameworkBytes;
 }
 
 }  // namespace

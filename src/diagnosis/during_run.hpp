@@ -14,13 +14,28 @@
 
 namespace preflight::diagnosis {
 
-// What the CUDA context and PyTorch's kernels take on each GPU before the first tensor
-// (docs/harness.md "Measuring a step": a modelled constant, not measured here).
+// What each GPU holds besides the job's tensors (docs/harness.md "Measuring a step"; modelled,
+// since the machine Preflight runs on may have no GPU to measure them on):
+// - the CUDA context with PyTorch's and cuDNN's kernel images, before the first tensor: 400 MiB
+//   (reported from about 300 to over 700 MiB, by card, driver and CUDA version);
 inline constexpr std::uint64_t kCudaContextBytes = 400ull << 20;
+// - cuBLAS's workspace, one per handle, from PyTorch's caching allocator: the default size
+//   (CUBLAS_WORKSPACE_CONFIG ":4096:2:16:8", aten/src/ATen/cuda/CublasHandlePool.cpp) on cards
+//   before Hopper; a training step uses two handles, the forward's thread and autograd's device
+//   thread. Blocks of 1 to 10 MiB share the allocator's 20 MiB segments, so both take one.
+inline constexpr std::uint64_t kCublasWorkspaceBytes = 4096ull * 1024 * 2 + 16 * 1024 * 8;
+inline constexpr std::uint64_t kCublasHandles = 2;
+inline constexpr std::uint64_t kLargeSegmentBytes = 20ull << 20;
+inline constexpr std::uint64_t kCublasReservedBytes =
+    (kCublasHandles * kCublasWorkspaceBytes + kLargeSegmentBytes - 1) / kLargeSegmentBytes * kLargeSegmentBytes;
+// - cuDNN's convolution workspace: none. PyTorch tries cuDNN's algorithms in turn and takes the
+//   next when one's workspace does not fit (aten/src/ATen/native/cudnn/Conv_v7.cpp), down to
+//   implicit GEMM, which needs none; a workspace slows a step but does not stop it.
+inline constexpr std::uint64_t kFrameworkBytes = kCudaContextBytes + kCublasReservedBytes;
 
 // The GPU memory one training step needs on each of the platform's GPUs.
 struct GpuMemoryNeed {
-  std::uint64_t needed_bytes = 0;      // kept between steps + the step's peak + CUDA context
+  std::uint64_t needed_bytes = 0;      // kept between steps + the step's peak + kFrameworkBytes
   std::uint64_t half_batch_bytes = 0;  // the same at half the batch size
   std::uint64_t available_bytes = 0;   // the profile's GPU memory
   std::optional<int> batch_size;

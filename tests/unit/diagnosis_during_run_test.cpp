@@ -133,11 +133,21 @@ TEST(DiagnosisGpuMemory, AStepLargerThanTheGpuIsAPredictedOutOfMemory) {
   EXPECT_EQ(finding.stage, "train");
   EXPECT_EQ(finding.severity, report::Severity::Error);
   EXPECT_EQ(finding.location.str(), "train.py:58");
-  // 100 MiB kept + 2000 MiB for the step + 400 MiB of CUDA context.
-  EXPECT_TRUE(contains(finding.message, "2.4 GiB")) << finding.message;
+  // 100 MiB kept + 2000 MiB for the step + 400 MiB of CUDA context + 20 MiB of cuBLAS workspace.
+  EXPECT_TRUE(contains(finding.message, "2.5 GiB")) << finding.message;
   EXPECT_TRUE(contains(finding.message, "batch size 24")) << finding.message;
   EXPECT_TRUE(contains(finding.message, "Quadro P620 has 2.0 GiB")) << finding.message;
   EXPECT_TRUE(contains(finding.hint, "At batch size 12 the step needs about 1.5 GiB")) << finding.hint;
+}
+
+TEST(DiagnosisGpuMemory, TheFrameworkAddsItsContextAndTwoCublasWorkspacesInOneSegment) {
+  // Two 8.125 MiB workspaces (PyTorch's default for cards before Hopper) share one 20 MiB
+  // segment of the caching allocator.
+  EXPECT_EQ(kCublasWorkspaceBytes, 8519680u);
+  EXPECT_EQ(kFrameworkBytes, 420 * MiB);
+  auto need = gpu_memory_need(trained({step_of(0, 0)}).events, with_gpus(1));
+  ASSERT_TRUE(need.has_value());
+  EXPECT_EQ(need->needed_bytes, 420 * MiB);
 }
 
 TEST(DiagnosisGpuMemory, AStepThatFitsIsNoFindingAndNeitherIsAJobWithoutGpus) {
@@ -150,11 +160,11 @@ TEST(DiagnosisGpuMemory, DataParallelSplitsTheStepAndTheLargestProcessCounts) {
   split.replicas = 4;
   auto need = gpu_memory_need(trained({split}).events, with_gpus(4));
   ASSERT_TRUE(need.has_value());
-  EXPECT_EQ(need->needed_bytes, 100 * MiB + 1000 * MiB + kCudaContextBytes);
+  EXPECT_EQ(need->needed_bytes, 100 * MiB + 1000 * MiB + kFrameworkBytes);
   harness::StepMeasure rank1 = step_of(100 * MiB, 3000 * MiB);
   rank1.pid = 11;
   need = gpu_memory_need(trained({step_of(100 * MiB, 1000 * MiB), rank1}).events, with_gpus(2, 16ull << 30));
-  EXPECT_EQ(need->needed_bytes, 3100 * MiB + kCudaContextBytes);
+  EXPECT_EQ(need->needed_bytes, 3100 * MiB + kFrameworkBytes);
 }
 
 TEST(DiagnosisGpuMemory, ComesBeforeANaNLoss) {

@@ -1,14 +1,17 @@
 """One training step measured at the job's real batch size (docs/harness.md "Measuring a
-step"): the memory its tensors need, its floating-point operations and its wall time, for the
-GPU out-of-memory prediction and the cost estimate.
+step"): the GPU memory it would hold on the platform, its floating-point operations and its
+wall time, for the GPU out-of-memory prediction and the cost estimate.
 
 The step measured is the window between the ends of the first and second calls to step() of
 the first optimizer that steps: a whole iteration (batch, forward, backward, every
-optimizer's step) with the optimizer state already created. PyTorch's profiler records every
-allocation and free of the CPU allocator in that window; with virtual GPUs the job's
-"cuda" tensors live there, so the running total of those events is the GPU allocator's.
-The profiler cannot see the free of memory allocated before it started: the previous batch
-and gradients set to None are accounted for by hand, as freed when the first forward begins."""
+optimizer's step) with the optimizer state already created. The memory is a model of what
+the platform's GPU would hold, built from tensor sizes only, so that it does not move with
+the CPU kernels of the machine the dry run happens on: the tensors kept between steps
+(parameters, buffers, gradients, optimizer state), the batch, and the activations autograd
+saves for backward (seen through torch.autograd.graph.saved_tensors_hooks, one count per
+storage), each allocation rounded and packed as PyTorch's CUDA caching allocator does. The
+FLOPs are counted from the shapes of the layers called (convolutions, linear layers,
+recurrent layers, attention), not by a profiler, so the step runs at its own speed."""
 
 import os
 import sys
@@ -18,24 +21,166 @@ import weakref
 import preflight_harness as core
 from . import frames
 
+# PyTorch's CUDA caching allocator (c10/cuda/CUDACachingAllocator.cpp, the same in 1.x and
+# 2.x): every block is a multiple of 512 bytes; blocks of 1 MiB or less come from 2 MiB
+# segments; larger ones under 10 MiB from 20 MiB segments; 10 MiB and more get a segment of
+# their own, rounded up to 2 MiB. The GPU runs out of memory when a new segment does not fit.
+BLOCK = 512               # kMinBlockSize
+SMALL = 1 << 20           # kSmallSize: largest block of the small pool
+SMALL_SEGMENT = 2 << 20   # kSmallBuffer
+LARGE_SEGMENT = 20 << 20  # kLargeBuffer: shared by blocks over 1 MiB and under 10 MiB
+MIN_LARGE_ALLOC = 10 << 20  # kMinLargeAlloc
+ROUND_LARGE = 2 << 20     # kRoundLarge
+# Kernels a layer call launches in a training step: its forward, and in backward the
+# gradients of its input and of its weights. An optimizer's step launches a few per
+# parameter tensor (the single-tensor loops, PyTorch's default before 2.0).
+KERNELS_PER_LAYER = 3
+KERNELS_PER_PARAMETER = 4
+# Backward's own working set at its peak: the gradient arriving at a layer and the one it
+# passes on, each at most the size of the largest activation saved.
+BACKWARD_GRADIENTS = 2
+# And an optimizer's step: temporaries of one parameter tensor's size (Adam's denominator and
+# update) while activations are gone.
+STEP_TEMPORARIES = 2
+
 _m = {
     "lead": None,        # weakref to the optimizer whose steps delimit the window
     "lead_steps": 0,
-    "profiler": None,    # the running torch.profiler.profile while the window is open
+    "open": False,
     "opened": 0.0,
-    "live": 0,           # bytes of tensors alive when the window opened
     "done": False,
-    "batch_bytes": 0,    # tensors of the last batch a DataLoader yielded
+    "batch": {},         # storage -> bytes of the last batch a DataLoader yielded
     "batch_size": None,
-    "workers": 0,        # that loader's num_workers: its batches arrive in shared memory
     "batches": None,     # len() of that loader: batches per epoch, unclamped
-    "prev_batch": 0,     # batch_bytes when the window opened
-    "grads": {},         # id(parameter) -> (gradient storage, bytes) when the window opened
-    "forward_marked": False,
 }
-_FORWARD_MARK = "preflight::forward"
 _optimizers = weakref.WeakSet()
 _models = weakref.WeakSet()
+
+
+class Segments(object):
+    """A set of allocations as the caching allocator would hold them: how many bytes of GPU
+    memory its segments take."""
+    __slots__ = ("small", "medium", "large")
+
+    def __init__(self, other=None):
+        self.small, self.medium, self.large = (other.small, other.medium, other.large) \
+            if other is not None else (0, 0, 0)
+
+    def add(self, nbytes, sign=1):
+        if nbytes <= 0:
+            return  # an empty tensor allocates nothing
+        block = -(-nbytes // BLOCK) * BLOCK
+        if block <= SMALL:
+            self.small += sign * block
+        elif block < MIN_LARGE_ALLOC:
+            self.medium += sign * block
+        else:
+            self.large += sign * (-(-block // ROUND_LARGE) * ROUND_LARGE)
+
+    def merged(self, other):
+        out = Segments(self)
+        out.small += other.small
+        out.medium += other.medium
+        out.large += other.large
+        return out
+
+    def reserved(self):
+        return (-(-self.small // SMALL_SEGMENT) * SMALL_SEGMENT
+                + -(-self.medium // LARGE_SEGMENT) * LARGE_SEGMENT + self.large)
+
+
+class _Window(object):
+    """What the open window has seen: the activations autograd holds, their peak, and the
+    layers called."""
+
+    def __init__(self, torch, kept):
+        self.torch = torch
+        self.kept = kept               # storage -> bytes, kept between steps
+        self.saved = {}                # storage -> [holders alive, bytes]
+        self.saved_segments = Segments()
+        self.largest_saved = 0
+        self.peak = 0                  # the most the GPU would hold, in bytes of segments
+        self.base = Segments()         # kept + batch, the floor of every moment
+        self.flops = 0
+        self.layer_calls = 0
+        self.hooks = None
+        self.forward_hook = None
+
+    def rebase(self, batch):
+        base = Segments()
+        for nbytes in self.kept.values():
+            base.add(nbytes)
+        for key, nbytes in batch.items():
+            if key not in self.kept:
+                base.add(nbytes)
+        self.base = base
+
+    def pack(self, tensor):
+        try:
+            holder = _Saved(self, tensor.detach())
+        except Exception:
+            return tensor
+        core.guard("saved tensor", self._hold, holder)
+        return holder
+
+    def _hold(self, holder):
+        storage = _storage(holder.tensor)
+        if storage is None:
+            return
+        key, nbytes = storage
+        if key in self.kept or key in _m["batch"]:
+            return
+        holder.key = key
+        entry = self.saved.get(key)
+        if entry is not None:
+            entry[0] += 1
+            return
+        self.saved[key] = [1, nbytes]
+        self.saved_segments.add(nbytes)
+        self.largest_saved = max(self.largest_saved, nbytes)
+        # Were backward to start now: every saved activation alive, and the gradients it
+        # passes along.
+        backward = self.base.merged(self.saved_segments)
+        for _ in range(BACKWARD_GRADIENTS):
+            backward.add(self.largest_saved)
+        self.peak = max(self.peak, backward.reserved())
+
+    def release(self, key):
+        entry = self.saved.get(key)
+        if entry is None:
+            return
+        entry[0] -= 1
+        if entry[0] == 0:
+            del self.saved[key]
+            self.saved_segments.add(entry[1], -1)
+
+    def layer_called(self, module, inputs, output):
+        if module._modules:
+            return  # counted in its layers
+        trained = self.torch.is_grad_enabled()
+        flops = _layer_flops(self.torch, module, inputs, output)
+        self.flops += flops * (3 if trained else 1)  # backward: input and weight gradients
+        self.layer_calls += KERNELS_PER_LAYER if trained else 1
+
+
+class _Saved(object):
+    """A tensor autograd saved for backward, as our pack hook hands it over; its release
+    (the graph freed after backward) is the activation's free."""
+    __slots__ = ("window", "tensor", "key")
+
+    def __init__(self, window, tensor):
+        self.window, self.tensor, self.key = window, tensor, None
+
+    def __del__(self):
+        if self.key is not None:
+            try:
+                self.window.release(self.key)
+            except Exception:
+                pass
+
+
+def _unpack(holder):
+    return holder.tensor if isinstance(holder, _Saved) else holder
 
 
 def note_optimizer(optimizer):
@@ -44,28 +189,26 @@ def note_optimizer(optimizer):
 
 def note_model(module):
     """A module called at the top level in training: its parameters and buffers stay on the
-    GPU. The first such call in the window is marked on the profiler's clock."""
-    if _m["done"]:
-        return
-    _models.add(module)
-    if _m["profiler"] is not None and not _m["forward_marked"]:
-        _m["forward_marked"] = True
-        with sys.modules["torch"].profiler.record_function(_FORWARD_MARK):
-            pass
+    GPU."""
+    if not _m["done"]:
+        _models.add(module)
 
 
 def note_batch(batch, loader):
     """Called for each batch a DataLoader yields."""
     if _m["done"]:
         return
-    sizes = []
-    _m["batch_bytes"] = _tensor_bytes(batch, sizes)
+    sizes, storages = [], {}
+    _batch_storages(batch, sizes, storages)
+    _m["batch"] = storages
     _m["batch_size"] = sizes[0] if sizes else None
-    _m["workers"] = getattr(loader, "num_workers", 0) or 0
     try:
         _m["batches"] = len(loader)
     except Exception:
         _m["batches"] = None
+    window = _m["open"]
+    if window:
+        window.rebase(storages)
 
 
 def after_step(torch, optimizer, frame):
@@ -79,96 +222,102 @@ def after_step(torch, optimizer, frame):
         return
     _m["lead_steps"] += 1
     if _m["lead_steps"] == 1:
+        if os.environ.get("PREFLIGHT_MEASURE", "1") == "0":
+            _m["done"] = True  # benchmarks/measure.sh: the same job without the measurement
+            return
         _open(torch)
-    elif _m["profiler"] is not None:
+    elif _m["open"]:
         _close(torch, frame)
 
 
 def abandon():
     """At exit with the window still open (training ended after one step)."""
-    profiler, _m["profiler"], _m["done"] = _m["profiler"], None, True
-    if profiler is not None:
-        try:
-            profiler.__exit__(None, None, None)
-        except Exception:
-            pass
+    _m["done"] = True
+    _stop()
 
 
 def _open(torch):
-    from torch.profiler import profile, ProfilerActivity
-    _m["live"] = _live_bytes(torch)
-    _m["prev_batch"] = _m["batch_bytes"]
-    _m["grads"] = _grad_storages(torch)
-    probe = torch.empty(1)
-    profiler = profile(activities=[ProfilerActivity.CPU], profile_memory=True, with_flops=True)
-    profiler.__enter__()
-    _m["profiler"], _m["opened"] = profiler, time.monotonic()
-    # The first free of memory allocated before profiling began makes PyTorch's C++ log print
-    # a warning to stderr, once per process: spent here, on a probe, with stderr muted for
-    # that one call, so the job's output stays its own.
-    saved = os.dup(2)
-    null = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(null, 2)
-        del probe
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-        os.close(null)
+    window = _Window(torch, _kept_storages(torch))
+    window.rebase(_m["batch"])
+    hooks = torch.autograd.graph.saved_tensors_hooks(window.pack, _unpack)
+    hooks.__enter__()
+    window.hooks = hooks
+    register = getattr(torch.nn.modules.module, "register_module_forward_hook", None)
+    if register is not None:
+        window.forward_hook = register(window.layer_called)
+    _m["open"], _m["opened"] = window, time.monotonic()
+
+
+def _stop():
+    window, _m["open"] = _m["open"], False
+    if not window:
+        return None
+    for undo in (lambda: window.hooks.__exit__(None, None, None),
+                 lambda: window.forward_hook.remove() if window.forward_hook else None):
+        try:
+            undo()
+        except Exception:
+            pass
+    return window
 
 
 def _close(torch, frame):
-    profiler = _m["profiler"]
     seconds = time.monotonic() - _m["opened"]
-    _m["profiler"], _m["done"] = None, True
-    profiler.__exit__(None, None, None)
-    before, after, flops, ops = _replay(torch, profiler)
-    # Unseen by the profiler, and all before the first forward: a batch from DataLoader
-    # workers arrives in shared memory (a GPU copies it in); the previous batch is dropped
-    # when the loop takes the new one; zero_grad(set_to_none=True) drops the gradients.
-    arrived = _m["batch_bytes"] if _m["workers"] > 0 else 0
-    now = _grad_storages(torch)
-    regrown = sum(size for key, (storage, size) in _m["grads"].items()
-                  if key in now and now[key][0] != storage)
-    dropped = _m["prev_batch"] + regrown
-    step_bytes = _m["prev_batch"] + max(before + arrived, after + arrived - dropped, 0)
-    core.emit("step_measure", seconds=round(seconds, 6), flops=flops, ops=ops,
-              live_bytes=_m["live"], step_bytes=step_bytes, replicas=_replicas(torch),
-              batch_size=_m["batch_size"], batches_per_epoch=_m["batches"],
-              stage=core.state.stage, where=frames.where(frame))
+    window = _stop()
+    _m["done"] = True
+    kept = Segments()
+    for nbytes in window.kept.values():
+        kept.add(nbytes)
+    # The peak is at backward's start (window.peak) or at the optimizer's step, when the
+    # activations are gone.
+    step = Segments(window.base)
+    largest_parameter = max([_bytes(p) for p in _optimized_params()] or [0])
+    for _ in range(STEP_TEMPORARIES):
+        step.add(largest_parameter)
+    peak = max(window.peak, step.reserved())
+    parameters = sum(1 for _ in _optimized_params())
+    core.emit("step_measure", seconds=round(seconds, 6), flops=int(window.flops),
+              ops=window.layer_calls + KERNELS_PER_PARAMETER * parameters,
+              live_bytes=kept.reserved(), step_bytes=max(0, peak - kept.reserved()),
+              replicas=_replicas(torch), batch_size=_m["batch_size"],
+              batches_per_epoch=_m["batches"], stage=core.state.stage,
+              where=frames.where(frame))
 
 
-def _replay(torch, profiler):
-    """The running total of allocations in the window: its peak before and from the first
-    forward (the whole window when there was none), FLOPs and top-level operators."""
-    results = profiler.profiler.kineto_results
-    allocation = torch._C._profiler._EventType.Allocation
-    changes = []
-    forward_at = None
-    ops = 0
-    todo = list(results.experimental_event_tree())
-    while todo:
-        event = todo.pop()
-        if event.tag == allocation:
-            changes.append((event.start_time_ns, event.extra_fields.alloc_size))
-            continue
-        if event.name == _FORWARD_MARK:
-            forward_at = event.start_time_ns
-        elif event.parent is None:
-            ops += 1  # a top-level operator: on a GPU, one or a few kernel launches
-        todo.extend(event.children)
-    changes.sort()
-    total = before = after = 0
-    for at, size in changes:
-        total += size
-        if forward_at is None or at >= forward_at:
-            after = max(after, total)
-        else:
-            before = max(before, total)
-    flops = 0
-    for event in profiler.events():
-        flops += getattr(event, "flops", 0) or 0
-    return before, after, int(flops), ops
+def _layer_flops(torch, module, inputs, output):
+    """Multiply-adds ×2 of one call of a layer, from its weights' and tensors' shapes."""
+    nn = torch.nn
+    first = inputs[0] if inputs else None
+    if isinstance(first, nn.utils.rnn.PackedSequence):
+        first = first.data
+    if not isinstance(first, torch.Tensor):
+        return 0
+    if isinstance(module, nn.modules.conv._ConvNd):
+        kernel = 1
+        for k in module.kernel_size:
+            kernel *= k
+        if module.transposed:  # each input element meets out_channels/groups kernels
+            return 2 * first.numel() * (module.out_channels // module.groups) * kernel
+        out = output[0] if isinstance(output, (tuple, list)) else output
+        return 2 * out.numel() * (module.in_channels // module.groups) * kernel
+    if isinstance(module, nn.Linear):
+        return 2 * first.numel() * module.out_features
+    if isinstance(module, nn.Bilinear):
+        return 2 * (first.numel() // module.in1_features) * module.weight.numel()
+    if isinstance(module, nn.RNNBase):
+        tokens = first.numel() // module.input_size
+        weights = sum(p.numel() for name, p in module.named_parameters() if name.startswith("weight"))
+        return 2 * tokens * weights
+    if isinstance(module, nn.MultiheadAttention) and len(inputs) >= 3:
+        query, key = inputs[0], inputs[1]
+        width = module.embed_dim
+        q_tokens, k_tokens = query.numel() // width, key.numel() // module.kdim
+        per_sequence = key.shape[1 if getattr(module, "batch_first", False) else 0] if key.dim() == 3 \
+            else key.shape[0]
+        projections = 2 * width * (q_tokens * width + k_tokens * module.kdim + k_tokens * module.vdim
+                                   + q_tokens * width)
+        return projections + 4 * q_tokens * per_sequence * width  # scores, and their sum of values
+    return 0
 
 
 def _optimized_params():
@@ -178,40 +327,42 @@ def _optimized_params():
                 yield param
 
 
-def _grad_storages(torch):
-    found = {}
-    for param in _optimized_params():
-        grad = getattr(param, "grad", None)
-        storage = _storage(grad) if isinstance(grad, torch.Tensor) else None
-        if storage is not None:
-            found[id(param)] = storage
-    return found
-
-
-def _live_bytes(torch):
-    """Bytes of every distinct storage of the models' parameters, buffers and gradients and
-    the optimizers' state: what stays on the GPU between steps."""
+def _kept_storages(torch):
+    """Every distinct storage that stays on the GPU between steps: the models' parameters and
+    buffers, the optimizers' parameters and state, and a gradient for every parameter an
+    optimizer trains (allocated or not yet: by the optimizer's step they all are)."""
     seen = {}
 
     def add(tensor):
-        if not isinstance(tensor, torch.Tensor):
-            return
-        storage = _storage(tensor)
-        if storage is not None:
-            seen[storage[0]] = storage[1]
+        if isinstance(tensor, torch.Tensor):
+            storage = _storage(tensor)
+            if storage is not None:
+                seen[storage[0]] = storage[1]
 
     for module in list(_models):
         for tensor in list(module.parameters()) + list(module.buffers()):
             add(tensor)
-            add(getattr(tensor, "grad", None))
     for param in _optimized_params():
         add(param)
-        add(getattr(param, "grad", None))
+        if not getattr(param, "requires_grad", False):
+            continue
+        grad = getattr(param, "grad", None)
+        if isinstance(grad, torch.Tensor):
+            add(grad)
+        else:
+            seen[("grad", id(param))] = _bytes(param)
     for optimizer in list(_optimizers):
         for values in optimizer.state.values():
             for value in (values.values() if isinstance(values, dict) else ()):
                 add(value)
-    return sum(seen.values())
+    return seen
+
+
+def _bytes(tensor):
+    try:
+        return tensor.numel() * tensor.element_size()
+    except Exception:
+        return 0
 
 
 def _storage(tensor):
@@ -225,21 +376,24 @@ def _storage(tensor):
         return None
 
 
-def _tensor_bytes(batch, sizes, depth=0):
-    """Bytes of the tensors in a batch (nested lists, tuples, dicts); `sizes` collects their
-    first dimensions."""
+def _batch_storages(batch, sizes, storages, depth=0):
+    """The storages of the tensors in a batch (nested lists, tuples, dicts); `sizes` collects
+    their first dimensions."""
     torch = sys.modules.get("torch")
     if torch is None or depth > 4:
-        return 0
+        return
     if isinstance(batch, torch.Tensor):
         if batch.dim() > 0:
             sizes.append(int(batch.shape[0]))
-        return batch.numel() * batch.element_size()
+        storage = _storage(batch)
+        if storage is not None:
+            storages[storage[0]] = storage[1]
+        return
     if isinstance(batch, dict):
         batch = list(batch.values())
     if isinstance(batch, (list, tuple)):
-        return sum(_tensor_bytes(item, sizes, depth + 1) for item in batch[:64])
-    return 0
+        for item in batch[:64]:
+            _batch_storages(item, sizes, storages, depth + 1)
 
 
 def _replicas(torch):

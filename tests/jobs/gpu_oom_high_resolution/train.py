@@ -29,8 +29,8 @@ def block(cin, cout):
 class Net(nn.Module):
     def __init__(self):
         super().__init__()
-        self.enc = nn.Sequential(block(3, 8), block(8, 8))
-        self.head = nn.Conv2d(8, 1, 1)
+        self.enc = nn.Sequential(block(3, 16), block(16, 16))
+        self.head = nn.Conv2d(16, 1, 1)
 
     def forward(self, x):
         return self.head(self.enc(x))

@@ -646,6 +646,131 @@ class StepMemoryModel(HarnessCase):
     def test_preflight_measure_0_leaves_the_step_unmeasured(self):
         self.assertEqual(self.measure("1", "on", "-", "off"), [])
 
+    def test_attention_flops_are_its_projections_and_its_two_products(self):
+        code, _, err = self.run_script("""
+            import torch
+            from torch import nn
+            attention, head = nn.MultiheadAttention(32, 4), nn.Linear(32, 1)
+            optimizer = torch.optim.SGD(list(attention.parameters()) + list(head.parameters()), lr=0.1)
+            for step in range(3):
+                x = torch.randn(10, 4, 32)  # 10 positions, 4 sequences
+                optimizer.zero_grad()
+                head(attention(x, x, x)[0]).sum().backward()
+                optimizer.step()
+        """)
+        self.assertEqual(code, 0, err)
+        found = self.events("step_measure")
+        self.assertEqual(len(found), 1, found)
+        tokens, width, positions = 40, 32, 10
+        projections = 2 * width * width * 4 * tokens  # query, key, value and output
+        products = 2 * 2 * tokens * positions * width  # scores, and their sum of values
+        self.assertEqual(found[0]["flops"], 3 * (projections + products + 2 * tokens * width))
+
+
+# A library function standing in for optimizer.step(): the harness's torch hooks call
+# loop_cut.on_step from there, so the loops around it are ended without PyTorch.
+FAKE_STEP = """
+import sys
+def step():
+    from preflight_harness import loop_cut
+    loop_cut.on_step(sys._getframe(1))
+"""
+
+
+class LoopCut(HarnessCase):
+    """loop_cut.py: loops that train end after the sampled steps, whatever drives them."""
+
+    def run_loops(self, source, env=None):
+        lib = os.path.join(self.dir, "lib")
+        os.mkdir(lib)
+        with open(os.path.join(lib, "fakeopt.py"), "w") as f:
+            f.write(FAKE_STEP)
+        for key, value in (env or {}).items():
+            os.environ[key] = value
+        try:
+            code, out, err = self.run_script(source, extra_path=lib, timeout=60)
+        finally:
+            for key in env or {}:
+                del os.environ[key]
+        self.assertEqual(code, 0, err)
+        self.assertEqual(err, "")
+        self.assertEqual(self.events("harness_error"), [])
+        return out
+
+    def cuts(self):
+        return [(e["what"], e["kind"], e["after"], e["original"], e["where"]["line"])
+                for e in self.events("cut")]
+
+    def test_batches_by_index_and_epochs_from_the_environment(self):
+        out = self.run_loops("""
+            import os
+            from fakeopt import step
+
+            def train(data, bptt, seen):
+                for batch, i in enumerate(range(0, len(data) - 1, bptt)):
+                    step()
+                    seen.append(i)
+
+            data = list(range(100000))
+            epochs = int(os.environ["EPOCHS"])
+            per_epoch = []
+            for epoch in range(1, epochs + 1):
+                seen = []
+                train(data, 35, seen)
+                per_epoch.append(len(seen))
+            print(per_epoch, "saved")
+        """, env={"EPOCHS": "150"})
+        self.assertEqual(out.strip(), "[2, 2] saved")
+        self.assertEqual(self.cuts(), [("for loop", "steps", 2, 2858, 6),
+                                       ("for loop", "epochs", 2, 150, 13)])
+
+    def test_while_loop_is_left_and_what_follows_runs(self):
+        out = self.run_loops("""
+            import json
+            from fakeopt import step
+            cfg = json.loads('{"max_steps": 1000000}')
+            step_n = 0
+            while step_n < cfg["max_steps"]:
+                step()
+                step_n += 1
+            print("evaluated after", step_n)
+        """)
+        self.assertEqual(out.strip(), "evaluated after 4")
+        self.assertEqual(self.cuts(), [("while loop", "steps", 4, None, 6)])
+
+    def test_loops_that_end_by_themselves_are_not_reported(self):
+        out = self.run_loops("""
+            from fakeopt import step
+            total = 0
+            for epoch in range(2):
+                for i in range(2):
+                    step()
+                    total += 1
+            print(total)
+        """)
+        self.assertEqual(out.strip(), "4")
+        self.assertEqual(self.events("cut"), [])
+
+    def test_a_while_loop_ending_its_function_runs_in_full_with_a_note(self):
+        out = self.run_loops("""
+            from fakeopt import step
+
+            def fit(limit):
+                n = 0
+                while n < limit:
+                    step()
+                    n += 1
+
+            fit(50)
+            print("done")
+        """)
+        self.assertEqual(out.strip(), "done")
+        self.assertEqual(self.events("cut"), [])
+        notes = self.events("uncut")
+        self.assertEqual(len(notes), 1)
+        self.assertEqual((notes[0]["what"], notes[0]["where"]["line"]), ("while loop", 6))
+        self.assertIn("last statement", notes[0]["why"])
+
 
 class RankFolding(unittest.TestCase):
     """torchrun's arguments as the harness rewrites them (docs/harness.md "Ranks")."""

@@ -5,7 +5,7 @@ import sys
 import weakref
 
 import preflight_harness as core
-from . import frames, measure
+from . import frames, loop_cut, measure
 
 _last = [None]  # weakref to the iterator that yielded the latest batch
 
@@ -48,6 +48,7 @@ class CappedIterator(object):
             raise
         self._count += 1
         _last[0] = weakref.ref(self)
+        core.guard("DataLoader batch", loop_cut.pulled, sys._getframe(1))
         core.guard("DataLoader batch", measure.note_batch, batch, self._loader)
         return batch
 

@@ -7,7 +7,7 @@ import os
 import sys
 
 import preflight_harness as core
-from . import dataloader_cap, frames, loss_check, measure, report, stages
+from . import dataloader_cap, frames, loop_cut, loss_check, measure, report, stages
 
 # Module classes that are not models although they are nn.Modules.
 _NOT_MODELS = ("torchvision.transforms", "torchaudio.transforms")
@@ -168,6 +168,7 @@ def _patch_autograd(torch):
             core.guard("backward", stages.on_train, "loss.backward()", sys._getframe(1))
         core.guard("backward", loss_check.on_backward, torch, args, kwargs, sys._getframe(1))
         core.guard("backward", dataloader_cap.mark_training)
+        core.guard("backward", loop_cut.on_step, sys._getframe(1))
         return original(*args, **kwargs)
 
     torch.autograd.backward = backward
@@ -186,6 +187,7 @@ def _patch_optimizer(torch):
 
     def step_ended(optimizer, *_):
         core.guard("optimizer.step", measure.after_step, torch, optimizer, sys._getframe(1))
+        core.guard("optimizer.step", loop_cut.on_step, sys._getframe(1))
 
     if register_pre is not None and register_post is not None:
         register_pre(step_started)

@@ -1,0 +1,438 @@
+"""Ending any loop that trains once the sample is done, without editing the job (docs/harness.md
+"Sampling: loops that train"). The DataLoader cap bounds loops over a DataLoader; this bounds
+every other loop: batches taken by index, `while step < max_steps`, epochs read from the
+environment or a config file.
+
+At each training step (backward() or optimizer.step()) the loops around the innermost user
+frame are found with `dis` (stages.loops). Each gets a watch: a trace function set on that one
+frame counts its iterations that trained. The innermost loop ends after PREFLIGHT_STEPS of them
+(2·PREFLIGHT_STEPS when no loop encloses it), each enclosing loop after clamp.EPOCHS. A loop
+ends when its next iteration starts: the frame jumps (f_lineno) to the line after the loop, or,
+for a `for` loop with no line after it in its function, the rest of its iterations skip their
+bodies. What follows the loop (validation, saving, the final evaluation) runs as usual. A loop
+that cannot be ended safely runs in full and is reported once, with the reason."""
+
+import dis
+import gc
+import operator
+import sys
+import types
+import warnings
+
+import preflight_harness as core
+from . import clamp, frames, stages
+
+_watches = {}    # id(frame) -> [Watch], innermost loop first; emptied when the loop ends
+_shapes = {}     # (code, start) -> Shape
+_noted = set()   # (code, start) of loops reported as not shortened
+_reported = set()  # (code, start) of loops reported as ended
+_pulled = [None]  # (id, code, offset) of the user frame that took the latest capped batch
+_installed = [False]
+_previous = [None]   # the harness's line watch (watch.py) tracing before us: chained
+_chained = {}        # id(frame) -> the frame's own f_trace before ours (the line watch's)
+
+_UNCONDITIONAL = ("JUMP_FORWARD", "JUMP_ABSOLUTE", "JUMP", "JUMP_NO_INTERRUPT")
+_PASS_THROUGH = ("NOP", "END_FOR", "POP_BLOCK", "CACHE")
+
+
+class Shape(object):
+    """What `dis` says about one loop: where it starts and ends, where it goes on after it."""
+
+    def __init__(self, code, start, end):
+        self.code, self.start, self.end = code, start, end
+        instructions = list(dis.get_instructions(code))
+        at = dict((ins.offset, ins) for ins in instructions)
+        starts = [(o, l) for o, l in dis.findlinestarts(code) if l is not None]
+        self.is_for = at[start].opname == "FOR_ITER" if start in at else False
+        self.line = _line_at(starts, start)
+        covered = [l for o, l in starts if start <= o <= end]
+        self.line = min([self.line] + covered) if self.line is not None else (
+            min(covered) if covered else None)
+        head_first = min([o for o, l in starts if l == self.line and o <= start] or [start])
+        self.head = self.is_for or _tests_exit(instructions, start, starts, end)
+        self.exit_line, self.why = _exit_line(instructions, at, starts, head_first, start, end)
+        self.kind = "for loop" if self.is_for else "while loop"
+        if self.is_for and sys.version_info[:2] == (3, 8):
+            # 3.8's f_lineno setter corrupts the stack when it leaves a for loop; such a loop
+            # ends only through its iterator.
+            self.exit_line = None
+            self.why = "Python 3.8 cannot leave a for loop from a trace function safely"
+
+
+def _line_at(starts, offset):
+    line = None
+    for o, l in starts:
+        if o > offset:
+            break
+        line = l
+    return line
+
+
+def _jumps():
+    return set(getattr(dis, "hasjump", ())) | set(dis.hasjrel) | set(dis.hasjabs)
+
+
+def _tests_exit(instructions, start, starts, end):
+    """True when the loop's first line tests whether to go on (a while loop's condition before
+    Python 3.11): an iteration starting there may still end the loop by itself."""
+    next_line = min([o for o, _ in starts if o > start] or [end])
+    jumps = _jumps()
+    return any(ins.opcode in jumps and isinstance(ins.argval, int) and ins.argval > end
+               for ins in instructions if start <= ins.offset < next_line)
+
+
+def _exit_line(instructions, at, starts, head_first, start, end):
+    """The line where execution goes on when the loop is done, and None with the reason when
+    no line can be jumped to safely (the loop ends its function or the body of another)."""
+    jumps = _jumps()
+    targets = [ins.argval for ins in instructions
+               if head_first <= ins.offset <= end and ins.opcode in jumps
+               and isinstance(ins.argval, int) and ins.argval > end]
+    last = at.get(end)
+    if last is not None and "IF" in last.opname:
+        targets.append(min([o for o in at if o > end] or [end]))  # a condition at the bottom
+    if not targets:
+        return None, "it has no exit but an exception or a return"
+    offset = min(targets)
+    for _ in range(8):
+        ins = at.get(offset)
+        if ins is None:
+            return None, "its exit could not be found in the bytecode"
+        if ins.opname in _PASS_THROUGH or (ins.opname == "POP_TOP" and _after_end_for(at, offset)):
+            offset = min([o for o in at if o > offset] or [offset])
+            continue
+        if ins.opname in _UNCONDITIONAL and isinstance(ins.argval, int):
+            if ins.argval <= offset:
+                return None, "it is the last statement of the loop around it"
+            offset = ins.argval
+            continue
+        break
+    line = dict(starts).get(offset)
+    first = min([o for o, l in starts if l == line]) if line is not None else None
+    if line is None or first != offset:
+        # The line there also runs inside the loop (an implicit return carries the line of
+        # the last statement): f_lineno would land in the loop again.
+        return None, "it is the last statement of its function"
+    return line, None
+
+
+def _after_end_for(at, offset):
+    previous = [o for o in at if o < offset]
+    return bool(previous) and at[max(previous)].opname == "END_FOR"
+
+
+def shape_of(code, start, end):
+    key = (code, start)
+    shape = _shapes.get(key)
+    if shape is None:
+        shape = _shapes[key] = Shape(code, start, end)
+    return shape
+
+
+class Watch(object):
+    """One running loop that trained: its iterations that trained, and when to end it."""
+
+    def __init__(self, frame, shape, limit, kind):
+        self.frame, self.shape, self.limit, self.kind = frame, shape, limit, kind
+        self.done = 0              # iterations in which a training step ran
+        self.trained_now = False   # the current iteration has counted
+        self.pending = False       # end at the first line of the next iteration
+        self.jump = False          # a for loop whose iterator cannot be ended: jump instead
+
+    def step(self):
+        if not self.trained_now:
+            self.trained_now = True
+            self.done += 1
+
+    def line(self, frame, at):
+        """A line event in the loop's frame; True when this watch is over."""
+        shape = self.shape
+        if not shape.start <= at <= shape.end:
+            return True  # the loop ended (its condition, a break, exhaustion, or our jump)
+        full = self.done >= self.limit
+        if shape.is_for and full and not self.jump and not _in_inner_for(shape, at):
+            return self.exhaust(frame)
+        if at == shape.start:
+            if not full:
+                self.trained_now = False  # the next iteration
+                return False
+            if shape.head:
+                self.pending = True  # the loop's own test or FOR_ITER may still end it
+                return False
+            return self.leave(frame)
+        if self.pending:
+            return self.leave(frame)
+        return False
+
+    def exhaust(self, frame):
+        """Ends a for loop after the current iteration: its iterator, the top one on the
+        frame's value stack, is made to end, so FOR_ITER leaves the loop as if it had."""
+        iterator = _top_iterator(frame)
+        result = _exhausted(iterator, 0) if iterator is not None else None
+        if result is None:
+            self.jump = True  # not an iterator the harness knows how to end
+            return False
+        had_more, left = result
+        if had_more:
+            # original: the iterations it would have run from the first that trained on
+            self.report("exhausted its iterator", None if left is None else self.done + left)
+        return True
+
+    def leave(self, frame):
+        shape = self.shape
+        if shape.exit_line is None:
+            return self.not_ended(shape.why)
+        try:
+            with warnings.catch_warnings():
+                # 3.12+ warns when it binds locals the target line assumes to None
+                warnings.simplefilter("ignore")
+                frame.f_lineno = shape.exit_line
+        except ValueError as exc:
+            return self.not_ended(str(exc))
+        self.report("jumped to line %d" % shape.exit_line, None)
+        return True
+
+    def report(self, how, total):
+        key = (self.shape.code, self.shape.start)
+        if key in _reported:
+            return  # one event per loop: an inner loop ends again in every epoch
+        _reported.add(key)
+        core.emit("cut", what=self.shape.kind, kind=self.kind, after=self.done,
+                  original=total, how=how, where=frames.frame_dict(self.shape.code, self.shape.line))
+
+    def not_ended(self, why):
+        note(self.shape, why, self.done)
+        return True
+
+
+def _in_inner_for(shape, at):
+    """True when `at` is inside a for loop nested in this one (another iterator on top)."""
+    for start, end in _merged(stages.loops(shape.code)):
+        if shape.start < start and end <= shape.end and start <= at <= end and \
+                shape_of(shape.code, start, end).is_for:
+            return True
+    return False
+
+
+_SEQUENCE_ITERATORS = ("range_iterator", "longrange_iterator", "list_iterator", "tuple_iterator")
+
+
+def _exhausted(iterator, depth):
+    """Makes `iterator` end; (had more items, length of its sequence or None), or None when
+    it is not one the harness can end (a custom class, itertools.count, ...)."""
+    name = type(iterator).__name__
+    if name in _SEQUENCE_ITERATORS:
+        left = operator.length_hint(iterator)
+        reduced = iterator.__reduce__()
+        sequence = reduced[1][0] if len(reduced) > 1 and reduced[1] else None
+        iterator.__setstate__(len(sequence) if sequence is not None else sys.maxsize)
+        return left > 0, left
+    if isinstance(iterator, types.GeneratorType):
+        if iterator.gi_running:
+            return None
+        iterator.close()
+        return True, None
+    if name in ("enumerate", "zip", "map", "filter", "reversed") and depth < 3:
+        for inner in gc.get_referents(iterator):
+            if hasattr(type(inner), "__next__"):
+                result = _exhausted(inner, depth + 1)
+                if result is not None:
+                    return result
+    return None
+
+
+def _top_iterator(frame):
+    """The topmost iterator on a frame's value stack, read during a line event: the iterator
+    of the innermost for loop running there. Before 3.11 the trace call saves the stack top in
+    the frame, so gc sees the stack; from 3.11 the frame's data is read with ctypes, once its
+    layout is checked against the frame's own code and frame object."""
+    if sys.version_info < (3, 11):
+        found = [o for o in gc.get_referents(frame) if hasattr(type(o), "__next__")]
+        return found[-1] if found else None
+    if sys.version_info >= (3, 14):
+        return None
+    import ctypes
+    if ctypes.sizeof(ctypes.c_void_p) != 8:
+        return None
+    words = ctypes.POINTER(ctypes.c_void_p)
+    data = ctypes.cast(id(frame) + _FRAME_DATA_AT, words).contents.value
+    if not data:
+        return None
+    slots = ctypes.cast(data, words)
+    code_at, frame_at = (4, 5) if sys.version_info < (3, 12) else (0, 6)
+    if slots[code_at] != id(frame.f_code) or slots[frame_at] != id(frame):
+        return None  # not the layout this was written for (a debug or free-threaded build)
+    top = ctypes.cast(data + 64, ctypes.POINTER(ctypes.c_int)).contents.value
+    code = frame.f_code
+    base = len(code.co_varnames) + len([c for c in code.co_cellvars if c not in code.co_varnames]) \
+        + len(code.co_freevars)
+    for index in range(top - 1, base - 1, -1):
+        pointer = slots[_LOCALSPLUS + index]
+        if pointer:
+            value = ctypes.cast(pointer, ctypes.py_object).value
+            if hasattr(type(value), "__next__"):
+                return value
+    return None
+
+
+_FRAME_DATA_AT = 3 * 8   # PyFrameObject: ob_refcnt, ob_type, f_back, then f_frame
+_LOCALSPLUS = 9          # _PyInterpreterFrame: 8 pointers, stacktop and flags, localsplus
+
+
+def note(shape, why, after):
+    key = (shape.code, shape.start)
+    if key not in _noted:
+        _noted.add(key)
+        core.emit("uncut", what=shape.kind, why=why, after=after,
+                  where=frames.frame_dict(shape.code, shape.line))
+
+
+# --- training steps ---------------------------------------------------------------------
+
+def pulled(frame):
+    """A capped DataLoader yielded a batch to the loop in `frame` (or a library under it)."""
+    f = frame
+    while f is not None and not frames.is_user(f.f_code.co_filename):
+        f = f.f_back
+    _pulled[0] = (id(f), f.f_code, f.f_lasti) if f is not None else None
+
+
+def _fed_by_loader(frame, shape):
+    last = _pulled[0]
+    return last is not None and last[0] == id(frame) and last[1] is frame.f_code and \
+        shape.start <= last[2] <= shape.end
+
+
+def loops_around(frame):
+    """[(frame, Shape)] of the loops around a training step, innermost first."""
+    found = []
+    f = frame
+    while f is not None:
+        code = f.f_code
+        if frames.is_user(code.co_filename):
+            at = f.f_lasti
+            spans = _merged(stages.loops(code))
+            inside = sorted((s for s in spans if s[0] <= at <= s[1]), key=lambda s: s[1] - s[0])
+            for start, end in inside:
+                found.append((f, shape_of(code, start, end)))
+        f = f.f_back
+    return found
+
+
+def _merged(spans):
+    """One span per loop: `continue` adds another backward jump to the same start."""
+    ends = {}
+    for start, end in spans:
+        ends[start] = max(ends.get(start, end), end)
+    return sorted(ends.items())
+
+
+def on_step(frame):
+    """backward() or optimizer.step() was called from `frame` (or below it)."""
+    st = core.state
+    if st.steps <= 0 or st.phase == "setup":
+        return
+    chain = loops_around(frame)
+    if not chain:
+        return
+    for level, (f, shape) in enumerate(chain):
+        watch = _find(f, shape)
+        if watch is None:
+            if level == 0 and _fed_by_loader(f, shape):
+                continue  # the DataLoader cap bounds it
+            if level > 0:
+                limit, kind = clamp.EPOCHS, "epochs"
+            elif len(chain) > 1:
+                limit, kind = st.steps, "steps"
+            else:
+                limit, kind = clamp.EPOCHS * st.steps, "steps"
+            watch = _start(f, shape, limit, kind)
+            if watch is None:
+                return
+        watch.step()
+
+
+def _find(frame, shape):
+    for watch in _watches.get(id(frame), ()):
+        if watch.shape is shape and watch.frame is frame:
+            return watch
+    return None
+
+
+def _start(frame, shape, limit, kind):
+    current = sys.gettrace()
+    if current is not None and current is not _global and not _is_line_watch(current):
+        note(shape, "another trace function (a debugger or coverage) is active", 0)
+        return None
+    watch = Watch(frame, shape, limit, kind)
+    watches = _watches.setdefault(id(frame), [])
+    watches.append(watch)
+    watches.sort(key=lambda w: w.shape.end - w.shape.start)
+    if frame.f_trace is not None and frame.f_trace is not _local:
+        _chained[id(frame)] = frame.f_trace
+    frame.f_trace = _local
+    if hasattr(frame, "f_trace_lines"):
+        frame.f_trace_lines = True
+    if not _installed[0]:
+        _installed[0] = True
+        _previous[0] = current if current is not _global else None
+        sys.settrace(_global)
+    return watch
+
+
+def _is_line_watch(tracer):
+    return getattr(tracer, "__module__", "") == __package__ + ".watch"
+
+
+def _global(frame, event, arg):
+    """Only the watched frames are traced, through their f_trace; the line watch's own
+    tracer, when it was there first, goes on seeing every call."""
+    previous = _previous[0]
+    if previous is None:
+        return None
+    result = previous(frame, event, arg)
+    if sys.gettrace() is not _global:  # the line watch is done and turned tracing off
+        _previous[0] = None
+        sys.settrace(_global)
+    return result
+
+
+def _local(frame, event, arg):
+    try:
+        chained = _chained.get(id(frame))
+        if chained is not None and chained(frame, event, arg) is None:
+            _chained.pop(id(frame), None)
+        watches = _watches.get(id(frame))
+        if not watches or watches[0].frame is not frame:
+            return None
+        if event == "line":
+            at = frame.f_lasti
+            for watch in list(watches):
+                line_before = frame.f_lineno
+                if watch.line(frame, at):
+                    watches.remove(watch)
+                if frame.f_lineno != line_before:
+                    break  # it jumped: the watches left behind see the next line
+        elif event == "return":
+            del watches[:]
+        if not watches:
+            _stop(frame)
+            return None
+    except Exception as exc:
+        core.harness_error("loop cut", exc)
+        _stop(frame)
+        return None
+    return _local
+
+
+def _stop(frame):
+    _watches.pop(id(frame), None)
+    try:
+        frame.f_trace = _chained.pop(id(frame), None)
+    except Exception:
+        pass
+    if not _watches and _installed[0]:
+        _installed[0] = False
+        if sys.gettrace() is _global:
+            sys.settrace(_previous[0])
+        _previous[0] = None

@@ -103,6 +103,13 @@ void mark_not_reached(Finding& f, const std::string& stage, bool strict) {
   f.message = "not reached in the dry run; on the platform, " + f.message;
 }
 
+// Neither confirmed nor refuted: the dry run ended before it could tell.
+void leave_open(Finding& f, const std::string& why, bool strict) {
+  f.stage = inferred_stage(f);
+  if (f.severity == Severity::Error && !strict) f.severity = Severity::Warning;
+  f.message += " (" + why + ")";
+}
+
 void mark_refuted(Finding& f, const std::string& how) {
   f.prediction = Prediction::Refuted;
   f.severity = Severity::Info;
@@ -113,12 +120,14 @@ void mark_refuted(Finding& f, const std::string& how) {
 // A prediction about a start-up line, a script or a configuration file: settled by how its
 // step ended, since the harness sees only Python lines.
 void settle_step_prediction(Finding& f, const RunEvidence& run, bool strict) {
+  const bool setup_failed = run.has_setup && run.setup_exit != 0;
   if (f.stage == "setup") {
-    if (run.has_setup && run.setup_exit == 0) return mark_refuted(f, "the setup step ran without failing");
-  } else if (run.command_passed) {
-    return mark_refuted(f, "the job ran to its end without failing");
+    if (!setup_failed) return mark_refuted(f, "the setup step ran without failing");
+    return leave_open(f, "the setup step failed first, for another reason", strict);
   }
-  mark_not_reached(f, "", strict);
+  if (setup_failed) return mark_not_reached(f, "", strict);
+  if (run.command_passed) return mark_refuted(f, "the job ran to its end without failing");
+  leave_open(f, "the command failed first, for another reason", strict);
 }
 
 }  // namespace
@@ -148,6 +157,7 @@ std::vector<Finding> settle_predictions(std::vector<Finding> static_findings, st
                                 [&](const Finding& d) { return confirms(d, f); });
     if (failure != dry_run_findings.end()) {
       failure->prediction = Prediction::Confirmed;
+      if (!failure->location.known()) failure->location = f.location;  // a setup line, say
       failure->predicted.push_back({f.rule, f.message, f.location});
       continue;
     }
@@ -157,15 +167,11 @@ std::vector<Finding> settle_predictions(std::vector<Finding> static_findings, st
       mark_refuted(f, "the line ran in the dry run without failing");
     } else if (coverage.ran(f.location)) {
       // A path is used elsewhere than where it is written: only a run to the end tells.
-      f.stage = inferred_stage(f);
-      if (f.severity == Severity::Error && !strict) f.severity = Severity::Warning;
-      f.message += " (the line ran, but the dry run ended before the path's use could tell)";
+      leave_open(f, "the line ran, but the dry run ended before the path's use could tell", strict);
     } else if (run.watched) {
       mark_not_reached(f, coverage.stage_around(f.location), strict);
     } else {
-      // The harness did not load (--no-harness, python -I): whether the line ran is unknown.
-      f.stage = inferred_stage(f);
-      if (f.severity == Severity::Error && !strict) f.severity = Severity::Warning;
+      leave_open(f, "without the harness, the dry run cannot tell whether the line ran", strict);
     }
     out.push_back(std::move(f));
   }

@@ -130,6 +130,7 @@ nlohmann::json to_sarif(const Report& report, const std::vector<diagnosis::Failu
                        {"phase", to_string(f.phase)},
                        {"retry", to_string(f.retry)}};
     if (!f.stage.empty()) properties["stage"] = f.stage;
+    if (const char* prediction = to_string(f.prediction)) properties["prediction"] = prediction;
     results.push_back({{"ruleId", diagnosis::category_id(f.category)},
                        {"ruleIndex", known - rule_categories.begin()},
                        {"level", sarif_level(f.severity)},

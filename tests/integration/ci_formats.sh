@@ -61,9 +61,9 @@ failures=$failures_before
 echo '<testsuites><testsuite name="x">a & b</testsuite></testsuites>' >"$work/bad.xml"
 check_contains "control: malformed XML is caught" '"invalid"' "$(read_junit "$work/bad.xml")"
 
-# preflight check: two static errors in the job's code, no stages.
+# preflight check --strict (predictions fail the gate): a static error in the job's code, no stages.
 case_dir=$root/tests/jobs/static_laptop_path
-"$preflight" check "$case_dir/job.yaml" --json "$work/check.json" --junit "$work/check.xml" --sarif "$work/check.sarif" \
+"$preflight" check --strict "$case_dir/job.yaml" --json "$work/check.json" --junit "$work/check.xml" --sarif "$work/check.sarif" \
   >"$work/out" 2>&1
 check_equal "check: exit status" 1 "$?"
 validate_sarif "check" "$work/check.sarif"
@@ -81,8 +81,13 @@ check_equal "check: failed cases counted by status" "$errors" "$(jq '[.cases[] |
 check_equal "check: first case" "Path Not Found at train.py:4" "$(jq -r '.cases[0].name' <<<"$junit")"
 check_contains "check: failure message" "in bob's home folder" "$(jq -r '.cases[0].failure' <<<"$junit")"
 
+# Without --strict the same prediction is a warning, and the gate passes (docs/diagnosis.md "Predictions").
+"$preflight" check "$case_dir/job.yaml" --sarif "$work/lenient.sarif" >/dev/null 2>&1
+check_equal "check without --strict: exit status" 0 "$?"
+check_equal "check without --strict: result" "warning" "$(jq -r '.runs[0].results[0].level' "$work/lenient.sarif")"
+
 # Under GitHub Actions: workflow commands at the file relative to the repository.
-GITHUB_ACTIONS=true GITHUB_WORKSPACE=$root "$preflight" check "$case_dir/job.yaml" --sarif "$work/gh.sarif" \
+GITHUB_ACTIONS=true GITHUB_WORKSPACE=$root "$preflight" check --strict "$case_dir/job.yaml" --sarif "$work/gh.sarif" \
   >"$work/gh.out" 2>/dev/null
 check_contains "annotation" "::error file=tests/jobs/static_laptop_path/train.py,line=4,title=Path Not Found::" \
   "$(cat "$work/gh.out")"

@@ -30,6 +30,8 @@ report::Report ci_sample() {
   warning.hint = "pass num_workers=4";
   report::Finding note = r.findings[0];
   note.rule = "tmp-not-kept";
+  note.prediction = report::Prediction::None;
+  note.predicted.clear();
   note.severity = report::Severity::Info;
   note.stage = "";
   note.message = "the platform's /tmp is not kept after the job";

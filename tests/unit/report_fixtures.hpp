@@ -28,6 +28,9 @@ inline Report sample_report() {
   f.message = "torch.save cannot write /philly/code/model.pt: the code folder is read-only on the platform";
   f.location = {"train.py", 18, 0};
   f.hint = "write checkpoints to ${{outputs.model}}";
+  f.prediction = Prediction::Confirmed;
+  f.predicted = {{"path-not-on-platform", "the path \"model.pt\" is in the code folder, read-only on philly",
+                  {"train.py", 12, 0}}};
   r.findings = {f};
   r.clamps = {{"argparse --epochs", 14, 2, {"train.py", 40, 0}, "epochs"},
               {"lightning Trainer limit_val_batches", nullptr, 2, {}, ""}};

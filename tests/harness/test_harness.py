@@ -37,7 +37,7 @@ class HarnessCase(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.dir, ignore_errors=True)
 
-    def run_script(self, source, args=(), harness=True, extra_path=None, timeout=300):
+    def run_script(self, source, args=(), harness=True, extra_path=None, timeout=300, variables=None):
         script = os.path.join(self.code, "main.py")
         with open(script, "w") as f:
             f.write(textwrap.dedent(source))
@@ -48,6 +48,7 @@ class HarnessCase(unittest.TestCase):
         if harness:
             env.update(PREFLIGHT_EVENTS=self.events_file, PREFLIGHT_CODE_DIR=self.code,
                        PREFLIGHT_STEPS="2", PREFLIGHT_PHASE="command")
+        env.update(variables or {})
         proc = subprocess.Popen([sys.executable, script] + list(args), cwd=self.code, env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         out, err = proc.communicate(timeout=timeout)
@@ -721,7 +722,7 @@ class LoopCut(HarnessCase):
             print(per_epoch, "saved")
         """, env={"EPOCHS": "150"})
         self.assertEqual(out.strip(), "[2, 2] saved")
-        self.assertEqual(self.cuts(), [("for loop", "steps", 2, 2858, 6),
+        self.assertEqual(self.cuts(), [("for loop", "batches", 2, 2858, 6),
                                        ("for loop", "epochs", 2, 150, 13)])
 
     def test_while_loop_is_left_and_what_follows_runs(self):
@@ -737,6 +738,26 @@ class LoopCut(HarnessCase):
         """)
         self.assertEqual(out.strip(), "evaluated after 4")
         self.assertEqual(self.cuts(), [("while loop", "steps", 4, None, 6)])
+
+    def test_a_long_loop_body_is_still_a_for_loop(self):
+        # Its FOR_ITER jumps far, so the loop's backward jump lands on an EXTENDED_ARG.
+        body = "\n".join("                    total += %d" % k for k in range(150))
+        out = self.run_loops("""
+            from fakeopt import step
+            def train(seen):
+                total = 0
+                for batch in range(0, 100000, 20):
+                    step()
+                    seen.append(batch)
+%s
+                return total
+            for epoch in range(2):
+                seen = []
+                train(seen)
+                print(len(seen))
+        """ % body)
+        self.assertEqual(out.split(), ["2", "2"])
+        self.assertEqual(self.cuts(), [("for loop", "batches", 2, 5000, 5)])
 
     def test_loops_that_end_by_themselves_are_not_reported(self):
         out = self.run_loops("""
@@ -811,6 +832,49 @@ class RankFolding(unittest.TestCase):
         self.assertEqual(args.rdzv_backend, "c10d")
         args, reported = self.fold("2", "1")
         self.assertEqual((args.nproc_per_node, reported), ("2", []))
+
+
+class WatchedLines(HarnessCase):
+    """watch.py: the lines static predictions are about, reported once each as they run."""
+
+    SOURCE = """\
+        import os
+
+        def used():
+            return os.environ.get("HOME")
+
+        def never_called():
+            return os.environ["NOT_SET_ANYWHERE"]
+
+        if os.environ.get("NOT_SET_EITHER") == "1":
+            print("branch not taken")
+        for _ in range(3):
+            used()
+        """
+
+    def run_watched(self, watch):
+        return self.run_script(self.SOURCE, variables={"PREFLIGHT_WATCH": watch})
+
+    def test_lines_that_ran_once_each_with_their_stage(self):
+        code, out, err = self.run_watched("4,7,10,12 main.py")
+        self.assertEqual(code, 0, err)
+        reached = [(e["line"], e["stage"]) for e in self.events("reached")]
+        self.assertEqual(sorted(reached), [(4, "init"), (12, "init")])
+        self.assertTrue(all(e["file"] == os.path.join(self.code, "main.py")
+                            for e in self.events("reached")))
+        entered = [(e["first"], e["last"]) for e in self.events("entered")]
+        self.assertEqual(entered, [(3, 4)])  # used(); never_called() never started
+
+    def test_nothing_watched_nothing_reported(self):
+        code, out, err = self.run_watched("")
+        self.assertEqual(code, 0, err)
+        self.assertEqual(self.events("reached") + self.events("entered"), [])
+
+    def test_a_list_that_names_other_files_costs_nothing_here(self):
+        code, out, err = self.run_watched("4 other.py\n1,2 sub/dir/x.py")
+        self.assertEqual(code, 0, err)
+        self.assertEqual(self.events("reached"), [])
+        self.assertEqual(self.events("harness_error"), [])
 
 
 if __name__ == "__main__":

@@ -106,11 +106,13 @@ Result<CodeScan> parse_code_scan(const std::string& text_in) {
     for (const auto& i : list(item, "imports"))
       if (number(i, "level") == 0)
         file.imports.push_back(
-            {text(i, "module"), number(i, "line"), flag(i, "guarded"), text(i, "scope") != "function"});
+            {text(i, "module"), number(i, "line"), flag(i, "guarded"), text(i, "scope") != "function",
+             flag(i, "conditional")});
     for (const auto& e : list(item, "env"))
-      file.env.push_back({text(e, "name"), number(e, "line"), text(e, "how"), flag(e, "default")});
+      file.env.push_back({text(e, "name"), number(e, "line"), text(e, "how"), flag(e, "default"),
+                          flag(e, "guarded"), text(e, "scope") != "function"});
     for (const auto& p : list(item, "paths"))
-      file.paths.push_back({text(p, "value"), number(p, "line"), text(p, "option")});
+      file.paths.push_back({text(p, "value"), number(p, "line"), text(p, "option"), text(p, "use")});
     for (const auto& p : list(item, "perf"))
       file.perf.push_back({text(p, "rule"), number(p, "line"), text(p, "detail")});
     file.main_guard = flag(item, "main");

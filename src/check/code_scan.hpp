@@ -20,6 +20,7 @@ struct ImportUse {
   int line = 0;
   bool guarded = false;  // inside try/except ImportError, TYPE_CHECKING or a version test
   bool module_scope = true;
+  bool conditional = false;  // at module level under an if (not the main guard) or a loop
 };
 
 struct EnvRead {
@@ -27,12 +28,15 @@ struct EnvRead {
   int line = 0;
   std::string how;  // "subscript" | "get" | "getenv" | "in"
   bool has_default = false;
+  bool guarded = false;       // under a test that the variable is set, or in try/except KeyError
+  bool module_scope = true;   // runs as the file loads; false inside a function
 };
 
 struct PathLiteral {
   std::string value;
   int line = 0;
   std::string option;  // the argparse option ("--data") this is the default of, if any
+  std::string use;     // what the code does with it: "write" | "model" | "read" | ""
 };
 
 struct PerfUse {

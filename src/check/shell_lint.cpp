@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <sstream>
 
+#include "check/requirements.hpp"
 #include "check/shell_words.hpp"
+#include "check/working_folder.hpp"
 
 namespace preflight::check {
 namespace fs = std::filesystem;
@@ -17,6 +19,7 @@ struct Lint {
   const ShellFacts& facts;
   SourceLocation where;
   std::vector<report::Finding>& out;
+  const ShellState* state = nullptr;  // where this line runs
 
   void add(const char* rule, const char* category, const char* root_cause, std::string message,
            std::string hint) {
@@ -66,6 +69,70 @@ bool local_requirement(const std::string& word) {
 // "23.0.1" >= "20" by release numbers.
 bool version_at_least(const std::string& version, int major) { return std::atoi(version.c_str()) >= major; }
 
+// What pip, offline, could not take from the image for `pip install ARGS`, as the end of a
+// sentence ("needs torch>=2.5 (requirements.txt:3), and the image has torch 1.13.0a0"); empty
+// when the image already satisfies every requirement and their dependencies.
+std::string offline_problem(Lint& lint, const std::vector<std::string>& args) {
+  const auto& facts = lint.facts;
+  static const std::string kDownloads = "downloads its packages";
+  if (!facts.index || !lint.state) return kDownloads;
+  // These make pip fetch what is installed all the same.
+  if (has(args, {"--target", "-t", "--prefix", "--root", "--ignore-installed", "-I", "--force-reinstall"}))
+    return kDownloads + " (its options ignore what the image has installed)";
+  std::vector<Requirement> wanted;
+  std::vector<std::string> unknown;
+  bool after_install = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& word = args[i];
+    if (word == "install" && !after_install) {
+      after_install = true;
+    } else if (!after_install || word.empty()) {
+      continue;
+    } else if (word == "-r" || word == "--requirement" || starts_with(word, "--requirement=") ||
+               (starts_with(word, "-r") && word.size() > 2)) {
+      std::string file = word == "-r" || word == "--requirement"
+                             ? (i + 1 < args.size() ? args[++i] : "")
+                             : word.substr(word[1] == '-' ? word.find('=') + 1 : 2);
+      auto path = lint.state->absolute(file);
+      if (!path) {
+        unknown.push_back(fmt::format("-r {} (the working folder is unknown: {})", file,
+                                      lint.state->folder().why));
+        continue;
+      }
+      auto read = read_requirements(*path, [&](const std::string& p) { return facts.read(p); });
+      for (const auto& missing : read.unreadable)
+        unknown.push_back(fmt::format("-r {} ({} cannot be read before the job runs)", file, missing));
+      if (read.no_index) return "";  // --no-index in the file: nothing is downloaded
+      for (auto& r : read.requirements) {
+        if (auto code = in_code_mount(r.where.file.generic_string(), *facts.plan)) r.where.file = *code;
+        wanted.push_back(std::move(r));
+      }
+    } else if (word[0] == '-') {
+      if (word == "-c" || word == "--constraint" || word == "-f" || word == "--find-links" || word == "-i" ||
+          word == "--index-url" || word == "--extra-index-url" || word == "-e" || word == "--editable")
+        ++i;  // -e: a local folder, checked above
+    } else if (auto r = parse_requirement(word)) {
+      wanted.push_back(std::move(*r));
+    } else {
+      unknown.push_back(word);
+    }
+  }
+  std::vector<std::string> problems;
+  for (const auto& u : unmet_requirements(wanted, *facts.index, has(args, {"--no-deps"}))) {
+    const auto& r = u.requirement;
+    const std::string at =
+        r.where.file.empty() ? "" : fmt::format(" ({}:{})", r.where.file.generic_string(), r.where.line);
+    problems.push_back(
+        fmt::format("needs {}{}, {}{}", r.text, at, starts_with(u.problem, "which") ? "" : "and ", u.problem));
+  }
+  for (const auto& u : unknown) problems.push_back("needs " + u);
+  if (problems.empty()) return "";
+  std::string text;
+  for (std::size_t i = 0; i < problems.size() && i < 3; ++i) text += (i ? "; " : "") + problems[i];
+  if (problems.size() > 3) text += fmt::format(" (and {} more)", problems.size() - 3);
+  return text;
+}
+
 void lint_pip(Lint& lint, const std::vector<std::string>& args) {
   if (std::find(args.begin(), args.end(), "install") == args.end()) return;
   const auto& facts = lint.facts;
@@ -111,11 +178,14 @@ void lint_pip(Lint& lint, const std::vector<std::string>& args) {
       needs_index = true;
     }
   }
-  if (needs_index)
-    lint.add("pip-needs-network", "Library Not Found", "Environment Difference",
-             fmt::format("pip install downloads from a package index, and {} has no network", facts.platform),
-             "Upload the wheels with the code and install them offline (pip install --user --no-index "
-             "--find-links wheels/ -r requirements.txt), or use an image that has the packages.");
+  if (!needs_index) return;
+  const std::string why = offline_problem(lint, args);
+  if (why.empty()) return;  // pip: "Requirement already satisfied" for each of them
+  lint.add("pip-needs-network", "Library Not Found", "Environment Difference",
+           fmt::format("pip install {}: it would download from a package index, and {} has no network", why,
+                       facts.platform),
+           "Upload the wheels with the code and install them offline (pip install --user --no-index "
+           "--find-links wheels/ -r requirements.txt), or use an image that has the packages.");
 }
 
 void lint_command(Lint& lint, std::vector<std::string> words) {
@@ -174,20 +244,31 @@ void lint_command(Lint& lint, std::vector<std::string> words) {
 
 std::vector<report::Finding> lint_shell(const ShellText& shell, const ShellFacts& facts) {
   std::vector<report::Finding> findings;
-  for_each_command_line(shell.text, [&](int index, const std::string& line) {
-    Lint lint{shell, facts, {shell.where.file, shell.where.line + index, 0}, findings};
-    std::vector<std::string> command;
-    for (const auto& word : shell_words(line)) {
-      if (is_operator(word)) {
-        lint_command(lint, command);
-        command.clear();
-      } else {
-        command.push_back(word);
-      }
-    }
-    lint_command(lint, command);
+  static const plan::RunPlan no_plan;
+  ShellState state(facts.plan ? *facts.plan : no_plan);
+  walk_shell(shell.text, shell.where, state, [&](const SimpleCommand& command, const ShellState& now) {
+    Lint lint{shell, facts, {shell.where.file, shell.where.line + command.line, 0}, findings, &now};
+    lint_command(lint, command.words);
   });
   return findings;
+}
+
+std::vector<fs::path> requirement_files_installed(const ShellText& shell, const plan::RunPlan& plan) {
+  std::vector<fs::path> files;
+  ShellState state(plan);
+  walk_shell(shell.text, shell.where, state, [&](const SimpleCommand& command, const ShellState& now) {
+    const auto& words = command.words;
+    const bool pip = std::any_of(words.begin(), words.end(), [](const std::string& w) {
+      return is_pip(program_of(w)) || w == "pip";
+    });
+    if (!pip || std::find(words.begin(), words.end(), "install") == words.end()) return;
+    for (std::size_t i = 0; i + 1 < words.size(); ++i) {
+      if (words[i] != "-r" && words[i] != "--requirement") continue;
+      if (auto path = now.absolute(words[i + 1]))
+        if (auto code = in_code_mount(*path, plan)) files.push_back(code->lexically_normal());
+    }
+  });
+  return files;
 }
 
 std::vector<fs::path> scripts_run_by(const std::string& command, const fs::path& code_dir) {

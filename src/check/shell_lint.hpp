@@ -4,10 +4,13 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "check/module_index.hpp"
+#include "plan/run_plan.hpp"
 #include "report/finding.hpp"
 #include "util/error.hpp"
 
@@ -25,9 +28,19 @@ struct ShellFacts {
   bool root = false;
   bool network = false;
   std::optional<std::string> pip_version;  // the image's pip, when it has one
+  // For `pip install` without network: the image's distributions (pip offline installs
+  // nothing they already satisfy), the plan (each line's working folder) and a file of the
+  // container as Preflight knows it (the uploaded code, the image), by its path there.
+  const ModuleIndex* index = nullptr;
+  const plan::RunPlan* plan = nullptr;
+  std::function<std::optional<std::string>(const std::string&)> read;
 };
 
 std::vector<report::Finding> lint_shell(const ShellText& shell, const ShellFacts& facts);
+
+// The requirements files that `pip install -r FILE` lines of `shell` install from the code
+// folder, relative to it (their pins are then the setup step's to check).
+std::vector<std::filesystem::path> requirement_files_installed(const ShellText& shell, const plan::RunPlan& plan);
 
 // The shell scripts of the code folder that `command` runs (`bash run.sh`, `./scripts/x.sh`).
 std::vector<std::filesystem::path> scripts_run_by(const std::string& command,

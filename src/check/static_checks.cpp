@@ -4,6 +4,7 @@
 #include <re2/re2.h>
 
 #include <algorithm>
+#include <cctype>
 #include <deque>
 #include <map>
 #include <set>
@@ -11,6 +12,7 @@
 
 #include "check/argument_check.hpp"
 #include "check/shell_words.hpp"
+#include "check/stages.hpp"
 #include "diagnosis/platform_variables.hpp"
 #include "util/did_you_mean.hpp"
 #include "util/text.hpp"
@@ -130,7 +132,7 @@ void import_findings(const CodeScan& scan, const StaticContext& context, const R
       f.subject = top;
       f.stage = use.module_scope ? "init" : "";
       // Certain only for the entry script's own unconditional module-level imports.
-      if (fatal && file.path == reach.entry) f.prediction = report::Prediction::None;
+      if (fatal && !use.conditional && file.path == reach.entry) f.prediction = report::Prediction::None;
       f.message = fmt::format("the image cannot import \"{}\"{}: no such module on its Python {} ({})",
                               use.module, did_you_mean(top, known), context.index->python_version,
                               use.module_scope ? "imported when " + file.path + " loads"
@@ -180,7 +182,7 @@ void env_findings(const CodeScan& scan, const StaticContext& context, const Reac
     if (name != "PWD" && name != "SHLVL" && name != "_" && name != "OLDPWD") platform_names.push_back(name);
   for (const auto& file : scan.files) {
     for (const auto& read : file.env) {
-      if (read.has_default || names.count(read.name)) continue;
+      if (read.has_default || read.guarded || names.count(read.name)) continue;
       const bool raises = read.how == "subscript";
       auto f = static_finding(
           raises ? "env-not-set" : "env-maybe-unset", "Key Not Found", "General Code Error",
@@ -188,6 +190,7 @@ void env_findings(const CodeScan& scan, const StaticContext& context, const Reac
           reach.severity(file.path, raises ? report::Severity::Error : report::Severity::Warning), file.path,
           read.line);
       f.subject = read.name;
+      f.stage = "init";  // the environment configures the job as it starts
       f.message =
           fmt::format("{} reads the environment variable {}, which {} does not set{}", file.path, read.name,
                       context.plan.platform, raises ? " (KeyError)" : ": the read gives None");
@@ -207,16 +210,29 @@ void env_findings(const CodeScan& scan, const StaticContext& context, const Reac
 
 bool under(const std::string& path, const std::string& dir) { return path == dir || is_under(path, dir); }
 
-// Where the path would be on the platform: in the image, or under one of the job's mounts
-// and writable folders.
-bool exists_on_platform(const std::string& path, const plan::RunPlan& plan, const fs::path& image_rootfs) {
+// Where a path would be on the platform.
+enum class Place {
+  Known,      // in the image, an input, the runtime's /dev, /proc, /sys, or the uploaded code
+  Writable,   // a folder the job can write (home, outputs, /tmp, scratch): it may create it
+  CodeLacks,  // in the read-only code mount, which has no such file
+  Nowhere,
+};
+
+Place place_on_platform(const std::string& path, const plan::RunPlan& plan, const fs::path& image_rootfs) {
   for (const char* runtime : {"/dev", "/proc", "/sys"})
-    if (under(path, runtime)) return true;
-  for (const auto& mount : plan.mounts)
-    if (under(path, mount.destination)) return true;
+    if (under(path, runtime)) return Place::Known;
   for (const auto& dir : plan.user_dirs)
-    if (under(path, dir.path)) return true;
-  return resolve_in_root(image_rootfs, path).has_value();
+    if (under(path, dir.path)) return Place::Writable;
+  for (const auto& mount : plan.mounts) {
+    if (!under(path, mount.destination)) continue;
+    if (mount.kind != diagnosis::MountFact::Kind::Code || !mount.read_only || !mount.overlay_dir.empty())
+      return mount.read_only ? Place::Known : Place::Writable;
+    // The uploaded code is known file by file.
+    std::error_code ec;
+    const fs::path on_host = mount.source / fs::path(path).lexically_relative(mount.destination);
+    return fs::exists(on_host, ec) || fs::is_symlink(on_host, ec) ? Place::Known : Place::CodeLacks;
+  }
+  return resolve_in_root(image_rootfs, path).has_value() ? Place::Known : Place::Nowhere;
 }
 
 // An argparse default of the entry script that the command line gives a value of its own.
@@ -230,7 +246,8 @@ bool replaced_by_command(const PathLiteral& literal, const ScannedFile& file, co
 // What is wrong with a path on the platform, if anything: the message's end and its severity.
 std::optional<std::pair<std::string, report::Severity>> path_problem(const std::string& value,
                                                                      const plan::RunPlan& plan,
-                                                                     const fs::path& image_rootfs) {
+                                                                     const fs::path& image_rootfs,
+                                                                     const WorkingFolder& folder) {
   static const re2::RE2 windows(R"(^[A-Za-z]:[\\/])");
   static const re2::RE2 laptop_home(R"(^/(?:home|Users)/([^/]+)(?:/|$))");
   const std::string& home = plan.facts.home;
@@ -247,17 +264,39 @@ std::optional<std::pair<std::string, report::Severity>> path_problem(const std::
     return std::make_pair(fmt::format("is in {}'s home folder, which {} does not have", owner, plan.platform),
                           report::Severity::Error);
   const bool relative = value[0] != '/';
+  if (relative && !folder.path) return std::nullopt;  // relative to a folder only the run knows
   const std::string resolved =
-      relative ? (fs::path(plan.process.cwd) / value).lexically_normal().generic_string() : value;
-  if (exists_on_platform(resolved, plan, image_rootfs)) return std::nullopt;
+      relative ? (fs::path(*folder.path) / value).lexically_normal().generic_string() : value;
+  const Place place = place_on_platform(resolved, plan, image_rootfs);
+  if (place == Place::Known || place == Place::Writable) return std::nullopt;
+  const std::string lacks = place == Place::CodeLacks
+                                ? "is in the read-only code folder, and the uploaded code has no such file"
+                                : "is neither in the image nor mounted";
   if (relative)
-    return std::make_pair(
-        fmt::format("leaves the uploaded code: from the working folder {} it is {}, which is "
-                    "neither in the image nor mounted",
-                    plan.process.cwd, resolved),
-        report::Severity::Error);
-  return std::make_pair(std::string("is neither in the image nor one of the platform's mounts"),
+    return std::make_pair(fmt::format("resolves, from the working folder {} ({}), to {}, which {}", *folder.path,
+                                      folder.why, resolved, lacks),
+                          report::Severity::Error);
+  return std::make_pair(place == Place::CodeLacks ? std::string(lacks)
+                                                  : std::string("is neither in the image nor one of the platform's mounts"),
                         report::Severity::Warning);
+}
+
+// The working folder the job's Python runs in, as the caller found it, else the platform's.
+WorkingFolder code_folder(const StaticContext& context) {
+  if (!context.code_folder.why.empty()) return context.code_folder;
+  return {context.plan.process.cwd, "the folder " + context.plan.platform + " starts the job in"};
+}
+
+// The option or key a path word follows on its line: "--data" in `--data /x`, "data_root" in
+// `data_root: /x`.
+std::string name_before(const std::string& line, std::size_t at) {
+  std::size_t end = at;
+  while (end > 0 && std::string(" \t=:\"'[,(").find(line[end - 1]) != std::string::npos) --end;
+  std::size_t start = end;
+  while (start > 0 && (std::isalnum(static_cast<unsigned char>(line[start - 1])) || line[start - 1] == '-' ||
+                       line[start - 1] == '_' || line[start - 1] == '.'))
+    --start;
+  return line.substr(start, end - start);
 }
 
 report::Finding path_finding(const std::string& value, const std::string& problem, report::Severity severity,
@@ -278,10 +317,12 @@ void path_findings(const CodeScan& scan, const StaticContext& context, const Rea
   for (const auto& file : scan.files) {
     for (const auto& literal : file.paths) {
       if (replaced_by_command(literal, file, context)) continue;
-      auto problem = path_problem(literal.value, context.plan, context.image_rootfs);
+      auto problem = path_problem(literal.value, context.plan, context.image_rootfs, code_folder(context));
       if (!problem) continue;
-      out.push_back(path_finding(literal.value, problem->first, reach.severity(file.path, problem->second),
-                                 file.path, literal.line));
+      auto f = path_finding(literal.value, problem->first, reach.severity(file.path, problem->second), file.path,
+                            literal.line);
+      f.stage = path_stage(literal.option, literal.use, literal.value);
+      out.push_back(std::move(f));
     }
   }
 }
@@ -326,6 +367,7 @@ void perf_findings(const CodeScan& scan, const StaticContext& context, std::vect
       f.message = std::move(message);
       f.hint = std::move(hint);
       f.retry = report::Retry::Useless;
+      f.stage = perf_stage(use.rule);
       f.prediction = report::Prediction::None;  // advice on speed, not a failure to come
       out.push_back(std::move(f));
     }
@@ -375,27 +417,78 @@ std::optional<EntryPoint> entry_point(const std::string& command, const fs::path
   return std::nullopt;
 }
 
+std::optional<EntryPoint> entry_point(const std::string& command, const fs::path& code_dir,
+                                      const plan::RunPlan& plan, const SourceLocation& where) {
+  std::optional<EntryPoint> found;
+  ShellState state(plan);
+  walk_shell(command, where, state, [&](const SimpleCommand& simple, const ShellState& now) {
+    if (found) return;
+    const auto& words = simple.words;
+    for (std::size_t i = 0; i < words.size() && !found; ++i) {
+      std::optional<fs::path> script;
+      if (words[i] == "-m" && i + 1 < words.size()) {
+        // python -m pkg.mod: found from the working folder (sys.path[0]).
+        std::string module = words[++i];
+        std::replace(module.begin(), module.end(), '.', '/');
+        auto folder = now.folder().path ? in_code_mount(*now.folder().path, plan) : std::nullopt;
+        if (!folder) continue;
+        std::error_code ec;
+        script = fs::is_regular_file(code_dir / *folder / (module + ".py"), ec) ? *folder / (module + ".py")
+                                                                                : *folder / module / "__main__.py";
+      } else if (words[i].size() > 3 && words[i].compare(words[i].size() - 3, 3, ".py") == 0) {
+        if (auto path = now.absolute(words[i])) script = in_code_mount(*path, plan);
+      }
+      std::error_code ec;
+      if (!script || !fs::is_regular_file(code_dir / *script, ec)) continue;
+      EntryPoint entry{script->lexically_normal().generic_string(), {}, static_cast<int>(i)};
+      entry.args.assign(words.begin() + static_cast<long>(i) + 1, words.end());
+      found = std::move(entry);
+    }
+  });
+  return found;
+}
+
 std::vector<report::Finding> text_path_findings(const std::string& text, const SourceLocation& first_line,
                                                 const std::string& stage, const plan::RunPlan& plan,
-                                                const fs::path& image_rootfs, bool relative_paths) {
+                                                const fs::path& image_rootfs, bool relative_paths,
+                                                const std::optional<WorkingFolder>& start) {
   // A path-like token: absolute with two parts or more, under ~, a Windows drive, or ../;
   // after a space, a quote, =, : or [ (so --data=/x and key: /x count).
   static const re2::RE2 token(
       R"re((?:^|[\s"'=:\[,(])((?:/[^/\s"',\]\})$;|&]+/|~/|[A-Za-z]:[\\/]|\.\./)[^\s"',\]\})$;|&]*))re");
   std::vector<report::Finding> findings;
-  for_each_command_line(text, [&](int index, const std::string& line) {
-    re2::StringPiece rest(line);
+  auto check = [&](const std::string& piece, int index, const WorkingFolder& folder,
+                   const std::vector<std::string>& words) {
+    re2::StringPiece rest(piece);
     std::string value;
     while (re2::RE2::FindAndConsume(&rest, token, &value)) {
       if (value.find("://") != std::string::npos || value.find('*') != std::string::npos) continue;
       if (!relative_paths && value.rfind("../", 0) == 0) continue;
-      auto problem = path_problem(value, plan, image_rootfs);
+      auto problem = path_problem(value, plan, image_rootfs, folder);
       if (!problem) continue;
       auto f = path_finding(value, problem->first, problem->second, first_line.file.string(),
                             first_line.line + index);
-      f.stage = stage;
+      // A setup line fails the setup step; a program that is not there fails the start; a
+      // path given to the job fails where the job uses it.
+      const std::size_t at = static_cast<std::size_t>(rest.data() - piece.data()) - value.size();
+      if (stage == "setup")
+        f.stage = "setup";
+      else if (!words.empty() && words[0] == value)
+        f.stage = "init";
+      else
+        f.stage = path_stage(name_before(piece, at), "", value);
       findings.push_back(std::move(f));
     }
+  };
+  if (!relative_paths) {  // a configuration file: no shell, no working folder
+    const WorkingFolder none{std::nullopt, "a configuration file"};
+    for_each_command_line(text, [&](int index, const std::string& line) { check(line, index, none, {}); });
+    return findings;
+  }
+  ShellState state(plan);
+  if (start) state.start_in(*start);
+  walk_shell(text, first_line, state, [&](const SimpleCommand& command, const ShellState& now) {
+    check(command.raw, command.line, now.folder(), command.words);
   });
   return findings;
 }

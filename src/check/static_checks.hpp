@@ -10,6 +10,7 @@
 #include "check/code_scan.hpp"
 #include "check/module_index.hpp"
 #include "check/shell_lint.hpp"
+#include "check/working_folder.hpp"
 #include "plan/run_plan.hpp"
 #include "report/finding.hpp"
 
@@ -22,6 +23,7 @@ struct StaticContext {
   const std::optional<EntryPoint>& entry;     // the command's Python script, if any
   bool setup_installs = false;                // the setup step runs pip install
   SourceLocation command_where;               // job.yaml's command, for argument findings
+  WorkingFolder code_folder;                  // where the job's Python runs; empty why: the plan's
 };
 
 std::vector<report::Finding> code_findings(const CodeScan& scan, const StaticContext& context);
@@ -33,12 +35,14 @@ report::Finding static_finding(const char* rule, const char* category, const cha
 
 // Path-like words of a setup line, the command, a script it runs or a configuration file of the
 // code folder, where the platform will not have them (as for path literals in code).
-// `relative_paths`: ../ paths count (from the working folder; not in configuration files,
-// whose relative paths may be relative to anything).
+// `relative_paths`: a shell text, whose ../ paths count from the working folder of their line
+// (followed through `cd` from `start`, else from the platform's); false for a configuration
+// file, whose relative paths may be relative to anything. `stage` "setup" for the setup step;
+// otherwise a path's stage follows the option or key it is given with (check/stages.hpp).
 std::vector<report::Finding> text_path_findings(const std::string& text, const SourceLocation& first_line,
                                                 const std::string& stage, const plan::RunPlan& plan,
-                                                const std::filesystem::path& image_rootfs,
-                                                bool relative_paths);
+                                                const std::filesystem::path& image_rootfs, bool relative_paths,
+                                                const std::optional<WorkingFolder>& start = std::nullopt);
 
 // `$NAME` in a setup line, the command or a script the command runs, where the platform does
 // not set NAME: a warning (the shell expands it to nothing).
@@ -47,5 +51,10 @@ std::vector<report::Finding> shell_env_findings(const ShellText& shell, const pl
 // The command's entry script: `python [-u ...] train.py ARGS` or `python -m pkg ARGS`, found
 // as a file of the code folder; nullopt for anything else.
 std::optional<EntryPoint> entry_point(const std::string& command, const std::filesystem::path& code_dir);
+
+// The same, the script found from the working folder it is started in (after the command's
+// `cd`, with its variables expanded) as the platform would run it.
+std::optional<EntryPoint> entry_point(const std::string& command, const std::filesystem::path& code_dir,
+                                      const plan::RunPlan& plan, const SourceLocation& where);
 
 }  // namespace preflight::check

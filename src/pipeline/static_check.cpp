@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "check/code_scan.hpp"
+#include "check/image_python.hpp"
 #include "check/module_index.hpp"
 #include "check/requirements.hpp"
 #include "check/shell_lint.hpp"
@@ -64,6 +65,19 @@ SourceLocation in_code_folder(const JobContext& context, SourceLocation where) {
   return where;
 }
 
+// A file of the container as Preflight knows it before the job runs: the uploaded code's, or
+// the image's; nullopt in the job's writable folders, or where nothing is.
+std::optional<std::string> container_file(const JobContext& context, const plan::RunPlan& plan,
+                                          const std::string& path) {
+  if (auto code = check::in_code_mount(path, plan)) return read_file(context.job.code_dir / *code);
+  for (const auto& mount : plan.mounts)
+    if (path == mount.destination || is_under(path, mount.destination)) return std::nullopt;
+  for (const auto& dir : plan.user_dirs)
+    if (path == dir.path || is_under(path, dir.path)) return std::nullopt;
+  if (auto in_image = check::resolve_in_root(context.image.rootfs, path)) return read_file(*in_image);
+  return std::nullopt;
+}
+
 // The setup and command lines, and the shell scripts the command runs.
 void lint_start_up(const JobContext& context, const plan::RunPlan& plan,
                    const std::optional<check::ModuleIndex>& index, std::vector<report::Finding>& findings) {
@@ -72,22 +86,28 @@ void lint_start_up(const JobContext& context, const plan::RunPlan& plan,
   facts.user = plan.facts.user;
   facts.root = context.profile.user.uid == 0;
   facts.network = context.profile.network;
-  if (index)
+  if (index) {
     if (const auto* pip = index->distribution("pip")) facts.pip_version = pip->version;
+    facts.index = &*index;
+  }
+  facts.plan = &plan;
+  facts.read = [&](const std::string& path) { return container_file(context, plan, path); };
   auto in_code = [&](const SourceLocation& where) { return in_code_folder(context, where); };
-  std::vector<check::ShellText> texts;
-  if (!plan.setup.empty()) texts.push_back({plan.setup, in_code(context.job.setup_where), "setup"});
-  texts.push_back({plan.command, in_code(context.job.command_where), "init"});
-  for (const auto& script : check::scripts_run_by(plan.command, context.job.code_dir))
+  // Each text with the folder it starts in: a script the command runs starts where it is run.
+  std::vector<std::pair<check::ShellText, std::optional<check::WorkingFolder>>> texts;
+  if (!plan.setup.empty()) texts.push_back({{plan.setup, in_code(context.job.setup_where), "setup"}, {}});
+  const auto command_where = in_code(context.job.command_where);
+  texts.push_back({{plan.command, command_where, "init"}, {}});
+  for (const auto& [script, folder] : check::scripts_and_folders(plan.command, command_where, plan))
     if (auto text = read_file(context.job.code_dir / script))
-      texts.push_back({*text, {script, 1, 0}, "init"});
-  for (const auto& text : texts) {
+      texts.push_back({{*text, {script, 1, 0}, "init"}, folder});
+  for (const auto& [text, start] : texts) {
     auto lint = check::lint_shell(text, facts);
     findings.insert(findings.end(), lint.begin(), lint.end());
     auto env = check::shell_env_findings(text, plan);
     findings.insert(findings.end(), env.begin(), env.end());
     auto paths =
-        check::text_path_findings(text.text, text.where, text.stage, plan, context.image.rootfs, true);
+        check::text_path_findings(text.text, text.where, text.stage, plan, context.image.rootfs, true, start);
     findings.insert(findings.end(), paths.begin(), paths.end());
   }
   for (const auto& config : config_files(context.job.code_dir, context.job.file)) {
@@ -126,7 +146,8 @@ Result<std::vector<report::Finding>> static_findings(const JobContext& context) 
     if (runs_python(plan->command) || runs_python(plan->setup)) findings.push_back(no_python(context));
     return findings;
   }
-  const auto entry = check::entry_point(plan->command, context.job.code_dir);
+  const auto command_where = in_code_folder(context, context.job.command_where);
+  const auto entry = check::entry_point(plan->command, context.job.code_dir, *plan, command_where);
   auto scan =
       check::scan_code(*python, context.job.code_dir, check::python_files(context.job.code_dir), entry);
   if (!scan) return std::move(scan).error();
@@ -134,11 +155,14 @@ Result<std::vector<report::Finding>> static_findings(const JobContext& context) 
       plan->setup.find("pip") != std::string::npos && plan->setup.find("install") != std::string::npos;
   check::StaticContext checks{*plan,          context.image.rootfs,
                               index,          entry,
-                              setup_installs, in_code_folder(context, context.job.command_where)};
+                              setup_installs, command_where,
+                              check::python_folder(plan->command, command_where, *plan)};
   auto code = check::code_findings(*scan, checks);
   findings.insert(findings.end(), code.begin(), code.end());
   if (index) {
-    auto pins = check::requirement_findings(context.job.code_dir, *index);
+    const auto installed = check::requirement_files_installed(
+        {plan->setup, in_code_folder(context, context.job.setup_where), "setup"}, *plan);
+    auto pins = check::requirement_findings(context.job.code_dir, *index, installed);
     findings.insert(findings.end(), pins.begin(), pins.end());
   }
   return findings;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "check/module_index.hpp"
+#include "check/stages.hpp"
 #include "check/static_checks.hpp"
 #include "spec/job_spec.hpp"
 #include "spec/platform_profile.hpp"
@@ -90,7 +91,7 @@ struct StaticJob {
 
   std::vector<report::Finding> findings(const check::CodeScan& scan) const {
     fs::path root = dir.path() / "root";
-    return check::code_findings(scan, {plan, root, index, entry, false, {}});
+    return check::code_findings(scan, {plan, root, index, entry, false, {}, {}});
   }
 };
 
@@ -130,16 +131,18 @@ TEST(CheckStatic, EnvironmentReadsTheProfileDoesNotSet) {
   StaticJob job("command: RUN_TAG=a python train.py\nenvironment_variables: {OWN: x}\n");
   check::CodeScan scan;
   auto train = file("train.py");
-  train.env = {{"PHILLY_JOB_ID", 1, "subscript", false},
-               {"OWN", 2, "subscript", false},
-               {"IMAGE_VAR", 3, "subscript", false},
-               {"RUN_TAG", 4, "subscript", false},
-               {"PHILY_JOB_ID", 5, "subscript", false},
-               {"WANDB_KEY", 6, "get", false},
-               {"SEED", 7, "get", true}};
+  train.env = {{"PHILLY_JOB_ID", 1, "subscript", false, false, true},
+               {"OWN", 2, "subscript", false, false, true},
+               {"IMAGE_VAR", 3, "subscript", false, false, true},
+               {"RUN_TAG", 4, "subscript", false, false, true},
+               {"PHILY_JOB_ID", 5, "subscript", false, false, true},
+               {"WANDB_KEY", 6, "get", false, false, true},
+               {"SEED", 7, "get", true, false, true},
+               {"WORLD_SIZE", 8, "subscript", false, true, false}};
   scan.files = {train};
   auto findings = job.findings(scan);
-  ASSERT_EQ(findings.size(), 2u);
+  ASSERT_EQ(findings.size(), 2u) << "a read under `in os.environ` or except KeyError is no finding";
+  EXPECT_EQ(findings[0].stage, "init");
   EXPECT_EQ(findings[0].rule, "env-not-set");
   EXPECT_EQ(findings[0].category, "Key Not Found");
   EXPECT_EQ(findings[0].location.line, 5);
@@ -152,7 +155,7 @@ TEST(CheckStatic, AnotherPlatformsVariableGetsThisPlatformsEquivalent) {
   StaticJob job("command: python train.py\n");
   check::CodeScan scan;
   auto train = file("train.py");
-  train.env = {{"SLURM_JOB_ID", 3, "subscript", false}};
+  train.env = {{"SLURM_JOB_ID", 3, "subscript", false, false, true}};
   scan.files = {train};
   auto findings = job.findings(scan);
   ASSERT_EQ(findings.size(), 1u);
@@ -167,7 +170,7 @@ TEST(CheckStatic, PathsThePlatformWillNotHave) {
   for (const char* path : {"/home/ana/data/mnist", "C:\\data\\x.csv", "~/datasets/cifar",
                            "../shared/labels.csv", "/etc/hosts", "/usr/share/data/x", "/hdfs/data/d/train",
                            "/tmp/cache", "/data/imagenet", "/dev/shm", "/home/job/.cache/x"})
-    train.paths.push_back({path, static_cast<int>(train.paths.size()) + 1, ""});
+    train.paths.push_back({path, static_cast<int>(train.paths.size()) + 1, "", ""});
   scan.files = {train};
   auto findings = job.findings(scan);
   std::vector<std::pair<int, report::Severity>> got;
@@ -178,6 +181,51 @@ TEST(CheckStatic, PathsThePlatformWillNotHave) {
   using S = report::Severity;
   EXPECT_EQ(got, (std::vector<std::pair<int, S>>{
                      {1, S::Error}, {2, S::Error}, {3, S::Warning}, {4, S::Error}, {9, S::Warning}}));
+}
+
+TEST(CheckStatic, RelativePathsFromTheFolderPythonRunsIn) {
+  StaticJob job("command: python train.py\n");
+  job.dir.write("code/data/labels.csv", "");
+  check::CodeScan scan;
+  auto train = file("train.py");
+  train.paths = {{"../data/labels.csv", 1, "", "read"},  // from /philly/code/src: in the code
+                 {"../labels.csv", 2, "", "read"},       // /philly/code/labels.csv: the code lacks it
+                 {"../../shared/x.csv", 3, "", "read"}}; // /philly/shared: nowhere
+  scan.files = {train};
+  fs::path root = job.dir.path() / "root";
+  auto findings_in = [&](check::WorkingFolder folder) {
+    check::StaticContext context{job.plan, root, job.index, job.entry, false, {}, std::move(folder)};
+    return check::code_findings(scan, context);
+  };
+  auto in_src = findings_in({"/philly/code/src", "after `cd src` in job.yaml:2"});
+  ASSERT_EQ(in_src.size(), 2u);
+  EXPECT_EQ(in_src[0].location.line, 2);
+  EXPECT_EQ(in_src[0].severity, report::Severity::Error);
+  EXPECT_EQ(in_src[0].stage, "data");
+  EXPECT_EQ(in_src[0].message,
+            "the path \"../labels.csv\" resolves, from the working folder /philly/code/src (after `cd src` in "
+            "job.yaml:2), to /philly/code/labels.csv, which is in the read-only code folder, and the uploaded "
+            "code has no such file");
+  EXPECT_NE(in_src[1].message.find("to /philly/shared/x.csv, which is neither in the image nor mounted"),
+            std::string::npos)
+      << in_src[1].message;
+  EXPECT_TRUE(findings_in({"/home/job/work/run", "after `cd $HOME/work/run` in job.yaml:2"}).empty())
+      << "the home is writable: the job may have put them there itself";
+  EXPECT_TRUE(findings_in({std::nullopt, "`cd $DATA` in job.yaml:2 names a folder ..."}).empty())
+      << "an unknown working folder: no relative path finding";
+}
+
+TEST(CheckStatic, APathsStageIsWhatTheCodeDoesWithIt) {
+  EXPECT_EQ(check::path_stage("", "write", "/home/ana/runs"), "checkpoint");
+  EXPECT_EQ(check::path_stage("--save-dir", "", "/home/ana/runs"), "checkpoint");
+  EXPECT_EQ(check::path_stage("output_dir", "read", "/x/y"), "checkpoint");
+  EXPECT_EQ(check::path_stage("", "model", "/home/ana/bert"), "model");
+  EXPECT_EQ(check::path_stage("--resume", "", "/x/last"), "model");
+  EXPECT_EQ(check::path_stage("", "read", "/home/ana/best.pth"), "model");
+  EXPECT_EQ(check::path_stage("--data", "", "/home/ana/mnist"), "data");
+  EXPECT_EQ(check::path_stage("", "", "/home/ana/anything"), "data");
+  EXPECT_EQ(check::perf_stage("tf-op-in-loop"), "train");
+  EXPECT_EQ(check::perf_stage("torch-dataloader-no-workers"), "data");
 }
 
 TEST(CheckStatic, SyntaxTheImagesPythonCannotParse) {
@@ -208,6 +256,7 @@ TEST(CheckStatic, PerformancePatternsAreWarnings) {
     EXPECT_EQ(f.severity, report::Severity::Warning);
   }
   EXPECT_EQ(findings[1].location.line, 9);
+  EXPECT_EQ(findings[1].stage, "data");
   StaticJob cpu_only("command: python train.py\n");
   EXPECT_EQ(cpu_only.findings(scan).size(), 1u) << "no GPU waits for a DataLoader without workers";
 }
@@ -218,9 +267,9 @@ TEST(CheckStatic, OnlyFilesTheJobRunsHaveErrors) {
   auto train = file("train.py");
   train.imports = {{"models", 1, false, true}};
   auto model = file("models/__init__.py");
-  model.paths = {{"/home/ana/weights.pt", 3, ""}};
+  model.paths = {{"/home/ana/weights.pt", 3, "", ""}};
   auto tool = file("tools/plot.py");
-  tool.paths = {{"/home/ana/plots", 4, ""}};
+  tool.paths = {{"/home/ana/plots", 4, "", ""}};
   scan.files = {train, model, tool};
   auto findings = job.findings(scan);
   ASSERT_EQ(findings.size(), 2u);
@@ -261,7 +310,14 @@ TEST(CheckStatic, PathsInCommandLinesAndConfigurationFiles) {
   auto in_command = check::text_path_findings(text, {"job.yaml", 2, 0}, "init", job.plan, root, true);
   ASSERT_EQ(in_command.size(), 3u);
   EXPECT_EQ(in_command[1].location.line, 5) << "../labels.csv leaves the code folder";
-  EXPECT_EQ(in_command[1].stage, "init");
+  EXPECT_EQ(in_command[0].stage, "data") << "data_root: what the job reads";
+  EXPECT_EQ(in_command[2].stage, "checkpoint") << "out: where the job writes";
+  auto after_cd = check::text_path_findings("cd /tmp/x && cat ../labels.csv\npython train.py --save ../../home/ana/o",
+                                            {"job.yaml", 2, 0}, "init", job.plan, root, true);
+  ASSERT_EQ(after_cd.size(), 1u) << "../labels.csv from /tmp/x is in /tmp, which the job can write";
+  EXPECT_EQ(after_cd[0].location.line, 3);
+  EXPECT_EQ(after_cd[0].stage, "checkpoint");
+  EXPECT_NE(after_cd[0].message.find("after `cd /tmp/x` in job.yaml:2"), std::string::npos) << after_cd[0].message;
 }
 
 }  // namespace

@@ -80,6 +80,21 @@ ClampEvent clamp_event(const json& event) {
   return c;
 }
 
+// A loop the harness ended is listed with the clamps: {"ev":"cut","what":"for loop",
+// "kind":"steps","after":2,"original":29|null,"where":{...}}.
+ClampEvent cut_event(const json& event) {
+  ClampEvent c;
+  c.what = text(event, "what");
+  c.kind = text(event, "kind");
+  auto original = event.find("original");
+  if (original != event.end() && original->is_number()) c.original = original->dump();
+  auto after = event.find("after");
+  c.value = after != event.end() && after->is_number() ? after->dump() : "null";
+  c.where = frame_at(event, "where");
+  c.cut = true;
+  return c;
+}
+
 std::optional<int> optional_integer(const json& event, const char* key) {
   auto it = event.find(key);
   if (it == event.end() || !it->is_number_integer()) return std::nullopt;
@@ -108,7 +123,9 @@ StepMeasure step_measure(const json& event) {
 }
 
 bool same_clamp(const ClampEvent& a, const ClampEvent& b) {
-  return a.what == b.what && a.original == b.original && a.value == b.value;
+  const bool same_place = !a.cut || (a.where && b.where && a.where->file == b.where->file &&
+                                     a.where->line == b.where->line);
+  return a.cut == b.cut && a.what == b.what && a.original == b.original && a.value == b.value && same_place;
 }
 
 // The main process is the first one started for the job's command; a setup phase's
@@ -171,11 +188,13 @@ HarnessEvents parse_events(const std::string& text_in) {
       c.limit = integer(event, "limit");
       c.where = frame_at(event, "where");
       out.caps.push_back(std::move(c));
-    } else if (ev == "clamp") {
-      ClampEvent c = clamp_event(event);
+    } else if (ev == "clamp" || ev == "cut") {
+      ClampEvent c = ev == "cut" ? cut_event(event) : clamp_event(event);
       const bool seen = std::any_of(out.clamps.begin(), out.clamps.end(),
                                     [&](const ClampEvent& other) { return same_clamp(c, other); });
       if (!c.what.empty() && !seen) out.clamps.push_back(std::move(c));
+    } else if (ev == "uncut") {
+      out.uncut_loops.push_back({text(event, "what"), text(event, "why"), frame_at(event, "where")});
     } else if (ev == "nonfinite") {
       NonfiniteEvent n;
       n.step = integer(event, "step");

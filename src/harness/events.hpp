@@ -60,7 +60,17 @@ struct ClampEvent {
   std::optional<std::string> original;  // as JSON text ("14", "0.5"); unset when never given
   std::string value;                    // as JSON text: "2"
   std::optional<Frame> where;
-  std::string kind;  // "epochs" | "steps" | "interval" | "ranks" | "" (another value)
+  std::string kind;  // "epochs" | "steps" | "interval" | "ranks" | "batches" (a cut loop) | "" (another value)
+  bool cut = false;  // a loop the harness ended (ev "cut"): `what` is "for loop" or "while loop",
+                     // `value` the iterations that trained, `where` the loop's first line
+};
+
+// A loop that trained and that the harness could not end (docs/harness.md "Sampling"): it ran
+// in full.
+struct UncutLoop {
+  std::string what;  // "for loop" | "while loop"
+  std::string why;   // "it is the last statement of its function", ...
+  std::optional<Frame> where;
 };
 
 // A loss that was NaN or infinite at backward(); the job may have carried on.
@@ -138,6 +148,7 @@ struct HarnessEvents {
   std::vector<ExceptionEvent> exceptions;
   std::vector<CapEvent> caps;
   std::vector<ClampEvent> clamps;  // each distinct clamp once (every rank parses its arguments)
+  std::vector<UncutLoop> uncut_loops;
   std::vector<NonfiniteEvent> nonfinite;
   std::vector<StepMeasure> steps;  // one per process that trained for two steps or more
   std::vector<EpochEnd> epochs;

@@ -169,6 +169,31 @@ TEST(HarnessEvents, ReadsClampsOncePerDistinctValue) {
   EXPECT_EQ(events.clamps[2].value, "\"0.1\"");
 }
 
+TEST(HarnessEvents, ReadsLoopsEndedAsClampsAndLoopsLeftInFull) {
+  HarnessEvents events = parse_events(
+      R"j({"ev":"cut","t":0.5,"pid":10,"what":"for loop","kind":"epochs","after":2,"original":150,"how":"exhausted its iterator","where":{"file":"/job/code/main.py","line":57,"function":"main","user":true}})j"
+      "\n"
+      R"j({"ev":"cut","t":0.5,"pid":10,"what":"for loop","kind":"batches","after":2,"original":null,"how":"exhausted its iterator","where":{"file":"/job/code/main.py","line":30,"function":"train","user":true}})j"
+      "\n"
+      // The same loop ended in another rank.
+      R"j({"ev":"cut","t":0.6,"pid":11,"what":"for loop","kind":"batches","after":2,"original":null,"where":{"file":"/job/code/main.py","line":30,"function":"train","user":true}})j"
+      "\n"
+      R"j({"ev":"uncut","t":0.7,"pid":10,"what":"while loop","why":"it is the last statement of its function","after":4,"where":{"file":"/job/code/main.py","line":80,"function":"fit","user":true}})j"
+      "\n");
+  ASSERT_EQ(events.clamps.size(), 2u);
+  EXPECT_TRUE(events.clamps[0].cut);
+  EXPECT_EQ(events.clamps[0].what, "for loop");
+  EXPECT_EQ(events.clamps[0].kind, "epochs");
+  EXPECT_EQ(events.clamps[0].original, "150");
+  EXPECT_EQ(events.clamps[0].value, "2");
+  EXPECT_FALSE(events.clamps[1].original.has_value());
+  EXPECT_EQ(events.clamps[1].where->line, 30);
+  ASSERT_EQ(events.uncut_loops.size(), 1u);
+  EXPECT_EQ(events.uncut_loops[0].what, "while loop");
+  EXPECT_EQ(events.uncut_loops[0].why, "it is the last statement of its function");
+  EXPECT_EQ(events.uncut_loops[0].where->line, 80);
+}
+
 TEST(HarnessEvents, ReadsAMeasuredStepAndEpochEnds) {
   HarnessEvents events = parse_events(
       R"j({"ev":"step_measure","t":1.2,"pid":10,"seconds":0.03,"flops":119749781,"ops":43,"live_bytes":1205408,"step_bytes":9283592,"replicas":4,"batch_size":64,"batches_per_epoch":null,"stage":"train","where":{"file":"/job/code/train.py","line":40,"function":"train","user":true}})j"

@@ -32,7 +32,7 @@ _previous = [None]   # the harness's line watch (watch.py) tracing before us: ch
 _chained = {}        # id(frame) -> the frame's own f_trace before ours (the line watch's)
 
 _UNCONDITIONAL = ("JUMP_FORWARD", "JUMP_ABSOLUTE", "JUMP", "JUMP_NO_INTERRUPT")
-_PASS_THROUGH = ("NOP", "END_FOR", "POP_BLOCK", "CACHE")
+_PASS_THROUGH = ("NOP", "END_FOR", "POP_BLOCK", "CACHE", "EXTENDED_ARG")
 
 
 class Shape(object):
@@ -43,7 +43,15 @@ class Shape(object):
         instructions = list(dis.get_instructions(code))
         at = dict((ins.offset, ins) for ins in instructions)
         starts = [(o, l) for o, l in dis.findlinestarts(code) if l is not None]
-        self.is_for = at[start].opname == "FOR_ITER" if start in at else False
+        # A jump's target is the EXTENDED_ARG before an instruction with a long argument (the
+        # FOR_ITER of a long loop body): the loop starts at any of these offsets.
+        self.starts = set([start])
+        head = at.get(start)
+        while head is not None and head.opname == "EXTENDED_ARG":
+            head = at.get(min([o for o in at if o > head.offset] or [head.offset + 1]))
+            if head is not None:
+                self.starts.add(head.offset)
+        self.is_for = head is not None and head.opname == "FOR_ITER"
         self.line = _line_at(starts, start)
         covered = [l for o, l in starts if start <= o <= end]
         self.line = min([self.line] + covered) if self.line is not None else (
@@ -152,7 +160,7 @@ class Watch(object):
         full = self.done >= self.limit
         if shape.is_for and full and not self.jump and not _in_inner_for(shape, at):
             return self.exhaust(frame)
-        if at == shape.start:
+        if at in shape.starts:
             if not full:
                 self.trained_now = False  # the next iteration
                 return False
@@ -343,7 +351,7 @@ def on_step(frame):
             if level > 0:
                 limit, kind = clamp.EPOCHS, "epochs"
             elif len(chain) > 1:
-                limit, kind = st.steps, "steps"
+                limit, kind = st.steps, "batches"  # an epoch's batches, not the run's steps
             else:
                 limit, kind = clamp.EPOCHS * st.steps, "steps"
             watch = _start(f, shape, limit, kind)

@@ -675,6 +675,24 @@ import sys
 def step():
     from preflight_harness import loop_cut
     loop_cut.on_step(sys._getframe(1))
+
+class Loader(object):
+    \"\"\"Stands in for a capped DataLoader: 2 batches per iterator, and it says so.\"\"\"
+    def __iter__(self):
+        return LoaderIterator()
+
+class LoaderIterator(object):
+    def __init__(self):
+        self.n = 0
+    def __iter__(self):
+        return self
+    def __next__(self):
+        if self.n == 2:
+            raise StopIteration
+        self.n += 1
+        from preflight_harness import loop_cut
+        loop_cut.pulled(sys._getframe(1))
+        return self.n
 """
 
 
@@ -758,6 +776,27 @@ class LoopCut(HarnessCase):
         """ % body)
         self.assertEqual(out.split(), ["2", "2"])
         self.assertEqual(self.cuts(), [("for loop", "batches", 2, 5000, 5)])
+
+    def test_a_capped_loader_bounds_its_for_loop_not_a_while_loop_calling_next(self):
+        out = self.run_loops("""
+            from fakeopt import Loader, step
+            loader = Loader()
+            for epoch in range(2):
+                for batch in loader:
+                    step()
+            it, step_n = iter(loader), 0
+            while step_n < 100000:
+                try:
+                    batch = next(it)
+                except StopIteration:
+                    it = iter(loader)
+                    batch = next(it)
+                step()
+                step_n += 1
+            print(step_n)
+        """)
+        self.assertEqual(out.strip(), "4")
+        self.assertEqual(self.cuts(), [("while loop", "steps", 4, None, 8)])
 
     def test_loops_that_end_by_themselves_are_not_reported(self):
         out = self.run_loops("""

@@ -47,7 +47,7 @@ class Shape(object):
         # FOR_ITER of a long loop body): the loop starts at any of these offsets.
         self.starts = set([start])
         head = at.get(start)
-        while head is not None and head.opname == "EXTENDED_ARG":
+        while head is not None and head.opname in ("EXTENDED_ARG", "NOP"):
             head = at.get(min([o for o in at if o > head.offset] or [head.offset + 1]))
             if head is not None:
                 self.starts.add(head.offset)
@@ -60,11 +60,38 @@ class Shape(object):
         self.head = self.is_for or _tests_exit(instructions, start, starts, end)
         self.exit_line, self.why = _exit_line(instructions, at, starts, head_first, start, end)
         self.kind = "for loop" if self.is_for else "while loop"
+        self.owned = _handlers_of(code, instructions, start, end)
         if self.is_for and sys.version_info[:2] == (3, 8):
             # 3.8's f_lineno setter corrupts the stack when it leaves a for loop; such a loop
             # ends only through its iterator.
             self.exit_line = None
             self.why = "Python 3.8 cannot leave a for loop from a trace function safely"
+
+
+def _handlers_of(code, instructions, start, end):
+    """Offsets after the loop that still belong to it: from 3.11 the handlers of a try inside
+    the body are laid out after the function's code and jump back into the loop."""
+    entries = getattr(dis.Bytecode(code), "exception_entries", None) or ()
+    index = dict((ins.offset, i) for i, ins in enumerate(instructions))
+    jumps = _jumps()
+    owned, todo = set(), [e.target for e in entries if start <= e.start <= end and e.target > end]
+    while todo:
+        offset = todo.pop()
+        if offset in owned or offset not in index or start <= offset <= end:
+            continue
+        owned.add(offset)
+        for entry in entries:  # a handler's own cleanup handler
+            if entry.start <= offset < entry.end and entry.target > end:
+                todo.append(entry.target)
+        i = index[offset]
+        ins = instructions[i]
+        if ins.opcode in jumps and isinstance(ins.argval, int):
+            todo.append(ins.argval)
+            if ins.opname in _UNCONDITIONAL or ins.opname.startswith("JUMP_BACKWARD"):
+                continue
+        if ins.opname not in _STOPS and i + 1 < len(instructions):
+            todo.append(instructions[i + 1].offset)
+    return owned
 
 
 def _line_at(starts, offset):
@@ -155,6 +182,8 @@ class Watch(object):
     def line(self, frame, at):
         """A line event in the loop's frame; True when this watch is over."""
         shape = self.shape
+        if at in shape.owned:
+            return False  # an except clause of the body, laid out after the loop
         if not shape.start <= at <= shape.end:
             return True  # the loop ended (its condition, a break, exhaustion, or our jump)
         full = self.done >= self.limit
@@ -215,7 +244,7 @@ class Watch(object):
 
 def _in_inner_for(shape, at):
     """True when `at` is inside a for loop nested in this one (another iterator on top)."""
-    for start, end in _merged(stages.loops(shape.code)):
+    for start, end in _merged(shape.code):
         if shape.start < start and end <= shape.end and start <= at <= end and \
                 shape_of(shape.code, start, end).is_for:
             return True
@@ -306,9 +335,11 @@ def pulled(frame):
 
 
 def _fed_by_loader(frame, shape):
+    """A for loop over a capped DataLoader (its FOR_ITER took the batch): the cap bounds it. A
+    while loop calling next() on one is not bounded by it: it may start a new iterator."""
     last = _pulled[0]
-    return last is not None and last[0] == id(frame) and last[1] is frame.f_code and \
-        shape.start <= last[2] <= shape.end
+    return shape.is_for and last is not None and last[0] == id(frame) and \
+        last[1] is frame.f_code and last[2] in shape.starts
 
 
 def loops_around(frame):
@@ -319,7 +350,7 @@ def loops_around(frame):
         code = f.f_code
         if frames.is_user(code.co_filename):
             at = f.f_lasti
-            spans = _merged(stages.loops(code))
+            spans = _merged(code)
             inside = sorted((s for s in spans if s[0] <= at <= s[1]), key=lambda s: s[1] - s[0])
             for start, end in inside:
                 found.append((f, shape_of(code, start, end)))
@@ -327,12 +358,49 @@ def loops_around(frame):
     return found
 
 
-def _merged(spans):
-    """One span per loop: `continue` adds another backward jump to the same start."""
-    ends = {}
-    for start, end in spans:
-        ends[start] = max(ends.get(start, end), end)
-    return sorted(ends.items())
+def _merged(code):
+    """One span per loop: `continue` adds another backward jump to the same start. A backward
+    jump that ordinary control flow from its target never reaches is not a loop: from 3.11 an
+    exception handler laid out after the body jumps back into it."""
+    spans = _real.get(code)
+    if spans is None:
+        ends = {}
+        instructions = list(dis.get_instructions(code))
+        for start, end in stages.loops(code):
+            if end not in ends.get(start, ()) and _reaches(instructions, start, end):
+                ends.setdefault(start, set()).add(end)
+        spans = _real[code] = sorted((start, max(ends[start])) for start in ends)
+    return spans
+
+
+_real = {}
+_STOPS = ("RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE")
+
+
+def _reaches(instructions, start, end):
+    """True when the instruction at `end` follows from `start` without an exception."""
+    jumps = _jumps()
+    index = dict((ins.offset, i) for i, ins in enumerate(instructions))
+    seen, todo = set(), [start]
+    while todo:
+        offset = todo.pop()
+        if offset in seen or offset not in index or not start <= offset <= end:
+            continue
+        if offset == end:
+            return True
+        seen.add(offset)
+        i = index[offset]
+        ins = instructions[i]
+        following = instructions[i + 1].offset if i + 1 < len(instructions) else None
+        if ins.opcode in jumps and isinstance(ins.argval, int):
+            todo.append(ins.argval)
+            if ins.opname in _UNCONDITIONAL or ins.opname.startswith("JUMP_BACKWARD"):
+                continue
+        if ins.opname in _STOPS:
+            continue
+        if following is not None:
+            todo.append(following)
+    return False
 
 
 def on_step(frame):

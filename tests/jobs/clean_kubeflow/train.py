@@ -12,7 +12,7 @@ import torch
 import torch.distributed as dist
 import torch.nn as nn
 
-VOCAB, SEQ_LEN = 64, 48
+VOCAB, SEQ_LEN = 64, 32
 
 
 def make_data(n, seed):
@@ -58,7 +58,7 @@ def main():
 
     torch.manual_seed(0)
     x, y = make_data(args.samples, seed=100 + rank)
-    x_val, y_val = make_data(2000, seed=7)
+    x_val, y_val = make_data(1000, seed=7)
     dataset = torch.utils.data.TensorDataset(x, y)
     loader = torch.utils.data.DataLoader(dataset, batch_size=args.batch_size, shuffle=True)
 

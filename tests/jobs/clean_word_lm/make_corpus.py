@@ -3,6 +3,7 @@ sentence a line) where the real job would download WikiText: words drawn from a 
 distribution over a fixed vocabulary, with a little sentence structure so that a language
 model has something to learn."""
 import argparse
+import itertools
 import os
 import random
 
@@ -16,14 +17,14 @@ def make_vocabulary(rng, size):
     return sorted(words)
 
 
-def write_split(path, rng, nouns, verbs, weights_n, weights_v, tokens):
+def write_split(path, rng, nouns, verbs, cum_n, cum_v, tokens):
     written = 0
     with open(path, "w") as f:
         while written < tokens:
             parts = []
             for _ in range(rng.randint(1, 3)):
-                parts += ["the"] + rng.choices(nouns, weights_n, k=rng.randint(1, 3))
-                parts += rng.choices(verbs, weights_v, k=1)
+                parts += ["the"] + rng.choices(nouns, cum_weights=cum_n, k=rng.randint(1, 3))
+                parts += rng.choices(verbs, cum_weights=cum_v, k=1)
                 parts += [rng.choice(["of", "in", "to", "and", "with"])]
             parts[-1] = "."
             f.write(" " + " ".join(parts) + " \n")
@@ -42,11 +43,12 @@ def main():
     rng = random.Random(args.seed)
     words = make_vocabulary(rng, args.vocab)
     nouns, verbs = words[: len(words) * 3 // 4], words[len(words) * 3 // 4:]
-    weights_n = [1.0 / (rank + 1) for rank in range(len(nouns))]
-    weights_v = [1.0 / (rank + 1) for rank in range(len(verbs))]
+    # Zipf-like frequencies; cumulative once, not at every draw
+    cum_n = list(itertools.accumulate(1.0 / (rank + 1) for rank in range(len(nouns))))
+    cum_v = list(itertools.accumulate(1.0 / (rank + 1) for rank in range(len(verbs))))
     os.makedirs(args.out, exist_ok=True)
     for name, share in (("train.txt", 1.0), ("valid.txt", 0.1), ("test.txt", 0.1)):
-        count = write_split(os.path.join(args.out, name), rng, nouns, verbs, weights_n, weights_v,
+        count = write_split(os.path.join(args.out, name), rng, nouns, verbs, cum_n, cum_v,
                             int(args.tokens * share))
         print("%s: %d tokens" % (name, count))
 

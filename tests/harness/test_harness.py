@@ -673,8 +673,15 @@ class StepMemoryModel(HarnessCase):
 FAKE_STEP = """
 import sys
 def step():
+    import preflight_harness
     from preflight_harness import loop_cut
+    preflight_harness.state.trained = True
     loop_cut.on_step(sys._getframe(1))
+
+def forward_eval():
+    \"\"\"Stands in for a forward pass in eval mode.\"\"\"
+    from preflight_harness import loop_cut
+    loop_cut.on_eval_forward(sys._getframe(1))
 
 class Loader(object):
     \"\"\"Stands in for a capped DataLoader: 2 batches per iterator, and it says so.\"\"\"
@@ -797,6 +804,24 @@ class LoopCut(HarnessCase):
         """)
         self.assertEqual(out.strip(), "4")
         self.assertEqual(self.cuts(), [("while loop", "steps", 4, None, 8)])
+
+    def test_evaluation_loops_after_training_get_the_sampled_batches(self):
+        out = self.run_loops("""
+            from fakeopt import forward_eval, step
+            def evaluate(n):
+                done = 0
+                for i in range(0, n, 35):
+                    forward_eval()
+                    done += 1
+                return done
+            before = evaluate(7000)
+            for epoch in range(2):
+                step()
+                print(evaluate(7000))
+            print(before, evaluate(7000))
+        """)
+        self.assertEqual(out.split(), ["2", "2", "200", "2"])
+        self.assertEqual(self.cuts(), [("for loop", "batches", 2, 200, 5)])
 
     def test_loops_that_end_by_themselves_are_not_reported(self):
         out = self.run_loops("""

@@ -403,12 +403,22 @@ def _reaches(instructions, start, end):
     return False
 
 
-def on_step(frame):
+def on_eval_forward(frame):
+    """A forward pass in eval mode or under no_grad after training began (validation, the
+    final evaluation): its innermost loop gets PREFLIGHT_STEPS iterations, as a DataLoader
+    loop would. Before training (data preparation, an evaluation script) nothing is counted."""
+    if core.state.trained:
+        on_step(frame, evaluation=True)
+
+
+def on_step(frame, evaluation=False):
     """backward() or optimizer.step() was called from `frame` (or below it)."""
     st = core.state
     if st.steps <= 0 or st.phase == "setup":
         return
     chain = loops_around(frame)
+    if evaluation:
+        chain = chain[:1]  # the loops around an evaluation are not epochs
     if not chain:
         return
     for level, (f, shape) in enumerate(chain):
@@ -418,7 +428,7 @@ def on_step(frame):
                 continue  # the DataLoader cap bounds it
             if level > 0:
                 limit, kind = clamp.EPOCHS, "epochs"
-            elif len(chain) > 1:
+            elif len(chain) > 1 or evaluation:
                 limit, kind = st.steps, "batches"  # an epoch's batches, not the run's steps
             else:
                 limit, kind = clamp.EPOCHS * st.steps, "steps"

@@ -683,6 +683,13 @@ def forward_eval():
     from preflight_harness import loop_cut
     loop_cut.on_eval_forward(sys._getframe(1))
 
+def validate_and_save():
+    \"\"\"Stands in for a validation pass and a torch.save.\"\"\"
+    from preflight_harness import stages
+    stages.enter("validate", "model.eval()", sys._getframe(1))
+    stages.enter("checkpoint", "torch.save()", sys._getframe(1))
+    stages.enter("train", "model.train()", sys._getframe(1))
+
 class Loader(object):
     \"\"\"Stands in for a capped DataLoader: 2 batches per iterator, and it says so.\"\"\"
     def __iter__(self):
@@ -730,7 +737,7 @@ class LoopCut(HarnessCase):
     def test_batches_by_index_and_epochs_from_the_environment(self):
         out = self.run_loops("""
             import os
-            from fakeopt import step
+            from fakeopt import step, validate_and_save
 
             def train(data, bptt, seen):
                 for batch, i in enumerate(range(0, len(data) - 1, bptt)):
@@ -743,12 +750,35 @@ class LoopCut(HarnessCase):
             for epoch in range(1, epochs + 1):
                 seen = []
                 train(data, 35, seen)
+                validate_and_save()
                 per_epoch.append(len(seen))
             print(per_epoch, "saved")
         """, env={"EPOCHS": "150"})
         self.assertEqual(out.strip(), "[2, 2] saved")
         self.assertEqual(self.cuts(), [("for loop", "batches", 2, 2858, 6),
                                        ("for loop", "epochs", 2, 150, 13)])
+
+    def test_epochs_go_on_until_validation_ran_at_most_ten(self):
+        out = self.run_loops("""
+            from fakeopt import step, validate_and_save
+            ran = []
+            for epoch in range(1, 301):
+                for i in range(3):
+                    step()
+                if epoch % 5 == 0:
+                    validate_and_save()
+                ran.append(epoch)
+            print(len(ran))
+            for epoch in range(1, 301):
+                step()
+                for i in range(3):
+                    step()
+                ran.append(epoch)
+            print(len(ran))
+        """)
+        self.assertEqual(out.split(), ["5", "15"])
+        self.assertEqual([c[1:3] for c in self.cuts()], [("batches", 2), ("epochs", 5),
+                                                         ("batches", 2), ("epochs", 10)])
 
     def test_while_loop_is_left_and_what_follows_runs(self):
         out = self.run_loops("""

@@ -6,11 +6,12 @@ environment or a config file.
 At each training step (backward() or optimizer.step()) the loops around the innermost user
 frame are found with `dis` (stages.loops). Each gets a watch: a trace function set on that one
 frame counts its iterations that trained. The innermost loop ends after PREFLIGHT_STEPS of them
-(2·PREFLIGHT_STEPS when no loop encloses it), each enclosing loop after clamp.EPOCHS. A loop
-ends when its next iteration starts: the frame jumps (f_lineno) to the line after the loop, or,
-for a `for` loop with no line after it in its function, the rest of its iterations skip their
-bodies. What follows the loop (validation, saving, the final evaluation) runs as usual. A loop
-that cannot be ended safely runs in full and is reported once, with the reason."""
+(2·PREFLIGHT_STEPS when no loop encloses it), each enclosing loop after clamp.EPOCHS once
+validation and a checkpoint ran in it (10 at most); an evaluation loop after training gets
+PREFLIGHT_STEPS. A for loop ends through its iterator, made to end during its last iteration;
+a while loop by a jump (f_lineno) to the line after it when its next iteration starts. What
+follows the loop (validation, saving, the final evaluation) runs as usual. A loop that cannot
+be ended safely runs in full and is reported once, with the reason."""
 
 import dis
 import gc
@@ -169,6 +170,7 @@ class Watch(object):
 
     def __init__(self, frame, shape, limit, kind):
         self.frame, self.shape, self.limit, self.kind = frame, shape, limit, kind
+        self.stages_before = _work_seen()
         self.done = 0              # iterations in which a training step ran
         self.trained_now = False   # the current iteration has counted
         self.pending = False       # end at the first line of the next iteration
@@ -186,7 +188,7 @@ class Watch(object):
             return False  # an except clause of the body, laid out after the loop
         if not shape.start <= at <= shape.end:
             return True  # the loop ended (its condition, a break, exhaustion, or our jump)
-        full = self.done >= self.limit
+        full = self.full()
         if shape.is_for and full and not self.jump and not _in_inner_for(shape, at):
             return self.exhaust(frame)
         if at in shape.starts:
@@ -200,6 +202,17 @@ class Watch(object):
         if self.pending:
             return self.leave(frame)
         return False
+
+    def full(self):
+        """Enough iterations. An epoch loop also waits (up to EPOCHS_AT_MOST) for validation
+        and a checkpoint to have run inside it: a config's `eval_every: 5` is no clamped
+        name, and the run should still reach those stages."""
+        if self.done < self.limit:
+            return False
+        if self.kind != "epochs" or self.done >= EPOCHS_AT_MOST:
+            return True
+        now = _work_seen()
+        return all(now[i] > self.stages_before[i] for i in range(len(now)))
 
     def exhaust(self, frame):
         """Ends a for loop after the current iteration: its iterator, the top one on the
@@ -240,6 +253,14 @@ class Watch(object):
     def not_ended(self, why):
         note(self.shape, why, self.done)
         return True
+
+
+EPOCHS_AT_MOST = 10
+_WORK = ("validate", "checkpoint")
+
+
+def _work_seen():
+    return tuple(stages.seen.get(stage, 0) for stage in _WORK)
 
 
 def _in_inner_for(shape, at):
@@ -435,6 +456,10 @@ def on_step(frame, evaluation=False):
             watch = _start(f, shape, limit, kind)
             if watch is None:
                 return
+        elif level > 0 and watch.kind != "epochs":
+            # First seen stepping by itself (a step before the batch loop): a loop around
+            # another one counts epochs.
+            watch.limit, watch.kind = clamp.EPOCHS, "epochs"
         watch.step()
 
 

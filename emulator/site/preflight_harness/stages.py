@@ -19,7 +19,11 @@ def enter(stage, why, frame):
     st.stage = stage
     if os.getpid() != st.pid:
         return  # a forked worker (DataLoader) follows silently; the parent owns the timeline
+    seen[stage] = seen.get(stage, 0) + 1
     core.emit("stage", stage=stage, why=why, where=frames.where(frame))
+
+
+seen = {}  # stage -> times entered in this process (loop_cut waits for validate and checkpoint)
 
 
 def on_data(why, frame):

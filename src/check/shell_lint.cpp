@@ -262,9 +262,16 @@ std::vector<fs::path> requirement_files_installed(const ShellText& shell, const 
       return is_pip(program_of(w)) || w == "pip";
     });
     if (!pip || std::find(words.begin(), words.end(), "install") == words.end()) return;
-    for (std::size_t i = 0; i + 1 < words.size(); ++i) {
-      if (words[i] != "-r" && words[i] != "--requirement") continue;
-      if (auto path = now.absolute(words[i + 1]))
+    for (std::size_t i = 0; i < words.size(); ++i) {
+      std::string file;
+      if ((words[i] == "-r" || words[i] == "--requirement") && i + 1 < words.size())
+        file = words[++i];
+      else if (starts_with(words[i], "--requirement="))
+        file = words[i].substr(14);
+      else if (starts_with(words[i], "-r") && words[i].size() > 2)
+        file = words[i].substr(2);
+      if (file.empty()) continue;
+      if (auto path = now.absolute(file))
         if (auto code = in_code_mount(*path, plan)) files.push_back(code->lexically_normal());
     }
   });

@@ -137,6 +137,16 @@ TEST(CheckShellLint, PipOfflineInstallsNothingTheImageAlreadySatisfies) {
       << findings[0].message;
 }
 
+TEST(CheckShellLint, RequirementFilesTheSetupInstalls) {
+  OfflinePip pip;
+  auto files = check::requirement_files_installed(
+      {"pip install --user -r requirements.txt\ncd requirements && python -m pip install --requirement=base.txt\n"
+       "pip install -r /tmp/elsewhere.txt",
+       {"job.yaml", 2, 0}, "setup"},
+      pip.plan);
+  EXPECT_EQ(files, (std::vector<std::filesystem::path>{"requirements.txt", "requirements/base.txt"}));
+}
+
 TEST(CheckShellLint, PipOfflineStillNeedsTheIndexForWhatTheImageCannotGive) {
   OfflinePip pip;
   auto message = [&](const std::string& text) {

@@ -218,7 +218,16 @@ enum class Place {
   Nowhere,
 };
 
-Place place_on_platform(const std::string& path, const plan::RunPlan& plan, const fs::path& image_rootfs) {
+// A glob pattern ("data/names/*.txt") is known as far as its folder before the first wildcard.
+std::string before_wildcards(const std::string& path) {
+  const auto wildcard = path.find_first_of("*?[");
+  if (wildcard == std::string::npos) return path;
+  const auto slash = path.rfind('/', wildcard);
+  return slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
+}
+
+Place place_on_platform(const std::string& pattern, const plan::RunPlan& plan, const fs::path& image_rootfs) {
+  const std::string path = before_wildcards(pattern);
   for (const char* runtime : {"/dev", "/proc", "/sys"})
     if (under(path, runtime)) return Place::Known;
   for (const auto& dir : plan.user_dirs)

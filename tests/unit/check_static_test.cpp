@@ -190,7 +190,8 @@ TEST(CheckStatic, RelativePathsFromTheFolderPythonRunsIn) {
   auto train = file("train.py");
   train.paths = {{"../data/labels.csv", 1, "", "read"},  // from /philly/code/src: in the code
                  {"../labels.csv", 2, "", "read"},       // /philly/code/labels.csv: the code lacks it
-                 {"../../shared/x.csv", 3, "", "read"}}; // /philly/shared: nowhere
+                 {"../../shared/x.csv", 3, "", "read"},  // /philly/shared: nowhere
+                 {"../data/*.csv", 4, "", "read"}};       // a glob: its folder is in the code
   scan.files = {train};
   fs::path root = job.dir.path() / "root";
   auto findings_in = [&](check::WorkingFolder folder) {

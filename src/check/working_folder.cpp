@@ -242,20 +242,45 @@ bool runs_python(const std::vector<std::string>& words) {
   return false;
 }
 
+namespace {
+
+// The host file of a path in the code mount, if it is one.
+std::optional<fs::path> host_code_file(const std::string& path, const plan::RunPlan& plan) {
+  for (const auto& mount : plan.mounts)
+    if (mount.kind == diagnosis::MountFact::Kind::Code && is_under(path, mount.destination))
+      return mount.source / fs::path(path).lexically_relative(mount.destination);
+  return std::nullopt;
+}
+
+// Every folder a Python program of `text` starts in, following the shell scripts of the code
+// folder it runs (`bash run.sh`), which start where they are run.
+void python_folders(const std::string& text, const SourceLocation& where, const plan::RunPlan& plan,
+                    ShellState& state, int depth, std::vector<WorkingFolder>& found) {
+  walk_shell(text, where, state, [&](const SimpleCommand& simple, const ShellState& now) {
+    for (const auto& word : simple.words) {
+      if (depth > 2 || word.size() < 4 || word.compare(word.size() - 3, 3, ".sh") != 0) continue;
+      auto path = now.absolute(word);
+      auto file = path ? host_code_file(*path, plan) : std::nullopt;
+      auto script = file ? read_file(*file) : std::nullopt;
+      if (!script) continue;
+      ShellState inner = now;
+      python_folders(*script, {in_code_mount(*path, plan).value_or(fs::path(*path).filename()), 1, 0}, plan,
+                     inner, depth + 1, found);
+    }
+    if (runs_python(simple.words)) found.push_back(now.folder());
+  });
+}
+
+}  // namespace
+
 WorkingFolder python_folder(const std::string& command, const SourceLocation& where, const plan::RunPlan& plan) {
   ShellState state(plan);
-  std::optional<WorkingFolder> found;
-  bool differ = false;
-  walk_shell(command, where, state, [&](const SimpleCommand& simple, const ShellState& now) {
-    if (!runs_python(simple.words)) return;
-    if (!found)
-      found = now.folder();
-    else if (found->path != now.folder().path)
-      differ = true;
-  });
-  if (differ)
-    return {std::nullopt, "the command runs Python in more than one folder"};
-  return found ? *found : ShellState(plan).folder();
+  std::vector<WorkingFolder> found;
+  python_folders(command, where, plan, state, 0, found);
+  for (const auto& folder : found)
+    if (folder.path != found.front().path)
+      return {std::nullopt, "the command runs Python in more than one folder"};
+  return found.empty() ? ShellState(plan).folder() : found.front();
 }
 
 std::vector<std::pair<fs::path, WorkingFolder>> scripts_and_folders(const std::string& command,

@@ -72,6 +72,10 @@ TEST(CheckWorkingFolder, WherePythonRunsAndItsEntryScript) {
   EXPECT_FALSE(check::python_folder("python main.py && cd src && python train.py", {}, job.plan).path)
       << "Python in two folders";
   EXPECT_EQ(check::python_folder("echo start", {}, job.plan).path, "/philly/code");
+  job.dir.write("code/scripts/run.sh", "#!/bin/sh\nset -e\ncd ../src\npython train.py \"$@\"\n");
+  auto scripted = check::python_folder("cd scripts && bash run.sh --fast", {"job.yaml", 2, 0}, job.plan);
+  EXPECT_EQ(scripted.path, "/philly/code/src") << "a script the command runs, from where it runs it";
+  EXPECT_EQ(scripted.why, "after `cd ../src` in scripts/run.sh:3");
 }
 
 }  // namespace

@@ -155,8 +155,8 @@ class _Window(object):
             self.saved_segments.add(entry[1], -1)
 
     def layer_called(self, module, inputs, output):
-        if module._modules:
-            return  # counted in its layers
+        if module._modules and not isinstance(module, self.torch.nn.MultiheadAttention):
+            return  # counted in its layers (attention computes with its projections' weights)
         trained = self.torch.is_grad_enabled()
         flops = _layer_flops(self.torch, module, inputs, output)
         self.flops += flops * (3 if trained else 1)  # backward: input and weight gradients
@@ -237,6 +237,9 @@ def abandon():
 
 
 def _open(torch):
+    if not hasattr(getattr(torch.autograd, "graph", None), "saved_tensors_hooks"):
+        _m["done"] = True  # PyTorch before 1.10: no step is measured
+        return
     window = _Window(torch, _kept_storages(torch))
     window.rebase(_m["batch"])
     hooks = torch.autograd.graph.saved_tensors_hooks(window.pack, _unpack)

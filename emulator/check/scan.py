@@ -11,7 +11,7 @@ and prints one JSON object (ASCII only) on stdout:
 
     {"python": "3.11.2",
      "files": [{"path", "syntax_error": null or {"line", "column", "message"},
-                "imports": [{"module", "line", "guarded", "level", "scope"}],
+                "imports": [{"module", "line", "guarded", "level", "scope", "conditional"}],
                 "env": [{"name", "line", "how", "default", "guarded", "scope"}],
                 "paths": [{"value", "line", "option", "use"}],
                 "perf": [{"rule", "line", "detail"}],
@@ -36,7 +36,8 @@ save_*, to_csv, SummaryWriter...), "model" (from_pretrained, load_state_dict, lo
 `argparse` describes the entry script's parser. A file the scanner itself fails on gets
 "error": "<type>: <message>" and empty lists; the other files are unaffected. Environment
 variables the job's code sets are not reported as reads. `main` says the file runs code under
-`if __name__ == "__main__":`, `parser` that it builds an ArgumentParser, `cuda` the first line
+`if __name__ == "__main__":`, an import's `conditional` that it sits at module level under
+an `if` other than that one or in a loop (it may not run), `parser` that it builds an ArgumentParser, `cuda` the first line
 that names CUDA (`.cuda`, `"cuda"`, `"cuda:0"`); an option's `default` is its literal text
 default, else null (`preflight init` reads them). Lines and columns are 1-based.
 Standard library only, Python 3.6 to 3.13; each tree is walked once."""
@@ -198,6 +199,7 @@ class FileScan(object):
         self.tf_names = set(["tf"])
         self.scope_depth = 0  # enclosing def/class bodies
         self.if_guards = 0  # enclosing TYPE_CHECKING, version or platform tests
+        self.branches = 0  # enclosing ifs (but the main guard) and loops: code that may not run
         self.try_guards = []  # what the enclosing try blocks of this function catch
         self.env_guards = []  # sets of variables the enclosing tests make sure are set
         self.function_depth = 0  # enclosing def and lambda bodies
@@ -322,16 +324,20 @@ class FileScan(object):
         self.visit_block(node.finalbody)
 
     def visit_if(self, node):
+        branch = 1
         if self.scope_depth == 0 and is_main_test(node.test):
             self.main_guard = True
+            branch = 0  # runs whenever the script is the entry point
         when_true, when_false = self.visit_test(node.test)
         guard = condition_guard(node.test)
         if guard:
             self.if_guards += 1
+        self.branches += branch
         self.visit_guarded(when_true, node.body)
         if guard == "typing":  # the else branch is what runs
             self.if_guards -= 1
         self.visit_guarded(when_false, node.orelse)
+        self.branches -= branch
         if guard == "environment":
             self.if_guards -= 1
 
@@ -353,14 +359,18 @@ class FileScan(object):
         self.visit(node.target)
         self.visit(node.iter)
         self.loops.append(Loop())
+        self.branches += 1
         self.visit_block(node.body)
+        self.branches -= 1
         self.close_loop()
         self.visit_list(node.orelse)
 
     def visit_while(self, node):
         self.loops.append(Loop())
         when_true = self.visit_test(node.test)[0]
+        self.branches += 1
         self.visit_guarded(when_true, node.body)
+        self.branches -= 1
         self.close_loop()
         self.visit_list(node.orelse)
 
@@ -402,7 +412,8 @@ class FileScan(object):
     def add_import(self, module, level, line):
         guarded = self.if_guards > 0 or self.guarded_against(IMPORT_FAILURES)
         self.imports.append({"module": module, "line": line, "guarded": guarded, "level": level,
-                             "scope": "function" if self.scope_depth else "module"})
+                             "scope": "function" if self.scope_depth else "module",
+                             "conditional": self.branches > 0})
 
     def bind_module(self, name, asname):
         if name.split(".")[0] == "tensorflow":

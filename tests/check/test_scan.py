@@ -133,6 +133,22 @@ class ImportTest(unittest.TestCase):
             entry = self.imports[line]
             self.assertEqual((entry["guarded"], entry["level"], entry["scope"]), (False, 0, "module"))
 
+    def test_imports_that_may_not_run_are_conditional(self):
+        imports = scan_one(textwrap.dedent("""\
+            import torch
+            if args.wandb:
+                import wandb
+            else:
+                import csv
+            for name in plugins:
+                import plugin_a
+            if __name__ == "__main__":
+                import numpy
+            """))["imports"]
+        self.assertEqual([(i["module"], i["conditional"]) for i in imports],
+                         [("torch", False), ("wandb", True), ("csv", True), ("plugin_a", True),
+                          ("numpy", False)])
+
     def test_one_entry_per_imported_module(self):
         result = scan_one("import os, torch.nn\n")["imports"]
         self.assertEqual([i["module"] for i in result], ["os", "torch.nn"])

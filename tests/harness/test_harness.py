@@ -678,10 +678,16 @@ def step():
     preflight_harness.state.trained = True
     loop_cut.on_step(sys._getframe(1))
 
+class Module(object):
+    \"\"\"Stands in for torch.nn.Module: calling one is a forward pass in eval mode.\"\"\"
+    def __call__(self):
+        from preflight_harness import loop_cut
+        loop_cut.on_eval_forward(sys._getframe(1), self, Module)
+
 def forward_eval():
-    \"\"\"Stands in for a forward pass in eval mode.\"\"\"
+    \"\"\"Stands in for a model called in eval mode from the caller's frame.\"\"\"
     from preflight_harness import loop_cut
-    loop_cut.on_eval_forward(sys._getframe(1))
+    loop_cut.on_eval_forward(sys._getframe(1), Module(), Module)
 
 def validate_and_save():
     \"\"\"Stands in for a validation pass and a torch.save.\"\"\"
@@ -852,6 +858,30 @@ class LoopCut(HarnessCase):
         """)
         self.assertEqual(out.split(), ["2", "2", "200", "2"])
         self.assertEqual(self.cuts(), [("for loop", "batches", 2, 200, 5)])
+
+    def test_a_models_own_loop_over_its_parts_is_not_an_evaluation_loop(self):
+        out = self.run_loops("""
+            from fakeopt import Module, step
+            class Seq2Seq(Module):
+                def __init__(self):
+                    self.decoder = Module()
+                def greedy(self, n):
+                    tokens = []
+                    for t in range(n):
+                        self.decoder()
+                        tokens.append(t)
+                    return tokens
+            model = Seq2Seq()
+            for epoch in range(2):
+                step()
+                print(len(model.greedy(9)))
+            decoded = []
+            for batch in range(50):
+                decoded.append(len(model.greedy(9)))
+            print(len(decoded), decoded[0])
+        """)
+        self.assertEqual(out.split(), ["9", "9", "2", "9"])
+        self.assertEqual(self.cuts(), [("for loop", "batches", 2, 50, 17)])
 
     def test_loops_that_end_by_themselves_are_not_reported(self):
         out = self.run_loops("""

@@ -424,11 +424,20 @@ def _reaches(instructions, start, end):
     return False
 
 
-def on_eval_forward(frame):
+def on_eval_forward(frame, module, module_cls):
     """A forward pass in eval mode or under no_grad after training began (validation, the
     final evaluation): its innermost loop gets PREFLIGHT_STEPS iterations, as a DataLoader
-    loop would. Before training (data preparation, an evaluation script) nothing is counted."""
-    if core.state.trained:
+    loop would. Before training (data preparation, an evaluation script) nothing is counted.
+    A model's method that calls its own parts in a loop (greedy decoding, beam search, an
+    unrolled recurrence) computes one result: its loop is not a loop over batches, and only
+    the loops of the code that called the method count."""
+    if not core.state.trained:
+        return
+    owner = frames.self_of(frame)
+    if isinstance(owner, module_cls) and owner is not module:
+        while frame is not None and frames.self_of(frame) is owner:
+            frame = frame.f_back  # the model's methods, calling one another
+    if frame is not None:
         on_step(frame, evaluation=True)
 
 

@@ -106,7 +106,7 @@ def _patch_module(torch):
             return
         if frames.inside_init_of(frame, module_cls):
             return  # a shape probe inside a model's constructor
-        loop_cut.on_eval_forward(frame)
+        loop_cut.on_eval_forward(frame, obj, module_cls)
         stages.on_eval_work("forward in eval mode" if in_eval else "forward under no_grad",
                             frame, grad_only=not in_eval)
 

@@ -104,6 +104,18 @@ const harness::StageEvent* stage_at(const HarnessEvents& events, int pid, std::o
   return found;
 }
 
+// A training step ran before time `t` of process `pid` (0: any process): in that process, or
+// in one of the job's that ran earlier (`train.py && predict.py`).
+bool trained_before(const HarnessEvents& events, int pid, double t) {
+  const std::optional<double> at = events.wall_time(pid, t);
+  return std::any_of(events.stages.begin(), events.stages.end(), [&](const harness::StageEvent& s) {
+    if (s.stage != "train") return false;
+    if (pid == 0 || s.pid == pid) return s.t <= t;
+    const std::optional<double> then = events.wall_time(s.pid, s.t);
+    return at && then && *then <= *at;
+  });
+}
+
 Step setup_step(const RunOutcome& outcome, const PlatformFacts& facts) {
   Step step;
   step.stage = "setup";
@@ -142,11 +154,7 @@ Step command_step(const RunOutcome& outcome, const PlatformFacts& facts) {
   }
   if (step.stage.empty()) step.stage = last ? last->stage : "init";
   if (step.exception) {
-    const int pid = step.exception->pid;
-    const double at = step.exception->t;
-    const bool trained = std::any_of(events.stages.begin(), events.stages.end(), [&](const harness::StageEvent& s) {
-      return s.stage == "train" && (pid == 0 || s.pid == pid) && s.t <= at;
-    });
+    const bool trained = trained_before(events, step.exception->pid, step.exception->t);
     if (auto operation = stage_of_operation(*step.exception, facts, step.stage, trained)) step.stage = *operation;
   }
   if (last) step.why = last->why;

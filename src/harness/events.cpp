@@ -5,6 +5,7 @@
 #include <re2/re2.h>
 
 #include <algorithm>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -128,17 +129,62 @@ bool same_clamp(const ClampEvent& a, const ClampEvent& b) {
   return a.cut == b.cut && a.what == b.what && a.original == b.original && a.value == b.value && same_place;
 }
 
-// The main process is the first one started for the job's command; a setup phase's
-// processes (pip, say) come earlier and do not decide the exit code.
-struct ExitTracking {
-  std::optional<int> first_pid;
-  std::optional<int> command_pid;
-  std::vector<std::pair<int, int>> exits;  // pid, code
+// The main process: rank 0 of a distributed job (the launcher never trains), else the
+// command's first process that trained (`make_corpus.py && train.py`), else its first; a
+// setup phase's processes (pip, say) come earlier and are not the job's.
+int main_process(const HarnessEvents& events) {
+  for (const RankEvent& rank : events.ranks) {
+    if (rank.rank == 0) return rank.pid;
+  }
+  for (const StageEvent& stage : events.stages) {
+    if (stage.stage != "train") continue;
+    for (const ProcessRun& process : events.processes) {
+      if (process.pid == stage.pid && !process.setup) return stage.pid;
+    }
+  }
+  for (const ProcessRun& process : events.processes) {
+    if (!process.setup) return process.pid;
+  }
+  return events.processes.empty() ? -1 : events.processes.front().pid;
+}
 
-  int main_pid() const { return command_pid ? *command_pid : first_pid.value_or(-1); }
-};
+// [start, end) of a process on the wall clock; a process killed before it exited lasts.
+std::pair<double, double> span_of(const ProcessRun& process) {
+  return {process.started, process.exited ? process.started + *process.exited
+                                          : std::numeric_limits<double>::infinity()};
+}
+
+bool overlap(const ProcessRun& a, const ProcessRun& b) {
+  const auto [a_start, a_end] = span_of(a);
+  const auto [b_start, b_end] = span_of(b);
+  return a_start < b_end && b_start < a_end;
+}
 
 }  // namespace
+
+std::optional<double> HarnessEvents::wall_time(int pid, double t) const {
+  for (const ProcessRun& process : processes) {
+    if (process.pid == pid && process.started > 0) return process.started + t;
+  }
+  return std::nullopt;
+}
+
+std::vector<const ProcessRun*> timeline_processes(const HarnessEvents& events) {
+  std::vector<const ProcessRun*> chosen;
+  for (const ProcessRun& process : events.processes) {
+    if (process.pid == events.main_pid) chosen.push_back(&process);
+  }
+  if (chosen.empty() || chosen.front()->started <= 0) return chosen;
+  for (const ProcessRun& process : events.processes) {
+    if (process.setup || process.started <= 0 || process.pid == events.main_pid) continue;
+    const bool beside = std::any_of(chosen.begin(), chosen.end(),
+                                    [&](const ProcessRun* other) { return overlap(process, *other); });
+    if (!beside) chosen.push_back(&process);
+  }
+  std::sort(chosen.begin(), chosen.end(),
+            [](const ProcessRun* a, const ProcessRun* b) { return a->started < b->started; });
+  return chosen;
+}
 
 const Frame* ExceptionEvent::user_frame() const {
   for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
@@ -159,7 +205,6 @@ SourceLocation location_in_code(const std::optional<Frame>& where, const std::st
 
 HarnessEvents parse_events(const std::string& text_in) {
   HarnessEvents out;
-  ExitTracking tracking;
   std::istringstream lines(text_in);
   std::string line;
   while (std::getline(lines, line)) {
@@ -170,8 +215,9 @@ HarnessEvents parse_events(const std::string& text_in) {
     if (ev == "start") {
       if (!out.started) out.python_version = text(event, "python");
       out.started = true;
-      if (!tracking.first_pid) tracking.first_pid = pid;
-      if (!tracking.command_pid && text(event, "phase") != "setup") tracking.command_pid = pid;
+      const bool setup = text(event, "phase") == "setup";
+      out.command_started = out.command_started || !setup;
+      out.processes.push_back({pid, setup, number(event, "started"), std::nullopt});
     } else if (ev == "stage") {
       StageEvent s;
       s.stage = text(event, "stage");
@@ -221,20 +267,12 @@ HarnessEvents parse_events(const std::string& text_in) {
       EnteredEvent e{text(event, "file"), integer(event, "first"), integer(event, "last"), text(event, "stage")};
       if (!e.file.empty() && e.first > 0 && e.last >= e.first) out.entered.push_back(std::move(e));
     } else if (ev == "exit") {
-      auto code = event.find("code");
-      if (code != event.end() && code->is_number_integer()) {
-        tracking.exits.emplace_back(pid, code->get<int>());
-      }
+      auto process = std::find_if(out.processes.rbegin(), out.processes.rend(),
+                                  [&](const ProcessRun& p) { return p.pid == pid; });
+      if (process != out.processes.rend() && !process->exited) process->exited = seconds(event);
     }
   }
-  out.main_pid = tracking.main_pid();
-  out.command_started = tracking.command_pid.has_value();
-  for (const auto& [pid, code] : tracking.exits) {
-    if (pid == out.main_pid) out.exit_code = code;
-  }
-  for (const RankEvent& rank : out.ranks) {
-    if (rank.rank == 0) out.main_pid = rank.pid;  // the launcher never trains
-  }
+  out.main_pid = main_process(out);
   return out;
 }
 

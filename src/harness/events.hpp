@@ -137,13 +137,22 @@ struct EnteredEvent {
   std::string stage;
 };
 
+// One Python process the harness ran in.
+struct ProcessRun {
+  int pid = 0;
+  bool setup = false;            // started by the setup step
+  double started = 0;            // wall-clock seconds since the epoch; 0 when not told
+  std::optional<double> exited;  // its own time (`t`) at interpreter exit; none if killed
+};
+
 struct HarnessEvents {
   bool started = false;          // the harness loaded in at least one process
   std::string python_version;    // of the first process, e.g. "3.11.2"
   bool command_started = false;  // a process of the job's command (not its setup) started
-  // Whose stages make the timeline: rank 0 of a distributed job, else the job command's first
-  // process; -1 if none started.
+  // The job's main process: rank 0 of a distributed job, else the command's first process
+  // that trained, else its first process; -1 if none started.
   int main_pid = -1;
+  std::vector<ProcessRun> processes;  // in the order they started
   std::vector<StageEvent> stages;
   std::vector<ExceptionEvent> exceptions;
   std::vector<CapEvent> caps;
@@ -156,8 +165,15 @@ struct HarnessEvents {
   std::vector<SaveEvent> saves;
   std::vector<ReachedEvent> reached;
   std::vector<EnteredEvent> entered;
-  std::optional<int> exit_code;  // the main process reached interpreter exit normally
+
+  // The wall-clock time of `t` in process `pid`; nullopt when its start is unknown.
+  std::optional<double> wall_time(int pid, double t) const;
 };
+
+// The processes whose stages make the job's timeline, in order: the main process and the
+// command's processes that ran before or after it, not beside it (`prepare.py && train.py
+// && predict.py`); a launcher, a spawned worker or another rank runs beside it.
+std::vector<const ProcessRun*> timeline_processes(const HarnessEvents& events);
 
 // The timeline process's first event of a kind, else any process's (a spawned rank).
 template <typename Event>

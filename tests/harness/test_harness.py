@@ -100,10 +100,33 @@ class WithoutTorch(HarnessCase):
         self.assertEqual(e["type"], "FileNotFoundError")
         self.assertEqual(e["errno"], 2)
         self.assertEqual(e["path"], "/nonexistent/preflight/data.csv")
-        self.assertEqual(e["stage"], "init")
+        self.assertEqual(e["stage"], "data" if sys.version_info >= (3, 8) else "init")
         self.assertEqual([f["function"] for f in e["frames"]], ["<module>", "load"])
         self.assertTrue(all(f["user"] for f in e["frames"]))
         self.assertEqual(self.events("exit")[0]["code"], 1)
+
+    def test_reading_data_before_training_enters_stage_data(self):
+        os.makedirs(os.path.join(self.dir, "data"))
+        os.makedirs(os.path.join(self.dir, ".cache"))
+        for name in ("data/train.txt", "config.yaml", ".cache/vocab.txt"):
+            with open(os.path.join(self.dir, name), "w") as f:
+                f.write("x\n")
+        self.run_script("""
+            import os, sys
+            top = os.path.dirname(os.getcwd())
+            open(os.path.join(top, "config.yaml")).read()
+            open(os.path.join(top, ".cache", "vocab.txt")).read()
+            open(os.path.join(top, "log.txt"), "w").write("starting")
+            sys.stdout.flush()
+            open(os.path.join(top, "data", "train.txt")).read()
+        """)
+        if sys.version_info < (3, 8):
+            self.assertEqual(self.stages(), [])  # no audit hooks
+            return
+        self.assertEqual(self.stages(), ["data"])
+        stage = self.events("stage")[0]
+        self.assertTrue(stage["why"].endswith("/data/train.txt"), stage)
+        self.assertEqual(stage["where"]["line"], 8)
 
     def test_qualified_type_and_replaced_excepthook(self):
         self.run_script("""

@@ -30,7 +30,6 @@ RunOutcome diverged(int step) {
   outcome.events.started = true;
   outcome.events.command_started = true;
   outcome.events.main_pid = 10;
-  outcome.events.exit_code = 0;
   outcome.events.stages = {{"train", 0.5, 10, "loss.backward()", std::nullopt}};
   outcome.events.nonfinite = {nan_at(step)};
   return outcome;

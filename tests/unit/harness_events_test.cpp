@@ -14,7 +14,8 @@ TEST(HarnessEvents, MissingFileMeansTheHarnessNeverLoaded) {
   EXPECT_FALSE(events.started);
   EXPECT_TRUE(events.stages.empty());
   EXPECT_TRUE(events.exceptions.empty());
-  EXPECT_FALSE(events.exit_code.has_value());
+  EXPECT_TRUE(events.processes.empty());
+  EXPECT_EQ(events.main_pid, -1);
 }
 
 TEST(HarnessEvents, ReadsStartStagesCapsAndExit) {
@@ -45,7 +46,8 @@ TEST(HarnessEvents, ReadsStartStagesCapsAndExit) {
   ASSERT_EQ(events.caps.size(), 1u);
   EXPECT_EQ(events.caps[0].what, "DataLoader");
   EXPECT_EQ(events.caps[0].limit, 2);
-  EXPECT_EQ(events.exit_code, 0);
+  ASSERT_EQ(events.processes.size(), 1u);
+  EXPECT_EQ(events.processes[0].exited, 2.0);
 }
 
 TEST(HarnessEvents, ReadsAnExceptionWithErrnoPathAndFrames) {
@@ -87,35 +89,60 @@ TEST(HarnessEvents, SkipsMalformedAndPartialLines) {
   EXPECT_TRUE(events.started);
   EXPECT_EQ(events.python_version, "3.6.15");
   EXPECT_TRUE(events.stages.empty());
-  EXPECT_FALSE(events.exit_code.has_value());
+  ASSERT_EQ(events.processes.size(), 1u);
+  EXPECT_FALSE(events.processes[0].exited.has_value());
 }
 
-TEST(HarnessEvents, ExitCodeComesFromTheMainProcessOnly) {
+TEST(HarnessEvents, TheMainProcessIsTheCommandsFirstThatTrained) {
+  // pip in setup, then `python make_corpus.py && python train.py && python predict.py`.
   HarnessEvents events = parse_events(
-      R"j({"ev":"start","t":0,"pid":5,"python":"3.11.2","argv":["-m","pip"],"phase":"setup","stage":"setup"})j"
+      R"j({"ev":"start","t":0,"pid":5,"started":100,"python":"3.11.2","argv":["-m","pip"],"phase":"setup","stage":"setup"})j"
       "\n"
       R"j({"ev":"exit","t":1,"pid":5,"code":0})j"
       "\n"
-      R"j({"ev":"start","t":0,"pid":20,"python":"3.11.2","argv":["main.py"],"phase":"command","stage":"init"})j"
+      R"j({"ev":"start","t":0,"pid":20,"started":102,"python":"3.11.2","argv":["make_corpus.py"],"phase":"command","stage":"init"})j"
       "\n"
-      R"j({"ev":"start","t":0,"pid":21,"python":"3.11.2","argv":["helper.py"],"phase":"command","stage":"init"})j"
+      R"j({"ev":"exit","t":2,"pid":20,"code":0})j"
       "\n"
-      R"j({"ev":"exit","t":2,"pid":21,"code":0})j"
+      R"j({"ev":"start","t":0,"pid":21,"started":104.5,"python":"3.11.2","argv":["train.py"],"phase":"command","stage":"init"})j"
       "\n"
-      R"j({"ev":"exit","t":3,"pid":20,"code":1})j"
+      R"j({"ev":"stage","t":1,"pid":21,"stage":"train","why":"loss.backward()","where":null})j"
+      "\n"
+      R"j({"ev":"exit","t":3,"pid":21,"code":0})j"
+      "\n"
+      R"j({"ev":"start","t":0,"pid":22,"started":108,"python":"3.11.2","argv":["predict.py"],"phase":"command","stage":"init"})j"
       "\n");
-  EXPECT_EQ(events.exit_code, 1);
+  EXPECT_EQ(events.main_pid, 21);
+  ASSERT_EQ(events.processes.size(), 4u);
+  EXPECT_TRUE(events.processes[0].setup);
+  EXPECT_FALSE(events.processes[3].exited.has_value());  // killed, or still running
+  EXPECT_EQ(events.wall_time(21, 1.0), 105.5);
+  EXPECT_FALSE(events.wall_time(99, 1.0).has_value());
+  std::vector<int> timeline;
+  for (const ProcessRun* process : timeline_processes(events)) timeline.push_back(process->pid);
+  EXPECT_EQ(timeline, (std::vector<int>{20, 21, 22}));
 }
 
-TEST(HarnessEvents, NoExitCodeWhenTheMainProcessWasKilled) {
+TEST(HarnessEvents, ALauncherAndOtherRanksRunBesideTheMainProcess) {
   HarnessEvents events = parse_events(
-      R"j({"ev":"start","t":0,"pid":20,"python":"3.11.2","argv":["main.py"],"phase":"command"})j"
+      R"j({"ev":"start","t":0,"pid":20,"started":100,"python":"3.11.2","argv":["-m","torch.distributed.run"],"phase":"command","stage":"init"})j"
       "\n"
-      R"j({"ev":"start","t":0,"pid":21,"python":"3.11.2","argv":["child.py"],"phase":"command"})j"
+      R"j({"ev":"start","t":0,"pid":30,"started":101,"python":"3.11.2","argv":["train.py"],"phase":"command","stage":"init"})j"
       "\n"
-      R"j({"ev":"exit","t":2,"pid":21,"code":0})j"
+      R"j({"ev":"start","t":0,"pid":31,"started":101,"python":"3.11.2","argv":["train.py"],"phase":"command","stage":"init"})j"
+      "\n"
+      R"j({"ev":"rank","t":0.5,"pid":31,"rank":0,"world":2,"started":101})j"
+      "\n"
+      R"j({"ev":"exit","t":4,"pid":30,"code":0})j"
+      "\n"
+      R"j({"ev":"exit","t":4,"pid":31,"code":0})j"
+      "\n"
+      R"j({"ev":"exit","t":6,"pid":20,"code":0})j"
       "\n");
-  EXPECT_FALSE(events.exit_code.has_value());
+  EXPECT_EQ(events.main_pid, 31);
+  std::vector<int> timeline;
+  for (const ProcessRun* process : timeline_processes(events)) timeline.push_back(process->pid);
+  EXPECT_EQ(timeline, (std::vector<int>{31}));
 }
 
 TEST(HarnessEvents, FixtureFromARealRunReadsAsEvaluateFailure) {
@@ -131,7 +158,6 @@ TEST(HarnessEvents, FixtureFromARealRunReadsAsEvaluateFailure) {
   for (const auto& s : events.stages) validated = validated || s.stage == "validate";
   EXPECT_TRUE(validated);
   EXPECT_FALSE(events.caps.empty());
-  EXPECT_EQ(events.exit_code, 1);
 }
 
 TEST(HarnessEvents, FixtureFromARealRunCarriesTheCheckpointPath) {
@@ -269,7 +295,6 @@ TEST(HarnessEvents, ReadsANonfiniteLoss) {
   ASSERT_TRUE(n.where.has_value());
   EXPECT_EQ(n.where->file, "/job/code/train.py");
   EXPECT_EQ(n.where->line, 31);
-  EXPECT_EQ(events.exit_code, 0);
 }
 
 }  // namespace

@@ -84,7 +84,7 @@ def install():
         return
     state = HarnessState(events, os.environ.get("PREFLIGHT_PHASE", "command"))
     append(events, _start_line(state, _argv()))
-    for step in (_install_excepthook, _install_exit, _install_import_hook, _install_input_watch,
+    for step in (_install_excepthook, _install_exit, _install_import_hook, _install_data_watch,
                  _install_stack_dump, _install_line_watch):
         try:
             step()
@@ -102,17 +102,19 @@ def _start_line(st, argv):
     # Formatted by hand: importing json here would cost more than the rest of start-up.
     strings = [st.phase, st.stage] + argv
     quoted = ['"%s"' % s.replace("\\", "\\\\").replace('"', '\\"') for s in strings]
-    text = '{"ev":"start","t":%r,"pid":%d,"python":"%d.%d.%d","argv":[%s],"phase":%s,' \
-           '"stage":%s}\n' % ((round(time.monotonic() - st.t0, 6), st.pid)
-                              + tuple(sys.version_info[:3])
-                              + (",".join(quoted[2:]), quoted[0], quoted[1]))
+    now = time.monotonic() - st.t0
+    text = '{"ev":"start","t":%r,"pid":%d,"started":%r,"python":"%d.%d.%d","argv":[%s],' \
+           '"phase":%s,"stage":%s}\n' % ((round(now, 6), st.pid, round(time.time() - now, 6))
+                                         + tuple(sys.version_info[:3])
+                                         + (",".join(quoted[2:]), quoted[0], quoted[1]))
     try:
         if text[:-1].isprintable():
             return text.encode("utf-8")
     except UnicodeEncodeError:
         pass
     from .events import line
-    return line("start", st.t0, {"python": "%d.%d.%d" % sys.version_info[:3], "argv": argv,
+    return line("start", st.t0, {"started": round(time.time() - now, 6),
+                                 "python": "%d.%d.%d" % sys.version_info[:3], "argv": argv,
                                  "phase": st.phase, "stage": st.stage})
 
 
@@ -204,15 +206,44 @@ def _install_line_watch():
         watch.install()
 
 
-def _install_input_watch():
-    """Opening or listing anything under an input mount before training enters stage `data`,
-    for jobs that read their data without a Dataset (np.load, open, pandas). An audit hook
-    (Python 3.8+) cannot be removed, so once training began it returns at the first test."""
-    inputs = tuple(p.rstrip("/") + "/" for p in os.environ.get("PREFLIGHT_INPUTS", "").split(":") if p)
-    if not inputs or not hasattr(sys, "addaudithook"):
+def _install_data_watch():
+    """Reading the data before training enters stage `data`, for jobs that read it without a
+    Dataset (np.load, open, pandas, a corpus read line by line): a file or folder under an
+    input mount opened or listed, or a data file read from anywhere else the job keeps files
+    (its code folder, a folder an earlier step wrote); not the Python installation, the
+    system's folders, hidden folders (library caches), source, configuration or weights, and
+    nothing the import system reads. An audit hook (Python 3.8+) cannot be removed, so once
+    training began it returns at the first test."""
+    if not hasattr(sys, "addaudithook"):
         return
+    inputs = tuple(p.rstrip("/") + "/" for p in os.environ.get("PREFLIGHT_INPUTS", "").split(":") if p)
     exact = tuple(p[:-1] for p in inputs)
+    system = tuple(sorted(set(p.rstrip("/") + "/" for p in (
+        sys.prefix, sys.base_prefix, sys.exec_prefix, "/usr", "/lib", "/lib64", "/bin", "/sbin",
+        "/etc", "/proc", "/sys", "/dev", "/run", "/var", "/opt/preflight") if p)))
+    not_data = (".py", ".pyc", ".pyi", ".so", ".pth", ".pt", ".ckpt", ".safetensors", ".json",
+                ".yaml", ".yml", ".toml", ".cfg", ".ini", ".conf")
     events = ("open", "os.listdir", "os.scandir")
+    writing = getattr(os, "O_WRONLY", 1) | getattr(os, "O_RDWR", 2)
+
+    def is_data(event, args, path):
+        if path.startswith(inputs) or path in exact:
+            return True
+        if event != "open" or path.startswith(system) or "/." in path:
+            return False
+        mode, flags = (tuple(args) + (None, None))[1:3]
+        if isinstance(mode, str) and any(c in mode for c in "wax+"):
+            return False
+        if isinstance(flags, int) and flags & writing:
+            return False
+        if "-packages/" in path or path.lower().endswith(not_data):
+            return False
+        frame = sys._getframe(2)
+        while frame is not None:
+            if frame.f_code.co_filename.startswith("<frozen importlib"):
+                return False
+            frame = frame.f_back
+        return True
 
     def audit(event, args):
         if state.trained or event not in events or state.stage not in ("setup", "init", "model"):
@@ -225,11 +256,11 @@ def _install_input_watch():
                 return  # a file descriptor
             if not path.startswith("/"):
                 path = os.path.normpath(os.path.join(os.getcwd(), path))
-            if path.startswith(inputs) or path in exact:
+            if is_data(event, args, path):
                 from . import stages
-                stages.on_data("input read: " + path, sys._getframe(1))
+                stages.on_data("data read: " + path, sys._getframe(1))
         except Exception as exc:
-            harness_error("input watch", exc)
+            harness_error("data watch", exc)
 
     sys.addaudithook(audit)
 

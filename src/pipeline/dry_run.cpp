@@ -246,6 +246,8 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
 
   report::Report report;
   notes.insert(notes.end(), exit->unenforced.begin(), exit->unenforced.end());
+  const auto uncut = report::loop_notes(outcome.events.uncut_loops, facts.code_container_dir);
+  notes.insert(notes.end(), uncut.begin(), uncut.end());
   report.notes = std::move(notes);
   RunEvidence evidence;
   evidence.watched = options.harness && outcome.events.started;

@@ -3,8 +3,8 @@
 # checks what the user would see against the case's `expect` file: verdict, exit status,
 # category, stage, file and line of the first error finding (of the dry run, when it ran), the
 # first static error (`static=`), the first error's `prediction=` and a settled prediction
-# (`predicted=`), the count of errors and warnings and where the first one of the dry run
-# points, stages passed, a note (`unenforced_KEY` when the platform's limits were not
+# (`predicted=`), that every error has a stage, the count of errors and warnings and where
+# the first one of the dry run points, stages passed, a note (`unenforced_KEY` when the platform's limits were not
 # enforced, below). Afterwards no container, mount or leftover process of the run may remain.
 # Usage: run_job_case.sh PREFLIGHT_BINARY CASE_DIR
 set -u
@@ -61,6 +61,8 @@ if [[ -n ${expect[predicted]:-} ]]; then
   settled=$(jq -r '.findings[] | select(.prediction != null) | "\(.prediction) \(.category) \(.location.file):\(.location.line) stage=\(.stage)"' "$work/report.json")
   check_contains "settled predictions" "${expect[predicted]}" "$settled"
 fi
+# Every error names the stage it belongs to (docs/diagnosis.md "Stage of a failure").
+check_equal "errors without a stage" "" "$(jq -r '.findings[] | select(.severity == "error" and .stage == null) | "\(.category) \(.location.file):\(.location.line)"' "$work/report.json")"
 [[ -n ${expect[errors]:-} ]] && check_equal "errors" "${expect[errors]}" "$(jq '[.findings[] | select(.severity == "error")] | length' "$work/report.json")"
 [[ -n ${expect[hint]:-} ]] && check_contains "hint" "${expect[hint]}" "$(jq -r "$first_error.hint" "$work/report.json")"
 first_warning=$(first_of warning)

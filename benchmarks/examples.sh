@@ -75,7 +75,7 @@ done
 load_after=$(cut -d' ' -f1 /proc/loadavg)
 
 python3 - "$work" "$runs" "$rounds" "$version" "$load_before $load_after" "${jobs[@]}" >"$work/section.md" <<'PY'
-import glob, json, os, platform, re, statistics, subprocess, sys
+import glob, json, os, re, statistics, subprocess, sys
 work, runs, rounds, version, loadavg, jobs = (sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4],
                                               sys.argv[5].split(), sys.argv[6:])
 
@@ -118,16 +118,16 @@ for t in times.values():
     n = len(t["times"])
     t.update(mean=statistics.mean(t["times"]), stddev=statistics.stdev(t["times"]), min=min(t["times"]),
              max=max(t["times"]), user=t["user"] / n, system=t["system"] / n)
-cpu = subprocess.run(["sh", "-c", "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"],
-                     capture_output=True, text=True).stdout.strip()
+sys.path.insert(0, "benchmarks")
+from section import machine
 gpus = "no GPU" if subprocess.run(["sh", "-c", "ls /dev/nvidia0"], capture_output=True).returncode else "a GPU"
 
 print("## Example jobs and harness overhead (issue 3)\n")
 print("Measured by `benchmarks/examples.sh` ({} runs each after one warm-up, in {} rounds of hyperfine "
       "timing every command in turn; warm image cache), "
-      "all figures side by side in one run of Preflight at {} on: {}, {} cores, {}, Linux {}; "
-      "1-minute load average {} before the run and {} after it. The jobs' own `OMP_NUM_THREADS` "
-      "is 1.\n".format(runs, rounds, version, cpu, os.cpu_count(), gpus, platform.release(), loadavg[0], loadavg[1]))
+      "all figures side by side in one run of Preflight at {} on: {}, {}; 1-minute load average "
+      "{} before the run and {} after it. The jobs' own `OMP_NUM_THREADS` is 1.\n".format(
+          runs, rounds, version, machine(), gpus, loadavg[0], loadavg[1]))
 print("### Dry-run wall time per example\n")
 print("`preflight run -q examples/NAME/job.yaml`, the whole pipeline: spec, profile, plan, input "
       "sampling, the container with the harness, diagnosis and report. Target: under a minute each.\n")
@@ -223,15 +223,5 @@ print()
 PY
 
 # Replace the section, keeping its hand-written "### Reading these figures" and what follows.
-python3 - "$work/section.md" docs/benchmarks.md <<'PY'
-import sys
-section, doc = open(sys.argv[1]).read(), sys.argv[2]
-text = open(doc).read()
-heading, reading = "## Example jobs and harness overhead (issue 3)\n", "### Reading these figures\n"
-start = text.find(heading)
-if start < 0:
-    text, start = text.rstrip("\n") + "\n\n", len(text.rstrip("\n")) + 2
-end = text.find(reading, start)
-open(doc, "w").write(text[:start] + section + (text[end:] if end >= 0 else ""))
-PY
+python3 benchmarks/section.py write "$work/section.md"
 sed -n '/^## Example jobs and harness overhead/,$p' docs/benchmarks.md

@@ -34,22 +34,15 @@ load_before=$(cut -d' ' -f1 /proc/loadavg)
 for run in $(seq "$runs"); do
   for case in "${cases[@]}"; do
     for side in on off; do
-      # Wall time, and the CPU time of Preflight and all it reaped (the container's processes):
-      # on a busy machine the CPU time shows the work done when the wall time shows the wait.
-      echo "$case $side $(python3 -c '
-import resource, subprocess, sys, time
-start = time.monotonic()
-subprocess.call(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-used = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(time.monotonic() - start, used.ru_utime + used.ru_stime)' \
-        "$preflight" run -q --json "$work/$case-$side-$run.json" "$work/$case-$side.yaml")" >>"$work/times"
+      echo "$case $side $(python3 benchmarks/timed.py \
+        "$preflight" run -q --json "$work/$case-$side-$run.json" "$work/$case-$side.yaml" || true)" >>"$work/times"
     done
   done
 done
 load_after=$(cut -d' ' -f1 /proc/loadavg)
 
 python3 - "$work" "$runs" "$version" "$load_before $load_after" "${cases[@]}" >"$work/section.md" <<'PY'
-import glob, json, os, platform, statistics, subprocess, sys
+import glob, json, os, statistics, sys
 work, runs, version, loadavg, cases = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split(), sys.argv[5:]
 times, cpu_times = {}, {}
 for line in open(os.path.join(work, "times")):
@@ -66,13 +59,12 @@ def report(case, side):
             pass
     return found
 
-cpu = subprocess.run(["sh", "-c", "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"],
-                     capture_output=True, text=True).stdout.strip()
+sys.path.insert(0, "benchmarks")
+from section import machine
 print("## What the measured step costs (issue 10)\n")
 print("Measured by `benchmarks/measure.sh` ({} runs of each side, the two sides of a pair one after "
-      "the other), side by side in one run of Preflight at {} on: {}, {} cores, Linux {}; 1-minute load "
-      "average {} before the run and {} after it.\n".format(runs, version, cpu, os.cpu_count(),
-                                                           platform.release(), loadavg[0], loadavg[1]))
+      "the other), side by side in one run of Preflight at {} on: {}; 1-minute load average {} "
+      "before the run and {} after it.\n".format(runs, version, machine(), loadavg[0], loadavg[1]))
 print("`preflight run -q` of each example as it is (*measured*), against the same job under the same "
       "harness with `PREFLIGHT_MEASURE=0` (*not measured*): the same clamps, caps and virtual GPU, "
       "without the window of saved-tensor hooks and layer hooks. `dcgan-64` is examples/dcgan at the "
@@ -101,15 +93,5 @@ for case in cases:
 print()
 PY
 
-python3 - "$work/section.md" docs/benchmarks.md <<'PY'
-import sys
-section, doc = open(sys.argv[1]).read(), sys.argv[2]
-text = open(doc).read()
-heading, reading = "## What the measured step costs (issue 10)\n", "### Reading these figures\n"
-start = text.find(heading)
-if start < 0:
-    text, start = text.rstrip("\n") + "\n\n", len(text.rstrip("\n")) + 2
-end = text.find(reading, start)
-open(doc, "w").write(text[:start] + section + (text[end:] if end >= 0 else ""))
-PY
+python3 benchmarks/section.py write "$work/section.md"
 sed -n '/^## What the measured step costs/,/^### Reading these figures/p' docs/benchmarks.md

@@ -24,8 +24,9 @@ for run in $(seq "$runs"); do
       command=$(sed -n 's/^command=//p' "$dir/expect")
       read -r -a args <<<"$(sed -n 's/^args=//p' "$dir/expect")"
     fi
-    tag=${dir//\//-}
-    echo "$dir ${command:-run} $(python3 benchmarks/timed.py "$preflight" "${command:-run}" -q \
+    command=${command:-run} tag=${dir//\//-}
+    [[ $command == run ]] && args+=(-q)
+    echo "$dir $command $(python3 benchmarks/timed.py "$preflight" "$command" \
       --json "$work/$tag-$run.json" "${args[@]}" "$dir/job.yaml" || true)" >>"$work/times"
   done
 done

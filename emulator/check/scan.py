@@ -620,7 +620,15 @@ class FileScan(object):
         workers = keywords.get("num_workers")
         if workers is None and len(node.args) > 5:  # DataLoader's sixth parameter
             workers = node.args[5]
-        if workers is None or json_literal(workers) == 0:
+        if workers is not None and json_literal(workers) != 0:
+            return
+        # Only a loader that shuffles or samples feeds training: waiting for an evaluation
+        # loader's batches holds no training step. DataLoader(dataset, batch_size, shuffle,
+        # sampler, batch_sampler, num_workers, ...).
+        given = lambda name, position: keywords.get(name, node.args[position] if len(node.args) > position else None)
+        feeds_training = any(value is not None and json_literal(value) not in (None, False, 0)
+                             for value in (given("shuffle", 2), given("sampler", 3), given("batch_sampler", 4)))
+        if feeds_training:
             self.add_perf("torch-dataloader-no-workers", node.lineno, "num_workers")
 
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include "util/text.hpp"
 
@@ -28,11 +29,11 @@ bool expected_scratch(const std::string& path, const std::string& home) {
          path == "/etc/hosts";
 }
 
-// The files the platform writes for the job are bound over empty files the runtime creates.
-bool platform_file(const std::string& path, const plan::RunPlan& plan) {
-  return std::any_of(plan.mounts.begin(), plan.mounts.end(), [&](const plan::MountPlan& m) {
-    return m.kind == diagnosis::MountFact::Kind::PlatformFile && m.destination == path;
-  });
+// A mount point the runtime created in the root: the files the platform writes for the job and
+// inputs that are single files (AzureML's uri_file) are bound over empty files.
+bool mount_point(const std::string& path, const plan::RunPlan& plan) {
+  return std::any_of(plan.mounts.begin(), plan.mounts.end(),
+                     [&](const plan::MountPlan& m) { return m.destination == path; });
 }
 
 // The files in an upper layer, `upper` standing for `at` in the container.
@@ -42,27 +43,62 @@ void add_written(const fs::path& upper, const std::string& at, const plan::RunPl
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(upper, ec); !ec && it != fs::recursive_directory_iterator();
        it.increment(ec)) {
-    const auto status = it->symlink_status(ec);
-    if (!fs::is_regular_file(status) && !fs::is_symlink(status)) continue;  // folders, whiteouts
+    // Only files: not folders, whiteouts or symbolic links (`ln -s` holds no result).
+    if (!fs::is_regular_file(it->symlink_status(ec))) continue;
     std::string path = (fs::path(at) / fs::relative(it->path(), upper, ec)).generic_string();
-    if (expected_scratch(path, home) || platform_file(path, plan)) continue;
-    written.push_back({path, fs::is_regular_file(status) ? it->file_size(ec) : 0});
+    if (expected_scratch(path, home) || mount_point(path, plan)) continue;
+    written.push_back({path, it->file_size(ec)});
   }
 }
 
+// The name and size of every file in the outputs and kept folders (the first 10,000).
+std::set<std::pair<std::string, std::uintmax_t>> kept_files(const plan::RunPlan& plan) {
+  std::set<std::pair<std::string, std::uintmax_t>> kept;
+  for (const auto& m : plan.mounts) {
+    if (m.kind != diagnosis::MountFact::Kind::Output) continue;
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(m.source, ec);
+         !ec && it != fs::recursive_directory_iterator() && kept.size() < 10000; it.increment(ec)) {
+      if (fs::is_regular_file(it->symlink_status(ec))) kept.emplace(it->path().filename().string(), it->file_size(ec));
+    }
+  }
+  return kept;
+}
+
+bool under(const std::string& path, diagnosis::MountFact::Kind kind, const plan::RunPlan& plan) {
+  return std::any_of(plan.facts.mounts.begin(), plan.facts.mounts.end(), [&](const diagnosis::MountFact& m) {
+    return m.kind == kind && is_under(path, m.container_path);
+  });
+}
+
 // What the job wrote in the container's root and in its copy-on-write code folder (the
-// platform's kept folders inside the code are mounts of their own, so not in its layer).
-std::vector<Written> written_outside(const fs::path& upper, const plan::RunPlan& plan) {
-  std::vector<Written> written;
-  add_written(upper, "/", plan, written);
+// platform's kept folders inside the code are mounts of their own, so not in its layer), less
+// what is not lost: a file also copied into an output (the same name and size: a working
+// folder exported at the end), and in the platform's scratch folder, made for intermediate
+// files, all but what torch.save wrote there.
+std::vector<Written> written_outside(const fs::path& upper, const plan::RunPlan& plan,
+                                     const harness::HarnessEvents& events) {
+  std::vector<Written> all, written;
+  add_written(upper, "/", plan, all);
   for (const auto& m : plan.mounts)
-    if (!m.overlay_dir.empty()) add_written(m.overlay_dir / "upper", m.destination, plan, written);
+    if (!m.overlay_dir.empty()) add_written(m.overlay_dir / "upper", m.destination, plan, all);
+  const auto kept = kept_files(plan);
+  for (Written& w : all) {
+    const bool saved = std::any_of(events.saves.begin(), events.saves.end(),
+                                   [&](const harness::SaveEvent& save) { return save.path == w.path; });
+    if (kept.count({fs::path(w.path).filename().string(), w.bytes}) ||
+        (!saved && under(w.path, diagnosis::MountFact::Kind::Scratch, plan)))
+      continue;
+    written.push_back(std::move(w));
+  }
   std::sort(written.begin(), written.end(), [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
   return written;
 }
 
+// Keeping results is the checkpoint stage's business; a torch.save that wrote one gives its line.
 report::Finding lost(std::string rule, std::string message, std::string hint) {
   report::Finding f;
+  f.stage = "checkpoint";
   f.rule = std::move(rule);
   f.category = "Output Lost";
   f.dimension = "Execution Environment";
@@ -96,9 +132,7 @@ const harness::SaveEvent* first_save(const harness::HarnessEvents& events,
 
 // Points `finding` at the torch.save line that wrote a lost file.
 void at_save(report::Finding& finding, const harness::SaveEvent* save, const plan::RunPlan& plan) {
-  if (!save) return;
-  finding.location = harness::location_in_code(save->where, plan.facts.code_container_dir);
-  finding.stage = "checkpoint";
+  if (save) finding.location = harness::location_in_code(save->where, plan.facts.code_container_dir);
 }
 
 }  // namespace
@@ -106,7 +140,7 @@ void at_save(report::Finding& finding, const harness::SaveEvent* save, const pla
 std::vector<report::Finding> output_findings(const plan::RunPlan& plan, const fs::path& upper,
                                              const harness::HarnessEvents& events) {
   std::vector<report::Finding> findings;
-  auto written = written_outside(upper, plan);
+  auto written = written_outside(upper, plan, events);
   const harness::SaveEvent* saved_elsewhere = first_save(events, written);
   if (!written.empty()) {
     std::uintmax_t total = 0;

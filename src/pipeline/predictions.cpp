@@ -100,7 +100,7 @@ void mark_not_reached(Finding& f, const std::string& stage, bool strict) {
   if (!stage.empty()) f.stage = stage;
   f.stage = inferred_stage(f);
   if (f.severity == Severity::Error && !strict) f.severity = Severity::Warning;
-  f.message = "not reached in the dry run; on the platform, " + f.message;
+  f.message = "not reached in the dry run; if the job gets there on the platform, " + f.message;
 }
 
 // Neither confirmed nor refuted: the dry run ended before it could tell.

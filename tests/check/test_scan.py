@@ -479,11 +479,14 @@ class PerformanceTest(unittest.TestCase):
             ("torch_data.py", """\
                 import torch
                 from torch.utils.data import DataLoader
-                a = DataLoader(dataset, batch_size=32)
-                b = torch.utils.data.DataLoader(dataset, batch_size=32, num_workers=0)
-                c = data.DataLoader(dataset, num_workers=4)
+                a = DataLoader(dataset, batch_size=32, shuffle=True)
+                b = torch.utils.data.DataLoader(dataset, batch_size=32, num_workers=0, sampler=sampler)
+                c = data.DataLoader(dataset, num_workers=4, shuffle=True)
                 d = DataLoader(dataset, **loader_options)
                 e = DataLoader(dataset, 32, True, None, None, 2)
+                f = DataLoader(val_set, batch_size=256)
+                g = DataLoader(test_set, 64, False, None)
+                h = DataLoader(dataset, 32, shuffle=sampler is None)
                 """),
         ])
         cls.perf = dict((f["path"], [(p["rule"], p["line"], p["detail"]) for p in f["perf"]])
@@ -513,7 +516,9 @@ class PerformanceTest(unittest.TestCase):
     def test_data_loader_without_workers(self):
         self.assertEqual(self.perf["torch_data.py"], [
             ("torch-dataloader-no-workers", 3, "num_workers"),
-            ("torch-dataloader-no-workers", 4, "num_workers")])
+            ("torch-dataloader-no-workers", 4, "num_workers"),
+            # f and g feed no training (no shuffle, no sampler): an evaluation's loader
+            ("torch-dataloader-no-workers", 10, "num_workers")])
 
 
 class ArgparseTest(unittest.TestCase):

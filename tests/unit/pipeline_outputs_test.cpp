@@ -96,7 +96,45 @@ TEST(PipelineOutputs, FilesNotWrittenByTorchSaveHaveNoLocation) {
   auto findings = pipeline::output_findings(run.plan, run.upper(), events);
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_TRUE(findings[0].location.file.empty());
-  EXPECT_TRUE(findings[0].stage.empty());
+  EXPECT_EQ(findings[0].stage, "checkpoint");  // where results are kept
+}
+
+TEST(PipelineOutputs, AFileAlsoCopiedIntoAnOutputIsNotLost) {
+  // A working folder under the home, exported to the output at the end.
+  LeftBehind run;
+  run.dir.write("upper/home/job/work/checkpoints/best.pt", std::string(300, 'w'));
+  run.dir.write("outputs/model/best.pt", std::string(300, 'w'));
+  run.dir.write("upper/home/job/work/log.txt", "epoch 1");
+  auto findings = pipeline::output_findings(run.plan, run.upper(), trained());
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_NE(findings[0].message.find("1 file"), std::string::npos) << findings[0].message;
+  EXPECT_NE(findings[0].message.find("/home/job/work/log.txt"), std::string::npos) << findings[0].message;
+}
+
+TEST(PipelineOutputs, SymbolicLinksAndMountPointsAreNotWrittenFiles) {
+  LeftBehind run;
+  run.plan.mounts.push_back({diagnosis::MountFact::Kind::Input, "table", "/mnt/azureml/wd/INPUT_table",
+                             run.dir.path() / "table.csv", true, std::filesystem::path()});
+  run.dir.write("upper/mnt/azureml/wd/INPUT_table", "");
+  run.dir.write("outputs/model/model.pt", "weights");
+  std::filesystem::create_directories(run.upper() / "home/job/work");
+  std::filesystem::create_symlink("/philly/data/x", run.upper() / "home/job/work/data");
+  EXPECT_TRUE(pipeline::output_findings(run.plan, run.upper(), trained()).empty());
+}
+
+TEST(PipelineOutputs, TheScratchFolderHoldsIntermediatesButNotTheModel) {
+  LeftBehind run;
+  run.plan.facts.mounts.push_back({diagnosis::MountFact::Kind::Scratch, "", "/philly/job", "", false});
+  run.dir.write("upper/philly/job/corpus/train.txt", std::string(4096, 't'));
+  run.dir.write("outputs/model/log.txt", "done");
+  EXPECT_TRUE(pipeline::output_findings(run.plan, run.upper(), trained()).empty());
+  run.dir.write("upper/philly/job/model.pt", "weights");
+  auto events = trained();
+  events.saves.push_back({"/philly/job/model.pt", 7, harness::Frame{"/philly/code/train.py", 40, "main", true}});
+  auto findings = pipeline::output_findings(run.plan, run.upper(), events);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_NE(findings[0].message.find("1 file"), std::string::npos) << findings[0].message;
+  EXPECT_NE(findings[0].message.find("/philly/job/model.pt"), std::string::npos) << findings[0].message;
 }
 
 }  // namespace

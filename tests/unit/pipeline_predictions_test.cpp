@@ -106,7 +106,7 @@ TEST(PipelinePredictions, ALineNeverReachedIsAWarningWithTheStageOfItsFunction) 
   EXPECT_EQ(out[0].prediction, Prediction::NotReached);
   EXPECT_EQ(out[0].severity, Severity::Warning);
   EXPECT_EQ(out[0].stage, "evaluate");
-  EXPECT_EQ(out[0].message.rfind("not reached in the dry run; on the platform, ", 0), 0u) << out[0].message;
+  EXPECT_EQ(out[0].message.rfind("not reached in the dry run; if the job gets there on the platform, ", 0), 0u) << out[0].message;
 }
 
 TEST(PipelinePredictions, StrictKeepsAnUnrefutedPredictionAnError) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Measures the bundled example jobs side by side in one run and writes their section of
 # docs/benchmarks.md (from its heading up to its hand-written "### Reading these figures"):
-#  1. the wall time of a dry run, `preflight run -q`, of every examples/NAME/job.yaml;
+#  1. the wall time of a dry run, `preflight run -q`, of every examples/NAME/job.yaml (and of
+#     benchmarks/overhead/NAME/example.yaml: an example at its script's default batch size);
 #  2. the harness's overhead: that dry run against `preflight run -q --no-harness` of
 #     benchmarks/overhead/NAME/job.yaml, the same job as the harness clamps it (the values it
 #     clamps given on the command line, each DataLoader loop stopped after 2 batches by the
@@ -20,7 +21,10 @@ rounds=${2:-10}
 preflight=${PREFLIGHT:-$PWD/build/preflight}  # PREFLIGHT=a copy, so that a rebuild cannot land mid-run
 command -v hyperfine >/dev/null || apt-get install -y -qq hyperfine >/dev/null
 command -v jq >/dev/null || apt-get install -y -qq jq >/dev/null
-jobs=(mnist word_language_model dcgan imagenet vae)
+jobs=(mnist word_language_model dcgan imagenet vae dcgan-64)
+# The job a pair times with the harness: benchmarks/overhead/NAME/example.yaml (an example at
+# other settings, such as its script's default batch size), else examples/NAME/job.yaml.
+example_of() { [[ -f benchmarks/overhead/$1/example.yaml ]] && echo "benchmarks/overhead/$1/example.yaml" || echo "examples/$1/job.yaml"; }
 runs_dir=${PREFLIGHT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/preflight}/runs
 
 # Which Preflight is measured: the commit, and whether the work tree differs from it (src/ unless
@@ -58,10 +62,11 @@ commands=()
 for name in "${jobs[@]}"; do
   # A: the example as it is, with the harness; B: the clamped job, with the harness (nothing
   # may be left to clamp or cut); C: the clamped job without the harness, as timed.
-  checked_run "$name.A" "examples/$name/job.yaml"
+  example=$(example_of "$name")
+  checked_run "$name.A" "$example"
   checked_run "$name.B" "benchmarks/overhead/$name/job.yaml"
   checked_run "$name.C" "benchmarks/overhead/$name/job.yaml" --no-harness
-  commands+=(-n "$name with the harness" "$preflight run -q examples/$name/job.yaml"
+  commands+=(-n "$name with the harness" "$preflight run -q $example"
              -n "$name without" "$preflight run -q --no-harness benchmarks/overhead/$name/job.yaml")
 done
 
@@ -84,9 +89,11 @@ work, runs, rounds, version, loadavg, jobs = (sys.argv[1], sys.argv[2], sys.argv
 about = {
     "mnist": ("a small CNN, 2 epochs of 2 batches of 64, a test (2 batches of 256) after each and at the end",
               r"^(epoch \d+ (batch|accuracy)|final accuracy)"),
-    "word_language_model": ("2-layer LSTM, 2 epochs over the whole 7,655-word corpus (11 batches of 20 columns × 35 words, no DataLoader to cap), validation after each, final test",
+    "word_language_model": ("2-layer LSTM, 2 epochs of 2 batches of 20 columns × 35 words taken by index (the loop cut ends the loops), validation (2 batches) after each, final test",
                             r"^\| (epoch|end of epoch|End of training)"),
     "dcgan": ("DCGAN at 64×64, 2 epochs of 2 batches of 16 (2 data workers)", r"^\[\d+/\d+\]\[\d+/\d+\]"),
+    "dcgan-64": ("DCGAN at the script's defaults (batch 64, 64 feature maps), 2 epochs of 2 batches (2 data workers)",
+                 r"^\[\d+/\d+\]\[\d+/\d+\]"),
     "imagenet": ("ResNet-18 at 64×64, 2 epochs of 2 training and 2 validation batches of 16 (4 data workers)",
                  r"^(Epoch: |Test: | \* )", {"model_best.pth.tar"}),
     "vae": ("VAE, 2 epochs of 2 training and 1 test batch of 32 (1 data worker)", r"^(Train Epoch|====>)"),
@@ -129,7 +136,8 @@ print("Measured by `benchmarks/examples.sh` ({} runs each after one warm-up, in 
       "{} before the run and {} after it. The jobs' own `OMP_NUM_THREADS` is 1.\n".format(
           runs, rounds, version, machine(), gpus, loadavg[0], loadavg[1]))
 print("### Dry-run wall time per example\n")
-print("`preflight run -q examples/NAME/job.yaml`, the whole pipeline: spec, profile, plan, input "
+print("`preflight run -q examples/NAME/job.yaml` (dcgan-64: benchmarks/overhead/dcgan-64/example.yaml, "
+      "examples/dcgan at its script's default batch size), the whole pipeline: spec, profile, plan, input "
       "sampling, the container with the harness, diagnosis and report. Target: under a minute each.\n")
 print("| job | what the dry run runs | wall time | under a minute |")
 print("|---|---|---|---|")

@@ -46,6 +46,8 @@ parser.add_argument('--log-interval', type=int, default=200, metavar='N',
                     help='report interval')
 parser.add_argument('--save', type=str, default='model.pt',
                     help='path to save the final model')
+parser.add_argument('--max-batches', type=int, default=None,
+                    help='stop each pass over the data after this many batches (default: all)')
 parser.add_argument('--nhead', type=int, default=2,
                     help='the number of heads in the encoder of the Transformer model')
 args = parser.parse_args()
@@ -113,13 +115,19 @@ def get_batch(source, i):
     return data, target
 
 
+def batch_starts(source):
+    """Where each batch of `source` starts, or only the first --max-batches of them."""
+    starts = range(0, source.size(0) - 1, args.bptt)
+    return starts if args.max_batches is None else starts[:args.max_batches]
+
+
 def evaluate(data_source):
     model.eval()
     total_loss = 0.
     if args.model != 'Transformer':
         hidden = model.init_hidden(eval_batch_size)
     with torch.no_grad():
-        for i in range(0, data_source.size(0) - 1, args.bptt):
+        for i in batch_starts(data_source):
             data, targets = get_batch(data_source, i)
             if args.model == 'Transformer':
                 output = model(data)
@@ -137,7 +145,7 @@ def train():
     start_time = time.time()
     if args.model != 'Transformer':
         hidden = model.init_hidden(args.batch_size)
-    for batch, i in enumerate(range(0, train_data.size(0) - 1, args.bptt)):
+    for batch, i in enumerate(batch_starts(train_data)):
         data, targets = get_batch(train_data, i)
         model.zero_grad()
         if args.model == 'Transformer':

@@ -15,13 +15,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool starts_with(const std::string& text, const char* prefix) { return text.rfind(prefix, 0) == 0; }
-
-bool ends_with(const std::string& text, const char* suffix) {
-  const std::string s(suffix);
-  return text.size() >= s.size() && text.compare(text.size() - s.size(), s.size(), s) == 0;
-}
-
 // --- markers (PEP 508) ------------------------------------------------------------------------
 
 struct MarkerParser {
@@ -73,7 +66,7 @@ struct MarkerParser {
     if (op == "in") return right->find(*left) != std::string::npos;
     if (op == "not in") return right->find(*left) == std::string::npos;
     // Versions compare as versions (`python_version < "3.8"`), else as text.
-    if (valid_version(*left) && (valid_version(*right) || ends_with(*right, ".*")))
+    if (valid_version(*left) && (valid_version(*right) || right->ends_with(".*")))
       if (auto holds = specifier_holds(*left, op + *right)) return holds;
     if (op == "==" || op == "===") return *left == *right;
     if (op == "!=") return *left != *right;
@@ -186,9 +179,9 @@ std::optional<Requirement> parse_requirement(const std::string& line_in) {
     r.marker = trim(line.substr(semi + 1));
   }
   if (before_marker.empty()) return std::nullopt;
-  if (before_marker.find("://") != std::string::npos || starts_with(before_marker, "git+") ||
-      starts_with(before_marker, "hg+") || starts_with(before_marker, "svn+") ||
-      starts_with(before_marker, "bzr+")) {
+  if (before_marker.find("://") != std::string::npos || before_marker.starts_with("git+") ||
+      before_marker.starts_with("hg+") || before_marker.starts_with("svn+") ||
+      before_marker.starts_with("bzr+")) {
     const bool file_url = before_marker.find("file:") != std::string::npos;
     static const re2::RE2 named(R"(^([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*@)");
     re2::RE2::PartialMatch(before_marker, named, &r.name);
@@ -196,8 +189,8 @@ std::optional<Requirement> parse_requirement(const std::string& line_in) {
     r.remote = !file_url;
     return r;
   }
-  if (starts_with(before_marker, ".") || starts_with(before_marker, "/") || starts_with(before_marker, "~") ||
-      ends_with(before_marker, ".whl") || ends_with(before_marker, ".tar.gz") || ends_with(before_marker, ".zip") ||
+  if (before_marker.starts_with(".") || before_marker.starts_with("/") || before_marker.starts_with("~") ||
+      before_marker.ends_with(".whl") || before_marker.ends_with(".tar.gz") || before_marker.ends_with(".zip") ||
       before_marker.find('/') != std::string::npos) {
     r.local = true;
     return r;

@@ -129,10 +129,14 @@ std::optional<EnvironmentDifference> missing_on_mount(const std::string& path, c
       if (!facts.host_path_exists || facts.code_host_dir.empty()) return std::nullopt;
       const std::string here = joined(facts.code_host_dir, rest);
       if (exists_here(facts, here)) return std::nullopt;
+      const bool script = rest.ends_with(".py") || rest.ends_with(".sh");
       return EnvironmentDifference{
           rest + " is not in the code folder " + facts.code_host_dir +
               " either, so it is not uploaded with the job",
-          "put it in the code folder, or if it is data kept elsewhere, " + add_input_hint(here)};
+          script ? "the command runs in the code folder (" + facts.code_container_dir +
+                       " on the platform): give the script's path relative to it, such as src/" + rest +
+                       " for a script in its src folder"
+                 : "put it in the code folder, or if it is data kept elsewhere, " + add_input_hint(here)};
     }
     case MountFact::Kind::Harness:
     case MountFact::Kind::PlatformFile:

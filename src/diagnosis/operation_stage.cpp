@@ -12,10 +12,6 @@ namespace {
 
 using harness::Frame;
 
-bool ends_with(const std::string& text, const std::string& tail) {
-  return text.size() >= tail.size() && text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
-}
-
 bool in_library(const Frame& frame, const char* part) {
   return !frame.user && frame.file.find(part) != std::string::npos;
 }
@@ -24,7 +20,7 @@ bool in_library(const Frame& frame, const char* part) {
 // "save", "load" or empty.
 std::string serialization_call(const std::vector<Frame>& frames) {
   for (const Frame& frame : frames)
-    if (!frame.user && ends_with(frame.file, "torch/serialization.py")) return frame.function;
+    if (!frame.user && frame.file.ends_with("torch/serialization.py")) return frame.function;
   return "";
 }
 

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "util/text.hpp"
+#include "util/untrusted_fs.hpp"
 
 namespace preflight::harness {
 
@@ -298,12 +299,21 @@ std::vector<Frame> parse_stack_dump(const std::string& text, const std::string& 
   return frames;
 }
 
-std::vector<Frame> read_stack_dump(const std::filesystem::path& file, const std::string& code_dir) {
-  return parse_stack_dump(read_file(file).value_or(""), code_dir);
+namespace {
+
+// The harness's files are in a folder the job writes: read without following a link, from a
+// regular file only, with a bound (docs/security.md).
+std::string read_harness_file(const std::filesystem::path& file) {
+  auto text = read_job_file(file.parent_path(), file.filename().string(), kMaxReadBytes);
+  return text ? std::move(*text) : std::string();
 }
 
-HarnessEvents read_events(const std::filesystem::path& file) {
-  return parse_events(read_file(file).value_or(""));
+}  // namespace
+
+std::vector<Frame> read_stack_dump(const std::filesystem::path& file, const std::string& code_dir) {
+  return parse_stack_dump(read_harness_file(file), code_dir);
 }
+
+HarnessEvents read_events(const std::filesystem::path& file) { return parse_events(read_harness_file(file)); }
 
 }  // namespace preflight::harness

@@ -1,13 +1,16 @@
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "plan/hyperparameters.hpp"
 #include "plan/run_plan.hpp"
 #include "spec/template.hpp"
 #include "spec/yaml_doc.hpp"
+#include "util/text.hpp"
 
 namespace preflight::plan {
 namespace {
@@ -106,6 +109,21 @@ void add_json_variables(Vars& vars, const spec::JobSpec& job, const spec::Platfo
   vars["hyperparameters.json"] = hyperparameters_object(job.hyperparameters).dump();
   vars["hyperparameters.strings.json"] = hyperparameters_strings(job.hyperparameters).dump();
   vars["hyperparameters.args.json"] = nlohmann::json(hyperparameter_arguments(job.hyperparameters)).dump();
+}
+
+// A folder of the profile in the container once its templates are filled in (a job's names
+// among them): absolute and normalised, and not "/" where something is mounted or made.
+// Empty stays empty where the profile may leave it out (scratch).
+Result<std::string> filled_path(const std::string& text, const Vars& vars, const SourceLocation& where,
+                                bool may_be_root) {
+  auto path = spec::expand_template(text, vars, where);
+  if (!path || path->empty()) return path;
+  if (!is_normal_absolute_path(*path) || (!may_be_root && *path == "/"))
+    return Error::bad_input(fmt::format("\"{}\" gives \"{}\", which is not an absolute path inside the container "
+                                        "without \".\", \"..\" or \"//\"{}: correct the profile",
+                                        text, *path, may_be_root ? "" : " (nor \"/\")"),
+                            where);
+  return path;
 }
 
 // The files the platform writes for the job, into the run folder; a .json file must be JSON
@@ -220,10 +238,10 @@ Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile&
   if (!hostname) return std::move(hostname).error();
   plan.hostname = vars["host.name"] =
       host_name_label(hostname->empty() ? profile.name + "-worker-0" : *hostname);
-  auto code = spec::expand_template(profile.mounts.code, vars, profile_where);
+  auto code = filled_path(profile.mounts.code, vars, profile_where, false);
   if (!code) return std::move(code).error();
   vars["code"] = *code;
-  auto scratch = spec::expand_template(profile.mounts.scratch, vars, profile_where);
+  auto scratch = filled_path(profile.mounts.scratch, vars, profile_where, false);
   if (!scratch) return std::move(scratch).error();
   vars["scratch"] = *scratch;
 
@@ -246,21 +264,21 @@ Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile&
       input_paths[input.name] = vars["inputs." + input.name] = *input.value;
       continue;
     }
-    auto where = spec::expand_template(profile.mounts.input, entry_vars(vars, input.name), profile_where);
+    auto where = filled_path(profile.mounts.input, entry_vars(vars, input.name), profile_where, false);
     if (!where) return std::move(where).error();
     input_paths[input.name] = vars["inputs." + input.name] = *where;
     add_mount({Kind::Input, input.name, *where, input.path, true, {}});
   }
   // Before the outputs, which may lie inside them (SageMaker's /opt/ml/output/data/NAME).
   for (const auto& kept : profile.mounts.kept) {
-    auto dir = spec::expand_template(kept, vars, profile_where);
+    auto dir = filled_path(kept, vars, profile_where, false);
     if (!dir) return std::move(dir).error();
     auto source = context.run_dir / "kept" / std::filesystem::path(*dir).relative_path();
     plan.prepare.push_back({source, profile.user.uid, profile.user.gid});
     add_mount({Kind::Output, "", *dir, source, false, {}});
   }
   for (const auto& output : job.outputs) {
-    auto where = spec::expand_template(profile.mounts.output, entry_vars(vars, output.name), profile_where);
+    auto where = filled_path(profile.mounts.output, entry_vars(vars, output.name), profile_where, false);
     if (!where) return std::move(where).error();
     output_paths[output.name] = vars["outputs." + output.name] = *where;
     auto source = context.run_dir / "outputs" / output.name;
@@ -273,6 +291,18 @@ Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile&
   for (size_t i = 0; i < files->size(); ++i)
     add_mount({Kind::PlatformFile, "", profile.files[i].path, (*files)[i].path, true, {}});
   plan.files = std::move(*files);
+  // Container engines (Docker, containerd under Kubernetes) bind an /etc/hosts of their own
+  // into every container, naming localhost and the host name, whatever the image holds:
+  // images built from a root filesystem often have none, and then "localhost" (a distributed
+  // job's MASTER_ADDR) does not resolve without a network. Bound, never written into the
+  // image's root, where a link could lead it onto the host (docs/security.md).
+  if (std::none_of(profile.files.begin(), profile.files.end(), [](auto& f) { return f.path == "/etc/hosts"; })) {
+    auto hosts = context.run_dir / "platform" / "etc" / "hosts";
+    plan.files.push_back({hosts, fmt::format("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+                                             "127.0.1.1\t{}\n",
+                                             plan.hostname)});
+    add_mount({Kind::PlatformFile, "", "/etc/hosts", hosts, true, {}});
+  }
   // Writable folders are part of the container's own root, as on the platform: an image's
   // folder keeps its owner and mode (/tmp stays 1777), a missing one is made for the user.
   for (const auto& dir : profile.mounts.writable) {
@@ -338,7 +368,7 @@ Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile&
     if (auto watch = watch_list(context.watched); !watch.empty()) set_env(env, "PREFLIGHT_WATCH", watch);
   }
 
-  auto working_dir = spec::expand_template(profile.mounts.working_dir, vars, profile_where);
+  auto working_dir = filled_path(profile.mounts.working_dir, vars, profile_where, true);
   if (!working_dir) return std::move(working_dir).error();
   plan.process.cwd = *working_dir;
   plan.process.uid = profile.user.uid;

@@ -22,6 +22,7 @@
 #include "sandbox/pid_namespace.hpp"
 #include "util/host_root.hpp"
 #include "util/text.hpp"
+#include "util/untrusted_fs.hpp"
 
 namespace preflight::sandbox {
 namespace fs = std::filesystem;
@@ -106,10 +107,15 @@ class ContainerGuard {
   std::string id_;
 };
 
+// The longest line of the job's output handed on whole; the rest of a longer one (a progress
+// bar redrawn with \r for hours) is dropped up to its newline, so that memory stays bounded.
+constexpr std::size_t kMaxLineBytes = 1 << 20;
+
 // A pipe whose read end stays with us and whose write end goes to the container.
 struct OutputPipe {
   bp::pipe pipe;
-  std::string pending;
+  std::string line;  // the current line so far, at most kMaxLineBytes
+  bool cut = false;  // the current line is longer: what follows is dropped up to its newline
   bool open = true;
   diagnosis::OutputLine::Stream stream;
 
@@ -117,21 +123,31 @@ struct OutputPipe {
     ::close(pipe.native_sink());
     pipe.assign_sink(-1);
   }
-  // Reads what is there and hands complete lines on; false at end of file.
+  void take(std::string_view part) {
+    if (cut) return;
+    const std::size_t room = kMaxLineBytes - line.size();
+    cut = part.size() > room;
+    line.append(part.substr(0, room));
+  }
+  // Reads what is there and hands complete lines on; false at end of file. Each byte is
+  // looked at once.
   bool drain(const LineSink& on_line) {
     char buffer[65536];
     ssize_t n = ::read(pipe.native_source(), buffer, sizeof buffer);
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) return true;
     if (n <= 0) {
-      if (!pending.empty()) on_line(stream, pending);
-      pending.clear();
+      if (!line.empty()) on_line(stream, line);
+      line.clear();
       return open = false;
     }
-    pending.append(buffer, static_cast<size_t>(n));
-    size_t start = 0;
-    for (size_t nl; (nl = pending.find('\n', start)) != std::string::npos; start = nl + 1)
-      on_line(stream, std::string_view(pending).substr(start, nl - start));
-    pending.erase(0, start);
+    std::string_view data(buffer, static_cast<std::size_t>(n));
+    for (std::size_t nl; (nl = data.find('\n')) != std::string_view::npos; data.remove_prefix(nl + 1)) {
+      take(data.substr(0, nl));
+      on_line(stream, line);
+      line.clear();
+      cut = false;
+    }
+    take(data);
     return true;
   }
 };
@@ -155,34 +171,17 @@ Status prepare_run_dir(const plan::RunPlan& plan) {
   return Ok{};
 }
 
-// Container engines (Docker, containerd under Kubernetes) give every container an /etc/hosts
-// naming localhost and the container's host name, whatever the image holds; images built
-// from a root filesystem often have none, and then "localhost" (a distributed job's
-// MASTER_ADDR) does not resolve without a network.
-Status write_hosts(const plan::RunPlan& plan, const fs::path& root) {
-  std::ofstream hosts(root / "etc" / "hosts", std::ios::trunc);
-  hosts << "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n127.0.1.1\t" << plan.hostname
-        << "\n";
-  if (!hosts)
-    return Error::runtime(fmt::format("cannot write /etc/hosts in the container: {}", std::strerror(errno)));
-  return Ok{};
-}
-
 // The folders the platform gives the job's user (home, writable folders, scratch) exist in
-// the container's root, and so does its /etc/hosts. They land in the overlay's upper layer
-// only.
+// the container's root. They land in the overlay's upper layer only, each made and owned
+// through a descriptor resolved in the root: a link in the image never leads onto the host.
 Status prepare_root(const plan::RunPlan& plan, const fs::path& root) {
-  if (auto hosts = write_hosts(plan, root); !hosts) return hosts;
+  auto root_fd = open_folder(root);
+  if (!root_fd) return std::move(root_fd).error();
   for (const auto& dir : plan.user_dirs) {
-    fs::path inside = root / fs::path(dir.path).relative_path();
-    std::error_code ec;
-    const bool existed = fs::exists(inside, ec);
-    fs::create_directories(inside, ec);
-    if (ec)
-      return Error::runtime(fmt::format("cannot create {} in the container: {}", dir.path, ec.message()));
-    if ((!existed || dir.own_existing) && ::chown(inside.c_str(), plan.process.uid, plan.process.gid) != 0)
-      return Error::runtime(
-          fmt::format("cannot give {} to the job's user: {}", dir.path, std::strerror(errno)));
+    if (auto made = make_folder_in_root(root_fd->get(), dir.path, plan.process.uid, plan.process.gid,
+                                        dir.own_existing);
+        !made)
+      return made;
   }
   return Ok{};
 }
@@ -209,21 +208,6 @@ void read_memory_cgroup(const std::string& cgroup_path, ContainerExit& exit) {
 }
 
 int pidfd_open(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
-
-// Closes a file descriptor when it goes out of scope.
-class FileDescriptor {
- public:
-  explicit FileDescriptor(int fd) : fd_(fd) {}
-  ~FileDescriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 }  // namespace
 
@@ -262,8 +246,8 @@ Result<ContainerExit> run_container(const plan::RunPlan& plan, const fs::path& i
   fs::path bundle = plan.run_dir / "bundle";
   std::ofstream(bundle / "config.json") << make_oci_config(plan, root.path(), cgroup_path).dump(2);
 
-  OutputPipe out{{}, {}, true, diagnosis::OutputLine::Stream::Stdout};
-  OutputPipe err{{}, {}, true, diagnosis::OutputLine::Stream::Stderr};
+  OutputPipe out{{}, {}, false, true, diagnosis::OutputLine::Stream::Stdout};
+  OutputPipe err{{}, {}, false, true, diagnosis::OutputLine::Stream::Stderr};
   fs::path pid_file = plan.run_dir / "container.pid";
   ContainerGuard guard(runtime, plan.container_id);
   const auto started = Clock::now();
@@ -290,7 +274,7 @@ Result<ContainerExit> run_container(const plan::RunPlan& plan, const fs::path& i
                                       launch_status, message));
   }
   pid_t pid = std::atoi(read_file(pid_file).value_or("").c_str());
-  const FileDescriptor pidfd(pid > 0 ? pidfd_open(pid) : -1);
+  const UniqueFd pidfd(pid > 0 ? pidfd_open(pid) : -1);
   if (pidfd.get() < 0)
     return Error::runtime("cannot follow the container's process (pid file " + pid_file.string() + ")");
 

@@ -5,6 +5,7 @@
 #include <charconv>
 
 #include "util/did_you_mean.hpp"
+#include "util/text.hpp"
 
 namespace preflight::spec {
 
@@ -75,6 +76,12 @@ Status check_path(const YamlDoc& doc, const YamlField& field, const std::string&
                                 written + "\", relative to " + job_dir.string() +
                                 "); put a local copy or small sample of the data the platform "
                                 "will mount there, or correct path:");
+  }
+  // Mounted into the container and sampled: a FIFO or a device (/dev/zero) never ends.
+  if ((!fs::is_directory(status) && !fs::is_regular_file(status)) || is_system_folder(resolved)) {
+    return doc.error(field, "input \"" + name + "\": " + resolved.string() +
+                                " is not a folder or a regular file of data (or is a system folder); "
+                                "set path: to a local copy or sample of the data");
   }
   if (type == "uri_file" && fs::is_directory(status)) {
     return doc.error(field, "input \"" + name + "\" has type uri_file but " + resolved.string() +
@@ -149,6 +156,15 @@ bool is_literal(const YAML::Node& node) {
   const char* begin = text.data() + (!text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0);
   auto [end, ec] = std::from_chars(begin, text.data() + text.size(), number);
   return !text.empty() && ec == std::errc() && end == text.data() + text.size();
+}
+
+bool is_system_folder(const fs::path& path) {
+  std::error_code ec;
+  const fs::path real = fs::canonical(path, ec);
+  if (ec || real == real.root_path()) return true;
+  for (const char* dir : {"/proc", "/sys", "/dev"})
+    if (real == dir || is_under(real.string(), dir)) return true;
+  return false;
 }
 
 fs::path resolve_path(const fs::path& job_dir, const std::string& written) {

@@ -13,6 +13,10 @@ namespace preflight::spec {
 // trailing "/".
 std::filesystem::path resolve_path(const std::filesystem::path& job_dir, const std::string& written);
 
+// Whether the host folder `path` (after its links) is the root or lies in /proc, /sys or
+// /dev: never a job's code or data, whatever a job file says.
+bool is_system_folder(const std::filesystem::path& path);
+
 // An unquoted number or boolean (`epochs: 10`, `shuffle: true`): how AzureML writes literal
 // inputs, and a typed hyperparameter.
 bool is_literal(const YAML::Node& node);

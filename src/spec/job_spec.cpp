@@ -1,5 +1,7 @@
 #include "spec/job_spec.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 
@@ -24,11 +26,27 @@ const std::vector<std::string> kResourceKeys = {"gpus", "nodes", "instance_count
                                                 "shm_size"};
 const std::vector<std::string> kDryrunKeys = {"steps", "timeout", "args", "sample_above"};
 
+// A job's name names its run folder, container and cgroup (and the host name, cut to one DNS
+// label): longer ones are typos, and file systems and runc refuse far longer ones.
+constexpr std::size_t kMaxJobName = 128;
+
 bool valid_job_name(const std::string& name) {
   if (name.empty() || !std::isalnum(static_cast<unsigned char>(name[0]))) return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
   });
+}
+
+// A job without a name: its folder's, made valid (other characters become "-", at most
+// kMaxJobName of them), else "job".
+std::string default_job_name(const std::string& folder) {
+  std::string name;
+  for (char c : folder) {
+    if (name.size() == kMaxJobName) break;
+    const bool plain = std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+    if (plain || !name.empty()) name += plain ? c : '-';
+  }
+  return valid_job_name(name) ? name : "job";
 }
 
 // Reads a string that must not be empty or blank.
@@ -41,14 +59,18 @@ Result<std::string> text(const YamlDoc& doc, const YamlField& field) {
   return value;
 }
 
-Result<int> count(const YamlDoc& doc, const YamlField& field, int minimum) {
+// The most GPUs a node of any platform has (HGX and DGX systems: 8 or 16), the most nodes a
+// job may ask for, the most batches a dry run's loop may take: beyond them a number is a typo.
+constexpr int kMaxGpus = 16;
+constexpr int kMaxNodes = 4096;
+constexpr int kMaxSteps = 100000;
+
+Result<int> count(const YamlDoc& doc, const YamlField& field, int minimum, int maximum) {
   auto value = doc.integer(field);
   if (!value) return std::move(value).error();
-  if (*value < minimum) {
-    return doc.error(field,
-                     "must be at least " + std::to_string(minimum) + ", got " + std::to_string(*value));
+  if (*value < minimum || *value > maximum) {
+    return doc.error(field, fmt::format("must be between {} and {}, got {}", minimum, maximum, *value));
   }
-  if (*value > 1000000) return doc.error(field, std::to_string(*value) + " is too large");
   return static_cast<int>(*value);
 }
 
@@ -73,6 +95,11 @@ Result<fs::path> read_code(const YamlDoc& doc, const YamlField& field, const fs:
                                 " is not a folder; code: names the folder that is "
                                 "uploaded with the job");
   }
+  // The code folder is walked and uploaded whole: the host's root (or /proc, /sys, /dev)
+  // never is a job's code.
+  if (is_system_folder(code))
+    return doc.error(field, code.string() + " is a system folder, not a job's code; set code: to the folder "
+                                            "holding your training code");
   return code;
 }
 
@@ -82,7 +109,7 @@ Status read_resources(const YamlDoc& doc, const YamlField& section, JobSpec& job
   const YamlField* nodes_field = nullptr;
   for (const YamlField& field : *fields) {
     if (field.key == "gpus") {
-      auto value = count(doc, field, 0);
+      auto value = count(doc, field, 0, kMaxGpus);
       if (!value) return std::move(value).error();
       job.gpus = *value;
     } else if (field.key == "nodes" || field.key == "instance_count") {
@@ -94,7 +121,7 @@ Status read_resources(const YamlDoc& doc, const YamlField& section, JobSpec& job
                              std::to_string(doc.at(nodes_field->key_node).line) + ")");
       }
       nodes_field = &field;
-      auto value = count(doc, field, 1);
+      auto value = count(doc, field, 1, kMaxNodes);
       if (!value) return std::move(value).error();
       job.nodes = *value;
     } else if (field.key == "instance_type") {
@@ -114,7 +141,7 @@ Status read_dryrun(const YamlDoc& doc, const YamlField& section, DryrunSpec& dry
   if (!fields) return std::move(fields).error();
   for (const YamlField& field : *fields) {
     if (field.key == "steps") {
-      auto value = count(doc, field, 1);
+      auto value = count(doc, field, 1, kMaxSteps);
       if (!value) return std::move(value).error();
       dryrun.steps = *value;
     } else if (field.key == "timeout") {
@@ -227,6 +254,9 @@ Status read_field(const YamlDoc& doc, const YamlField& field, const fs::path& jo
                                   "\" may contain only letters, digits, \"-\", "
                                   "\"_\" and \".\", starting with a letter or digit");
     }
+    if (value->size() > kMaxJobName)
+      return doc.error(field, fmt::format("is {} characters long; give a name of at most {}", value->size(),
+                                          kMaxJobName));
     job.name = *value;
   } else if (field.key == "platform" || field.key == "image") {
     auto value = text(doc, field);
@@ -310,7 +340,7 @@ Result<JobSpec> load_job(const fs::path& file) {
   job.file = absolute;
   const fs::path job_dir = absolute.parent_path();
   job.code_dir = job_dir;
-  job.name = job_dir.filename().string();
+  job.name = default_job_name(job_dir.filename().string());
   for (const YamlField& field : *fields) {
     if (auto ok = read_field(yaml, field, job_dir, job); !ok) return std::move(ok).error();
   }

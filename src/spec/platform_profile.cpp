@@ -136,6 +136,11 @@ Result<PlatformProfile> load_platform(const std::string& name_or_file, const fs:
     if (!fs::exists(name_or_file, ec)) {
       return Error::bad_input("platform profile " + name_or_file + " does not exist");
     }
+    // Named by a job file, it may be any file of the host: only a .yaml or .yml file is
+    // read, so that no other file's content reaches a message.
+    if (!is_profile_file(name_or_file))
+      return Error::bad_input("platform profile " + name_or_file +
+                              " is not a .yaml or .yml file; name a profile file or a shipped platform");
     return load_profile_file(name_or_file);
   }
   for (const char* extension : {".yaml", ".yml"}) {

@@ -1,10 +1,13 @@
 #include "spec/profile_sections.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <nlohmann/json.hpp>
 
 #include "spec/template.hpp"
+#include "util/text.hpp"
 
 namespace preflight::spec {
 
@@ -33,14 +36,26 @@ Result<std::string> template_string(const YamlDoc& doc, const YamlField& field,
   return value;
 }
 
-// A path inside the container: absolute, or starting with a template such as {{code}}.
+// A path inside the container as a profile writes it: absolute and normalised (no "..": the
+// planner checks it again once its templates are filled in), or a template such as {{code}}
+// followed by one.
+bool valid_container_path(const std::string& path, bool templated) {
+  if (templated && path.rfind("{{", 0) == 0) {
+    const auto close = path.find("}}");
+    return close != std::string::npos &&
+           (close + 2 == path.size() || is_normal_absolute_path(std::string_view(path).substr(close + 2)));
+  }
+  return is_normal_absolute_path(path);
+}
+
+constexpr const char* kPathRule = "an absolute path inside the container, without \".\", \"..\" or \"//\"";
+
 Result<std::string> container_path(const YamlDoc& doc, const YamlField& field, bool per_entry) {
   auto value =
       template_string(doc, field, per_entry ? entry_template_variables() : std::vector<std::string>{});
   if (!value) return value;
-  if (value->rfind('/', 0) != 0 && value->rfind("{{", 0) != 0) {
-    return doc.error(field, "expected an absolute path inside the container, got \"" + *value + "\"");
-  }
+  if (!valid_container_path(*value, true))
+    return doc.error(field, fmt::format("expected {}, got \"{}\"", kPathRule, *value));
   return value;
 }
 
@@ -102,7 +117,8 @@ Status read_user(const YamlDoc& doc, const YamlField& section, PlatformUser& use
     } else if (field.key == "home") {
       auto value = doc.string(field);
       if (!value) return std::move(value).error();
-      if (value->rfind('/', 0) != 0) return doc.error(field, "expected an absolute path");
+      if (!valid_container_path(*value, false))
+        return doc.error(field, fmt::format("expected {}, got \"{}\"", kPathRule, *value));
       user.home = *value;
     } else if (field.key == "sudo") {
       auto value = doc.boolean(field);
@@ -122,8 +138,8 @@ Status read_mounts(const YamlDoc& doc, const YamlField& section, MountLayout& mo
       if (!list) return std::move(list).error();
       const bool templated = field.key == "kept";  // {{code}}/outputs: AzureML's uploaded folder
       for (const std::string& path : *list) {
-        if (path.rfind('/', 0) != 0 && !(templated && path.rfind("{{", 0) == 0))
-          return doc.error(field, "expected absolute paths, got \"" + path + "\"");
+        if (!valid_container_path(path, templated) || path == "/")
+          return doc.error(field, fmt::format("expected {} other than \"/\", got \"{}\"", kPathRule, path));
         if (templated) {
           if (auto ok = check_template(path, false, doc.at(field)); !ok) {
             Error error = std::move(ok).error();
@@ -265,9 +281,8 @@ Result<std::vector<PlatformFile>> read_files(const YamlDoc& doc, const YamlField
   if (!fields) return std::move(fields).error();
   std::vector<PlatformFile> files;
   for (const YamlField& field : *fields) {
-    if (field.key.rfind('/', 0) != 0 || field.key.find("..") != std::string::npos) {
-      return Error::bad_input("files: \"" + field.key + "\" must be an absolute path inside the container",
-                              doc.at(field.key_node));
+    if (!valid_container_path(field.key, false) || field.key == "/") {
+      return Error::bad_input(fmt::format("files: \"{}\" must be {}", field.key, kPathRule), doc.at(field.key_node));
     }
     auto content = template_string(doc, field, {});
     if (!content) return std::move(content).error();

@@ -8,6 +8,7 @@
 #include "spec/platform_profile.hpp"
 #include "util/did_you_mean.hpp"
 #include "util/text.hpp"
+#include "util/untrusted_fs.hpp"
 
 namespace preflight::spec {
 
@@ -52,6 +53,10 @@ bool is_identifier(const std::string& text) {
                      [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
+namespace {
+constexpr std::size_t kMaxYamlBytes = 1 << 20;
+}  // namespace
+
 Result<YamlDoc> YamlDoc::load(const std::filesystem::path& file) {
   std::error_code ec;
   if (!std::filesystem::exists(file, ec)) {
@@ -60,8 +65,11 @@ Result<YamlDoc> YamlDoc::load(const std::filesystem::path& file) {
   if (std::filesystem::is_directory(file, ec)) {
     return Error::bad_input(file.string() + " is a folder, not a YAML file");
   }
-  auto text = read_file(file);
-  if (!text) return Error::bad_input("cannot read " + file.string());
+  // A job file or a profile may come from a stranger's repository: a regular file of a
+  // sane size, never a FIFO or a device that would hang or fill Preflight.
+  auto text = read_regular_file(file, kMaxYamlBytes);
+  if (!text) return Error::bad_input(text.error().message + "; a job file or profile is a YAML file of at most " +
+                                     human_size(kMaxYamlBytes));
   return parse(*text, file);
 }
 
@@ -158,6 +166,8 @@ Error YamlDoc::error(const YamlField& field, const std::string& message) const {
 
 Result<std::string> YamlDoc::string(const YamlField& field) const {
   if (!field.value.IsScalar()) return error(field, "expected a string, got " + describe(field.value));
+  if (field.value.Scalar().find('\0') != std::string::npos)
+    return error(field, "holds a NUL character (\\0), which no command, path or environment value can hold");
   return field.value.Scalar();
 }
 
@@ -218,6 +228,8 @@ Result<std::vector<std::string>> YamlDoc::string_list(const YamlField& field) co
       return Error::bad_input(
           field.path + "[" + std::to_string(i) + "]: expected a string, got " + describe(item), at(item));
     }
+    if (item.Scalar().find('\0') != std::string::npos)
+      return Error::bad_input(field.path + "[" + std::to_string(i) + "]: holds a NUL character (\\0)", at(item));
     out.push_back(item.Scalar());
   }
   return out;

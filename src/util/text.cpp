@@ -3,18 +3,28 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
+
+#include "util/untrusted_fs.hpp"
 
 namespace preflight {
 
 std::optional<std::string> read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return std::nullopt;
-  return std::move(text).str();
+  auto text = read_regular_file(path, kMaxReadBytes);
+  if (!text) return std::nullopt;
+  return std::move(*text);
+}
+
+bool is_normal_absolute_path(std::string_view path) {
+  if (path.empty() || path[0] != '/' || path.find('\0') != std::string_view::npos) return false;
+  if (path == "/") return true;
+  if (path.back() == '/') return false;
+  for (std::size_t start = 1; start <= path.size();) {
+    std::size_t end = std::min(path.find('/', start), path.size());
+    const auto part = path.substr(start, end - start);
+    if (part.empty() || part == "." || part == "..") return false;
+    start = end + 1;
+  }
+  return true;
 }
 
 bool is_under(const std::string& file, const std::string& dir) {

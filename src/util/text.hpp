@@ -17,8 +17,17 @@ inline std::string trim(std::string_view text) {
   return std::string(text.substr(first, last - first + 1));
 }
 
-// The whole content of a file, byte for byte; nullopt when it cannot be opened or read.
+// The most read_file reads: more than any source, spec or record file Preflight reads whole.
+inline constexpr std::size_t kMaxReadBytes = 64u << 20;
+
+// The whole content of a regular file of at most kMaxReadBytes, byte for byte; nullopt when
+// it cannot be opened or read, or is something else (a FIFO, a device, a folder, larger).
 std::optional<std::string> read_file(const std::filesystem::path& path);
+
+// Whether `path` is absolute and normalised, as a path from a job file or a profile must be
+// before anything acts on it: no "." or ".." component, no empty one ("a//b"), no trailing
+// "/" (but "/" itself), no NUL.
+bool is_normal_absolute_path(std::string_view path);
 
 // Whether the path `file` lies in the folder `dir` (a container path like /job/code).
 bool is_under(const std::string& file, const std::string& dir);

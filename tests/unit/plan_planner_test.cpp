@@ -159,6 +159,32 @@ TEST(PlanPlanner, APlatformFileThatIsNotJsonIsAnErrorOfTheProfile) {
   EXPECT_EQ(plan.error().where.line, 7);
 }
 
+TEST(PlanPlanner, AProfileFolderThatIsRootOnceFilledInIsAnErrorOfTheProfile) {
+  PlannedJob p("command: python main.py\n");
+  p.profile.mounts.code = "/";
+  auto plan = plan::make_plan(p.job, p.profile, {}, {p.dir.path() / "run", "/src/emulator", "job-1", {}, {}, true, {}});
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.error().exit_status(), 2);
+  EXPECT_EQ(plan.error().message,
+            "\"/\" gives \"/\", which is not an absolute path inside the container without \".\", \"..\" or "
+            "\"//\" (nor \"/\"): correct the profile");
+}
+
+TEST(PlanPlanner, TheContainersHostsFileIsBoundFromTheRunFolder) {
+  PlannedJob p("command: python main.py\n");
+  ASSERT_TRUE(p.plan.ok()) << p.plan.error().str();
+  const auto hosts = std::find_if(p.plan->mounts.begin(), p.plan->mounts.end(),
+                                  [](const auto& m) { return m.destination == "/etc/hosts"; });
+  ASSERT_NE(hosts, p.plan->mounts.end());
+  EXPECT_TRUE(hosts->read_only);
+  EXPECT_EQ(hosts->source.parent_path().parent_path(), p.plan->run_dir / "platform");
+  const auto file = std::find_if(p.plan->files.begin(), p.plan->files.end(),
+                                 [&](const auto& f) { return f.path == hosts->source; });
+  ASSERT_NE(file, p.plan->files.end());
+  EXPECT_NE(file->content.find("127.0.0.1\tlocalhost\n"), std::string::npos);
+  EXPECT_NE(file->content.find("\t" + p.plan->hostname + "\n"), std::string::npos);
+}
+
 TEST(PlanPlanner, RunsAsThePlatformUserInTheReadOnlyCodeFolder) {
   PlannedJob p("command: python main.py\n");
   ASSERT_TRUE(p.plan.ok()) << p.plan.error().str();

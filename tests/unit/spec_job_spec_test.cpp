@@ -256,9 +256,13 @@ TEST(SpecJob, DuplicateNames) {
 TEST(SpecJob, NumbersAndDurationsAreChecked) {
   TempDir dir;
   expect_error(load(dir, "command: x\ndryrun: {steps: -3}\n"), 2, 17,
-               "dryrun.steps: must be at least 1, got -3");
+               "dryrun.steps: must be between 1 and 100000, got -3");
   expect_error(load(dir, "command: x\nresources: {gpus: -1}\n"), 2, 19,
-               "resources.gpus: must be at least 0, got -1");
+               "resources.gpus: must be between 0 and 16, got -1");
+  expect_error(load(dir, "command: x\nresources: {gpus: 1000000}\n"), 2, 19,
+               "resources.gpus: must be between 0 and 16, got 1000000");
+  expect_error(load(dir, "command: x\nresources: {nodes: 99999999999}\n"), 2, 20,
+               "resources.nodes: must be between 1 and 4096, got 99999999999");
   expect_error(load(dir, "command: x\ndryrun:\n  timeout: 10 minutes\n"), 3, 12,
                "dryrun.timeout: expected a duration such as \"10m\", \"90s\" or \"1h30m\", got "
                "\"10 minutes\"");
@@ -267,6 +271,41 @@ TEST(SpecJob, NumbersAndDurationsAreChecked) {
   expect_error(load(dir, "command: x\nresources: {nodes: 2, instance_count: 2}\n"), 2, 39,
                "resources.instance_count: give either resources.nodes or "
                "resources.instance_count, not both (nodes is on line 2)");
+}
+
+// What the kernel or runc would refuse is refused here, with its place in job.yaml (exit 2).
+TEST(SpecJob, ValuesNoProcessCanHoldAreErrors) {
+  TempDir dir;
+  expect_error(load(dir, "command: x\nenvironment_variables: {A: \"a\\0b\"}\n"), 2, 28,
+               "environment_variables.A: holds a NUL character (\\0), which no command, path or environment "
+               "value can hold");
+  expect_error(load(dir, "command: \"python\\0 main.py\"\n"), 1, 10,
+               "command: holds a NUL character (\\0), which no command, path or environment value can hold");
+  expect_error(load(dir, "name: " + std::string(5000, 'a') + "\ncommand: x\n"), 1, 7,
+               "name: is 5000 characters long; give a name of at most 128");
+}
+
+TEST(SpecJob, CodeAndInputsAreFoldersOrFilesOfTheUsers) {
+  TempDir dir;
+  expect_error(load(dir, "command: x\ncode: /\n"), 2, 7,
+               "code: / is a system folder, not a job's code; set code: to the folder holding your "
+               "training code");
+  expect_error(load(dir, "command: x\ncode: /proc/self\n"), 2, 7,
+               "code: /proc/self is a system folder, not a job's code; set code: to the folder holding "
+               "your training code");
+  auto zero = load(dir, "command: x\ninputs: {d: {path: /dev/zero}}\n");
+  ASSERT_FALSE(zero.ok());
+  EXPECT_EQ(zero.error().exit_status(), 2);
+  EXPECT_NE(zero.error().message.find("/dev/zero is not a folder or a regular file"), std::string::npos)
+      << zero.error().message;
+}
+
+TEST(SpecJob, AFoldersNameIsMadeAValidJobName) {
+  TempDir dir;
+  dir.write("my job (copy)/main.py", "");
+  auto job = load_job(dir.write("my job (copy)/job.yaml", "command: x\n"));
+  ASSERT_TRUE(job.ok()) << job.error().str();
+  EXPECT_EQ(job->name, "my-job--copy-");
 }
 
 TEST(SpecJob, APlatformFileIsRelativeToTheJobFile) {

@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include "spec/platform_profile.hpp"
 #include "spec/template.hpp"
@@ -175,7 +176,8 @@ TEST(SpecProfile, ErrorsHaveLocationsAndSuggestions) {
   expect_error(load("mounts:\n  input: /data\n"), 2, 10,
                "mounts.input: must contain {{name}} so that each input gets its own folder");
   expect_error(load("mounts:\n  code: code\n"), 2, 9,
-               "mounts.code: expected an absolute path inside the container, got \"code\"");
+               "mounts.code: expected an absolute path inside the container, without \".\", \"..\" or \"//\", "
+               "got \"code\"");
   expect_error(load("launcher: []\n"), 1, 11, "launcher: must name a program, e.g. [/bin/sh, -c]");
   expect_error(load("retry: {attempts: 0}\n"), 1, 19, "retry.attempts: must be between 1 and 100, got 0");
   expect_error(load("network: maybe\n"), 1, 10, "network: expected true or false, got \"maybe\"");
@@ -184,15 +186,47 @@ TEST(SpecProfile, ErrorsHaveLocationsAndSuggestions) {
                "starting with a digit");
   expect_error(load("name: a\nname: b\n"), 2, 1, "duplicate key \"name\" (first given on line 1)");
   expect_error(load("files:\n  config.json: x\n"), 2, 3,
-               "files: \"config.json\" must be an absolute path inside the container");
+               "files: \"config.json\" must be an absolute path inside the container, without \".\", \"..\" or \"//\"");
   expect_error(load("hyperparameters:\n  environment:\n    HP_{{NAME}}: \"{{path}}\"\n"), 3, 19,
                "hyperparameters.environment.HP_{{NAME}}: unknown template variable \"{{path}}\"");
   expect_error(load("hyperparameters: {arguments: maybe}\n"), 1, 30,
                "hyperparameters.arguments: expected true or false, got \"maybe\"");
   expect_error(load("mounts: {kept: [model]}\n"), 1, 16,
-               "mounts.kept: expected absolute paths, got \"model\"");
+               "mounts.kept: expected an absolute path inside the container, without \".\", \"..\" or "
+               "\"//\" other than \"/\", got \"model\"");
   expect_error(load("user: [a]\n"), 1, 7, "user: expected a map of keys, got a list");
+  // Paths that would climb out of the container's root, or out of the run folder on the host.
+  expect_error(load("user: {home: /../../../../tmp/x}\n"), 1, 14,
+               "user.home: expected an absolute path inside the container, without \".\", \"..\" or \"//\", "
+               "got \"/../../../../tmp/x\"");
+  expect_error(load("mounts: {writable: [/../../../../X]}\n"), 1, 20,
+               "mounts.writable: expected an absolute path inside the container, without \".\", \"..\" or "
+               "\"//\" other than \"/\", got \"/../../../../X\"");
+  expect_error(load("mounts: {kept: [\"{{code}}/../../x\"]}\n"), 1, 16,
+               "mounts.kept: expected an absolute path inside the container, without \".\", \"..\" or "
+               "\"//\" other than \"/\", got \"{{code}}/../../x\"");
+  expect_error(load("mounts: {scratch: /a/./b}\n"), 1, 19,
+               "mounts.scratch: expected an absolute path inside the container, without \".\", \"..\" or "
+               "\"//\", got \"/a/./b\"");
+  expect_error(load("files:\n  /etc/../../x: y\n"), 2, 3,
+               "files: \"/etc/../../x\" must be an absolute path inside the container, without \".\", \"..\" "
+               "or \"//\"");
   expect_error(load("user: {name: x\n"), 2, 1, "invalid YAML: end of map flow not found");
+}
+
+TEST(SpecProfile, AFileNamedByAJobIsReadOnlyWhenItIsAProfile) {
+  TempDir dir;
+  auto secret = dir.write("shadow", "root:$y$j9T$secret:19000:0:99999:7:::\n");
+  auto profile = load_platform(secret.string(), shipped());
+  ASSERT_FALSE(profile.ok());
+  EXPECT_EQ(profile.error().exit_status(), 2);
+  EXPECT_EQ(profile.error().message.find("secret"), std::string::npos) << profile.error().message;
+  EXPECT_NE(profile.error().message.find("is not a .yaml or .yml file"), std::string::npos);
+  // A FIFO or a device is refused at once: never read until it ends.
+  ASSERT_EQ(::mkfifo((dir.path() / "fifo.yaml").c_str(), 0600), 0);
+  auto fifo = load_platform((dir.path() / "fifo.yaml").string(), shipped());
+  ASSERT_FALSE(fifo.ok());
+  EXPECT_NE(fifo.error().message.find("is not a regular file"), std::string::npos) << fifo.error().message;
 }
 
 TEST(SpecUnits, Sizes) {

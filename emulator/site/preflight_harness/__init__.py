@@ -41,9 +41,10 @@ class HarnessState(object):
 
 
 def append(path, data):
-    """One write() on an O_APPEND descriptor: lines from concurrent processes never mix."""
+    """One write() on an O_APPEND descriptor: lines from concurrent processes never mix.
+    O_NONBLOCK: should the job put a FIFO in the file's place, the harness never waits on it."""
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NONBLOCK, 0o666)
     except OSError:
         return
     try:

@@ -1,0 +1,137 @@
+#include "util/untrusted_fs.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "util/text.hpp"
+
+namespace preflight {
+namespace fs = std::filesystem;
+
+UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = std::exchange(other.fd_, -1);
+  }
+  return *this;
+}
+
+UniqueFd::~UniqueFd() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+namespace {
+
+int openat2(int dir, const char* path, int flags, std::uint64_t resolve) {
+  open_how how{};
+  how.flags = static_cast<std::uint64_t>(flags | O_CLOEXEC);
+  how.resolve = resolve;
+  for (;;) {
+    int fd = static_cast<int>(::syscall(SYS_openat2, dir, path, &how, sizeof how));
+    if (fd >= 0 || errno != EAGAIN) return fd;  // EAGAIN: a rename raced the lookup; retry
+  }
+}
+
+std::string why(int error) {
+  switch (error) {
+    case ELOOP:
+      return "a symbolic link is in the way";
+    case EXDEV:
+      return "it leads out of its folder";
+    case ENOSYS:
+      return "the kernel has no openat2 (Linux 5.6 or later is needed)";
+    default:
+      return std::strerror(error);
+  }
+}
+
+}  // namespace
+
+Result<UniqueFd> open_below(int dir, const std::string& path, int flags, Links links) {
+  const std::uint64_t resolve = links == Links::InRoot
+                                    ? RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS
+                                    : RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  const std::string relative = path.empty() ? "." : path;
+  int fd = openat2(dir, relative.c_str(), flags, resolve);
+  if (fd < 0) return Error::runtime(fmt::format("cannot open {}: {}", path, why(errno)));
+  return UniqueFd(fd);
+}
+
+Result<UniqueFd> open_folder(const fs::path& dir) {
+  int fd = ::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return Error::runtime(fmt::format("cannot open {}: {}", dir.string(), std::strerror(errno)));
+  return UniqueFd(fd);
+}
+
+Status make_folder_in_root(int root, const std::string& path, unsigned uid, unsigned gid, bool own_existing) {
+  // One component at a time, each resolved in the root: a link in the image may point
+  // anywhere in the image, never out of it.
+  UniqueFd parent;
+  std::string so_far;
+  bool made = false;
+  for (const auto& part : fs::path(path).relative_path()) {
+    if (part.empty() || part == ".") continue;
+    so_far += "/" + part.string();
+    auto next = open_below(root, so_far, O_PATH | O_DIRECTORY, Links::InRoot);
+    made = !next && ::mkdirat(parent.valid() ? parent.get() : root, part.c_str(), 0755) == 0;
+    if (made) next = open_below(root, so_far, O_PATH | O_DIRECTORY, Links::InRoot);
+    if (!next) return Error::runtime(fmt::format("cannot make {} in the container: {}", path, next.error().message));
+    parent = std::move(*next);
+  }
+  if (!parent.valid() || !(made || own_existing)) return Ok{};
+  // An O_PATH descriptor changes owner through AT_EMPTY_PATH: never by a name, which a link could redirect.
+  if (::fchownat(parent.get(), "", uid, gid, AT_EMPTY_PATH) != 0)
+    return Error::runtime(fmt::format("cannot give {} to the job's user: {}", path, std::strerror(errno)));
+  return Ok{};
+}
+
+Result<std::string> read_regular(int fd, std::size_t max_bytes, const std::string& name) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return Error::runtime(fmt::format("cannot read {}: {}", name, std::strerror(errno)));
+  if (!S_ISREG(st.st_mode)) return Error::runtime(fmt::format("{} is not a regular file", name));
+  std::string text;
+  char buffer[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Error::runtime(fmt::format("cannot read {}: {}", name, std::strerror(errno)));
+    if (n == 0) return text;
+    if (text.size() + static_cast<std::size_t>(n) > max_bytes)
+      return Error::runtime(fmt::format("{} is larger than {}", name, human_size(max_bytes)));
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+}
+
+Result<std::string> read_regular_file(const fs::path& path, std::size_t max_bytes) {
+  // O_NONBLOCK: opening a FIFO returns at once (and read_regular refuses it).
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return Error::runtime(fmt::format("cannot open {}: {}", path.string(), std::strerror(errno)));
+  UniqueFd file(fd);
+  return read_regular(file.get(), max_bytes, path.string());
+}
+
+Result<UniqueFd> open_job_file(const fs::path& dir, const std::string& name) {
+  auto folder = open_folder(dir);
+  if (!folder) return std::move(folder).error();
+  auto file = open_below(folder->get(), name, O_RDONLY | O_NONBLOCK | O_NOCTTY, Links::None);
+  if (!file) return std::move(file).error();
+  struct stat st {};
+  if (::fstat(file->get(), &st) != 0 || !S_ISREG(st.st_mode))
+    return Error::runtime(fmt::format("{} is not a regular file", (dir / name).string()));
+  return file;
+}
+
+Result<std::string> read_job_file(const fs::path& dir, const std::string& name, std::size_t max_bytes) {
+  auto file = open_job_file(dir, name);
+  if (!file) return std::move(file).error();
+  return read_regular(file->get(), max_bytes, (dir / name).string());
+}
+
+}  // namespace preflight

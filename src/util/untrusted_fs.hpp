@@ -1,0 +1,67 @@
+// File operations on trees Preflight does not trust (docs/security.md): an image's root file
+// system, a folder the job may write, a file named by a job or a profile. Nothing here
+// follows a symbolic link out of its tree onto the host, blocks on a FIFO or a device, or
+// reads without a bound.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+
+#include "util/error.hpp"
+
+namespace preflight {
+
+// An open file descriptor, closed when it goes out of scope.
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  UniqueFd(UniqueFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  UniqueFd& operator=(UniqueFd&& other) noexcept;
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  ~UniqueFd();
+
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+};
+
+// How a path below a folder resolves.
+enum class Links {
+  InRoot,  // symbolic links are followed as if the folder were "/": an image's root
+  None,    // no symbolic link anywhere in the path: a folder the job writes
+};
+
+// Opens `path` (absolute or relative, read as below `dir`) with open(2) `flags`, resolving
+// within `dir` (openat2 with RESOLVE_IN_ROOT or RESOLVE_NO_SYMLINKS|RESOLVE_BENEATH): no
+// component, link or ".." leads out of it. O_CLOEXEC is always added.
+Result<UniqueFd> open_below(int dir, const std::string& path, int flags, Links links);
+
+// Opens a folder of the host that Preflight itself names (a run folder, a cached image root),
+// as the anchor for open_below.
+Result<UniqueFd> open_folder(const std::filesystem::path& dir);
+
+// Makes the folder `path` in the root `root` (Links::InRoot) with its missing parents (mode
+// 0755) and gives it to uid:gid when it was made or when `own_existing`. Errors name `path`.
+Status make_folder_in_root(int root, const std::string& path, unsigned uid, unsigned gid, bool own_existing);
+
+// The whole content of the regular file open at `fd`, of at most `max_bytes`; an error for
+// anything else (a FIFO, a device, a folder, a longer file). `name` is for messages.
+Result<std::string> read_regular(int fd, std::size_t max_bytes, const std::string& name);
+
+// The regular file `path` (links followed as the user's own paths are), read with a bound.
+Result<std::string> read_regular_file(const std::filesystem::path& path, std::size_t max_bytes);
+
+// Opens the regular file `name` in the folder `dir` that the job may write, for reading: no
+// link is followed, a FIFO, a device or a folder is refused.
+Result<UniqueFd> open_job_file(const std::filesystem::path& dir, const std::string& name);
+
+// The regular file `name` in the folder `dir` that the job may write, as open_job_file opens it.
+Result<std::string> read_job_file(const std::filesystem::path& dir, const std::string& name,
+                                  std::size_t max_bytes);
+
+}  // namespace preflight

@@ -1,0 +1,125 @@
+#include "util/untrusted_fs.hpp"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "test_support.hpp"
+#include "util/text.hpp"
+
+namespace preflight {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::TempDir;
+
+// A tree standing for an image's root, and a folder beside it standing for the host.
+struct RootAndHost {
+  TempDir dir;
+  fs::path root = dir.path() / "root";
+  fs::path host = dir.path() / "host";
+  RootAndHost() {
+    fs::create_directories(root / "etc");
+    fs::create_directories(host / "home");
+  }
+  UniqueFd open_root() const { return open_folder(root).value(); }
+};
+
+TEST(OpenBelow, AnAbsoluteLinkResolvesInTheRootNotOnTheHost) {
+  RootAndHost t;
+  t.dir.write("host/secret", "host\n");
+  t.dir.write("root" + t.host.string() + "/secret", "image\n");
+  fs::create_symlink(t.host / "secret", t.root / "etc" / "link");
+  auto fd = open_below(t.open_root().get(), "/etc/link", O_RDONLY, Links::InRoot);
+  ASSERT_TRUE(fd) << fd.error().message;
+  EXPECT_EQ(*read_regular(fd->get(), 100, "link"), "image\n");
+}
+
+TEST(OpenBelow, DotDotStopsAtTheRoot) {
+  RootAndHost t;
+  t.dir.write("host/secret", "host\n");
+  fs::create_symlink("../../../../../../../.." + t.host.string() + "/secret", t.root / "etc" / "link");
+  auto fd = open_below(t.open_root().get(), "/etc/link", O_RDONLY, Links::InRoot);
+  EXPECT_FALSE(fd);  // it would be root/<host>/secret, which the image does not have
+  EXPECT_FALSE(open_below(t.open_root().get(), "../host/secret", O_RDONLY, Links::None));
+}
+
+TEST(OpenBelow, NoLinkAtAllInAJobsFolder) {
+  RootAndHost t;
+  t.dir.write("root/real", "x");
+  fs::create_symlink("real", t.root / "link");
+  auto fd = open_below(t.open_root().get(), "link", O_RDONLY, Links::None);
+  ASSERT_FALSE(fd);
+  EXPECT_NE(fd.error().message.find("symbolic link"), std::string::npos) << fd.error().message;
+}
+
+TEST(MakeFolderInRoot, MakesMissingFoldersAndGivesThemToTheUser) {
+  if (::geteuid() != 0) GTEST_SKIP() << "chown needs root";
+  RootAndHost t;
+  ASSERT_TRUE(make_folder_in_root(t.open_root().get(), "/home/job/work", 1000, 1000, false));
+  struct stat st {};
+  ASSERT_EQ(::stat((t.root / "home/job/work").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 1000u);
+  EXPECT_EQ(st.st_mode & 07777, 0755u);
+}
+
+TEST(MakeFolderInRoot, FollowsAnImagesLinkInsideItsRootOnly) {
+  RootAndHost t;
+  fs::create_directories(t.root / t.host.relative_path() / "home");
+  fs::create_directories(t.root / "home");
+  fs::create_symlink(t.host / "home", t.root / "home" / "job");
+  const auto owner = ::geteuid();
+  ASSERT_TRUE(make_folder_in_root(t.open_root().get(), "/home/job", 1000, 1000, true));
+  struct stat host {};
+  ASSERT_EQ(::stat((t.host / "home").c_str(), &host), 0);
+  EXPECT_EQ(host.st_uid, owner);  // the host's folder is untouched
+  if (owner == 0) {
+    struct stat image {};
+    ASSERT_EQ(::stat((t.root / t.host.relative_path() / "home").c_str(), &image), 0);
+    EXPECT_EQ(image.st_uid, 1000u);  // the image's copy is the user's
+  }
+}
+
+TEST(MakeFolderInRoot, ALinkToNothingIsAnErrorNamingThePath) {
+  RootAndHost t;
+  fs::create_directories(t.root / "home");
+  fs::create_symlink(t.host / "home", t.root / "home" / "job");
+  auto made = make_folder_in_root(t.open_root().get(), "/home/job", 1000, 1000, true);
+  ASSERT_FALSE(made);
+  EXPECT_NE(made.error().message.find("/home/job"), std::string::npos) << made.error().message;
+  EXPECT_TRUE(fs::is_empty(t.host / "home"));
+}
+
+TEST(ReadJobFile, RefusesLinksFifosAndDevicesAndBoundsTheSize) {
+  TempDir dir;
+  dir.write("events.jsonl", "{}\n");
+  EXPECT_EQ(*read_job_file(dir.path(), "events.jsonl", 100), "{}\n");
+  EXPECT_FALSE(read_job_file(dir.path(), "events.jsonl", 2));  // larger than the bound
+
+  fs::create_symlink("/dev/zero", dir.path() / "zero");
+  EXPECT_FALSE(read_job_file(dir.path(), "zero", 1 << 20));
+  ASSERT_EQ(::mkfifo((dir.path() / "fifo").c_str(), 0600), 0);
+  auto fifo = read_job_file(dir.path(), "fifo", 1 << 20);  // returns at once: nobody writes it
+  ASSERT_FALSE(fifo);
+  EXPECT_NE(fifo.error().message.find("not a regular file"), std::string::npos);
+}
+
+TEST(ReadFile, OnlyRegularFiles) {
+  EXPECT_FALSE(read_file("/dev/zero"));
+  EXPECT_FALSE(read_file("/"));
+  TempDir dir;
+  ASSERT_EQ(::mkfifo((dir.path() / "fifo").c_str(), 0600), 0);
+  EXPECT_FALSE(read_file(dir.path() / "fifo"));
+  EXPECT_EQ(read_file(dir.write("a.txt", "text")).value_or(""), "text");
+}
+
+TEST(NormalAbsolutePath, RefusesDotsEmptyPartsAndRelativePaths) {
+  for (const char* good : {"/", "/a", "/home/job", "/a.b/..c"}) EXPECT_TRUE(is_normal_absolute_path(good)) << good;
+  for (const char* bad : {"", "a", "/a/", "//a", "/a//b", "/./a", "/a/..", "/../../tmp/x", "/a/../b"})
+    EXPECT_FALSE(is_normal_absolute_path(bad)) << bad;
+  EXPECT_FALSE(is_normal_absolute_path(std::string("/a\0b", 4)));
+}
+
+}  // namespace
+}  // namespace preflight

@@ -1,17 +1,25 @@
 #include "check/image_python.hpp"
 
-#include <unistd.h>
+#include <fmt/format.h>
 
-#include <boost/asio.hpp>
-#include <boost/process.hpp>
-#include <future>
+#include <cstring>
+#include <random>
 #include <sstream>
+
+#include "image/image_store.hpp"
+#include "sandbox/container.hpp"
+#include "util/text.hpp"
 
 namespace preflight::check {
 namespace fs = std::filesystem;
-namespace bp = boost::process;
 
 namespace {
+
+// The sandbox of the image's python: nobody's ids, and bounds no check comes near.
+constexpr unsigned kNobody = 65534;
+constexpr std::uint64_t kMemoryBytes = 4ull << 30;
+constexpr int kPids = 256;
+constexpr std::chrono::minutes kTimeout{5};
 
 constexpr const char* kDefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 constexpr int kMaxLinks = 40;  // as the kernel's limit on symlinks in one lookup
@@ -82,31 +90,58 @@ std::optional<ImagePython> ImagePython::find(const fs::path& rootfs, const std::
 
 Result<PythonRun> ImagePython::run(const std::string& program, const std::string& input,
                                    bool with_site) const {
-  const auto unshare = bp::search_path("unshare");
-  if (unshare.empty())
-    return Error::runtime("unshare not found: install util-linux (apt-get install util-linux)");
-  std::vector<std::string> args;
-  if (::geteuid() != 0) args.push_back("--map-root-user");  // a user namespace lets us chroot
-  args.insert(args.end(), {"--root=" + rootfs_.string(), path_, "-I", "-B"});
-  if (!with_site) args.push_back("-S");
-  args.insert(args.end(), {"-c", program});
-  bp::environment env;
-  env["PATH"] = search_path_;
-  env["LANG"] = "C.UTF-8";
+  // The image's interpreter, its sitecustomize and .pth files are the image's code: they run
+  // in a container like the job's (docs/security.md), as nobody, without network, over an
+  // overlay so that the cached root is never written, in a folder of its own that goes after.
+  std::random_device random;
+  const std::string id = fmt::format("check-{:08x}", random());
+  const fs::path dir = image::default_cache_dir() / "checks" / id;
+  struct Remove {
+    fs::path dir;
+    ~Remove() {
+      std::error_code ignored;
+      fs::remove_all(dir, ignored);
+    }
+  } remove{dir};
+  plan::RunPlan plan;
+  plan.job_name = plan.job_id = id;
+  plan.container_id = "preflight-" + id;
+  plan.hostname = "preflight-check";
+  plan.run_dir = dir;
+  plan.process.args = {path_, "-I", "-B"};
+  if (!with_site) plan.process.args.push_back("-S");
+  plan.process.args.insert(plan.process.args.end(), {"-c", program});
+  plan.process.env = {"PATH=" + search_path_, "LANG=C.UTF-8"};
+  plan.process.cwd = "/";
+  plan.process.uid = plan.process.gid = kNobody;
+  plan.limits.memory_bytes = kMemoryBytes;
+  plan.limits.pids = kPids;
+  plan.timeout = kTimeout;
+  plan.harness = false;
+  plan.stdin_file = dir / "input";
+  plan.files.push_back({plan.stdin_file, input});
+
   PythonRun run;
-  try {
-    boost::asio::io_context io;
-    std::future<std::string> out, err;
-    bp::child child(unshare, bp::args(args), bp::std_in<boost::asio::buffer(input), bp::std_out> out,
-                    bp::std_err > err, env, io);
-    io.run();
-    child.wait();
-    run.exit_code = child.exit_code();
-    run.out = out.get();
-    run.err = err.get();
-  } catch (const bp::process_error& e) {
-    return Error::runtime(std::string("cannot run the image's python: ") + e.what());
-  }
+  bool cut = false;
+  auto exit = sandbox::run_container(
+      plan, rootfs_,
+      [&](diagnosis::OutputLine::Stream stream, std::string_view line) {
+        std::string& to = stream == diagnosis::OutputLine::Stream::Stdout ? run.out : run.err;
+        if (to.size() + line.size() >= kMaxReadBytes) return static_cast<void>(cut = true);
+        to.append(line).push_back('\n');
+      },
+      kMaxReadBytes);
+  if (!exit) return std::move(exit).error().context("running the image's python");
+  if (exit->interrupted_by)
+    return Error{ErrorKind::Interrupted,
+                 fmt::format("interrupted by {} while the image's python ran; its container was removed",
+                             strsignal(exit->interrupted_by)),
+                 {}};
+  if (exit->timed_out)
+    return Error::runtime(fmt::format("the image's python did not finish within {} s",
+                                      std::chrono::duration_cast<std::chrono::seconds>(kTimeout).count()));
+  if (cut) return Error::runtime("the image's python printed more than " + human_size(kMaxReadBytes));
+  run.exit_code = exit->exit_code;
   return run;
 }
 

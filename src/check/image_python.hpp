@@ -1,7 +1,8 @@
-// The image's own Python, run without a container: a chroot into the cached root filesystem
-// in a new user namespace (util-linux's unshare), so that it works for non-root users too.
-// Static checks use it for what only the image can answer: which modules it can import,
-// which code its interpreter can parse. The root filesystem is never written (-B).
+// The image's own Python, run in a container like the job's (sandbox::run_container): as
+// nobody, without network or capabilities, over an overlay of the cached root file system,
+// which is never written. Static checks use it for what only the image can answer: which
+// modules it can import, which code its interpreter can parse. Without root it needs
+// Preflight's user namespace (docs/rootless.md), as a run does.
 #pragma once
 
 #include <filesystem>
@@ -32,8 +33,9 @@ class ImagePython {
   static std::optional<ImagePython> find(const std::filesystem::path& rootfs,
                                          const std::vector<std::string>& env);
 
-  // Runs `python -I -B [-S] -c program` in the image with `input` on stdin. An error only
-  // when the process cannot be started; the exit status is in the result.
+  // Runs `python -I -B [-S] -c program` in the image with `input` on stdin. An error when
+  // the container cannot be run, is interrupted or times out (5 minutes), or the output is
+  // larger than 64 MiB; the exit status is in the result.
   Result<PythonRun> run(const std::string& program, const std::string& input, bool with_site) const;
 
   const std::string& path() const { return path_; }  // inside the image, e.g. /usr/bin/python3

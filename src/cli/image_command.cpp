@@ -95,8 +95,7 @@ int check_jobs(const ImageArgs& args) {
 }
 
 int diff(const ImageArgs& args) {
-  if (!args.jobs.empty())
-    if (auto exit_status = enter_user_namespace()) return *exit_status;
+  if (auto exit_status = enter_user_namespace()) return *exit_status;  // the image's python runs in a container
   auto before = inspected(args.name);
   if (!before) return report_error(before.error());
   auto after = inspected(args.other);
@@ -121,6 +120,7 @@ int diff(const ImageArgs& args) {
 }
 
 int inspect(const ImageArgs& args) {
+  if (auto exit_status = enter_user_namespace()) return *exit_status;  // the image's python runs in a container
   auto inspection = inspected(args.name);
   if (!inspection) return report_error(inspection.error());
   if (args.json)

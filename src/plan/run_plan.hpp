@@ -87,6 +87,7 @@ struct RunPlan {
   int steps = 2;
   std::chrono::milliseconds timeout{600000};
   bool harness = true;             // the harness is injected: on timeout it is asked for its stacks first
+  std::filesystem::path stdin_file;  // the process's standard input (one of `files`); empty: none
   diagnosis::PlatformFacts facts;  // for diagnosis (functions left unset here)
   std::vector<std::string> notes;  // what the platform does with the job that the user should know
 };

@@ -107,17 +107,14 @@ class ContainerGuard {
   std::string id_;
 };
 
-// The longest line of the job's output handed on whole; the rest of a longer one (a progress
-// bar redrawn with \r for hours) is dropped up to its newline, so that memory stays bounded.
-constexpr std::size_t kMaxLineBytes = 1 << 20;
-
 // A pipe whose read end stays with us and whose write end goes to the container.
 struct OutputPipe {
   bp::pipe pipe;
-  std::string line;  // the current line so far, at most kMaxLineBytes
+  diagnosis::OutputLine::Stream stream;
+  std::size_t max_line;
+  std::string line;  // the current line so far, at most max_line
   bool cut = false;  // the current line is longer: what follows is dropped up to its newline
   bool open = true;
-  diagnosis::OutputLine::Stream stream;
 
   void close_sink() {
     ::close(pipe.native_sink());
@@ -125,7 +122,7 @@ struct OutputPipe {
   }
   void take(std::string_view part) {
     if (cut) return;
-    const std::size_t room = kMaxLineBytes - line.size();
+    const std::size_t room = max_line - line.size();
     cut = part.size() > room;
     line.append(part.substr(0, room));
   }
@@ -217,7 +214,7 @@ fs::path find_runtime() {
 }
 
 Result<ContainerExit> run_container(const plan::RunPlan& plan, const fs::path& image_rootfs,
-                                    const LineSink& on_line) {
+                                    const LineSink& on_line, std::size_t max_line_bytes) {
   const Runtime runtime = runtime_for_this_user(find_runtime());
   if (runtime.program.empty())
     return Error::runtime(
@@ -246,8 +243,8 @@ Result<ContainerExit> run_container(const plan::RunPlan& plan, const fs::path& i
   fs::path bundle = plan.run_dir / "bundle";
   std::ofstream(bundle / "config.json") << make_oci_config(plan, root.path(), cgroup_path).dump(2);
 
-  OutputPipe out{{}, {}, false, true, diagnosis::OutputLine::Stream::Stdout};
-  OutputPipe err{{}, {}, false, true, diagnosis::OutputLine::Stream::Stderr};
+  OutputPipe out{{}, diagnosis::OutputLine::Stream::Stdout, max_line_bytes, {}, false, true};
+  OutputPipe err{{}, diagnosis::OutputLine::Stream::Stderr, max_line_bytes, {}, false, true};
   fs::path pid_file = plan.run_dir / "container.pid";
   ContainerGuard guard(runtime, plan.container_id);
   const auto started = Clock::now();
@@ -255,12 +252,17 @@ Result<ContainerExit> run_container(const plan::RunPlan& plan, const fs::path& i
   try {
     // Detached: the runtime starts the container and exits; its process, re-parented to us,
     // is ours to wait for, and its cgroup stays until `delete`, to be read.
-    bp::child launch(runtime.program.string(),
-                     bp::args(runtime.arguments({"run", "--detach", "--bundle", bundle.string(), "--pid-file",
-                                                 pid_file.string(), plan.container_id})),
-                     bp::std_in<bp::null, bp::std_out> out.pipe, bp::std_err > err.pipe);
-    launch.wait();
-    launch_status = launch.exit_code();
+    // The runtime's standard streams become the container process's.
+    const auto args = runtime.arguments(
+        {"run", "--detach", "--bundle", bundle.string(), "--pid-file", pid_file.string(), plan.container_id});
+    auto launch_with = [&](auto&& stdin_spec) {
+      bp::child launch(runtime.program.string(), bp::args(args), stdin_spec, bp::std_out > out.pipe,
+                       bp::std_err > err.pipe);
+      launch.wait();
+      return launch.exit_code();
+    };
+    launch_status = plan.stdin_file.empty() ? launch_with(bp::std_in < bp::null)
+                                            : launch_with(bp::std_in < plan.stdin_file.string());
   } catch (const bp::process_error& e) {
     return Error::runtime(fmt::format("cannot start {}: {}", runtime.program.string(), e.what()));
   }

@@ -34,7 +34,11 @@ using LineSink = std::function<void(diagnosis::OutputLine::Stream, std::string_v
 // The OCI runtime to use: $PREFLIGHT_RUNTIME, else runc on PATH. Empty when none.
 std::filesystem::path find_runtime();
 
+// The longest line of output handed to a LineSink whole; the rest of a longer one (a progress
+// bar redrawn with \r for hours) is dropped up to its newline, so that memory stays bounded.
+inline constexpr std::size_t kMaxLineBytes = 1 << 20;
+
 Result<ContainerExit> run_container(const plan::RunPlan& plan, const std::filesystem::path& image_rootfs,
-                                    const LineSink& on_line);
+                                    const LineSink& on_line, std::size_t max_line_bytes = kMaxLineBytes);
 
 }  // namespace preflight::sandbox

@@ -8,6 +8,7 @@
 
 #include "image/image_store.hpp"
 #include "sandbox/container.hpp"
+#include "sandbox/run_folder.hpp"
 #include "util/text.hpp"
 
 namespace preflight::check {
@@ -95,7 +96,11 @@ Result<PythonRun> ImagePython::run(const std::string& program, const std::string
   // overlay so that the cached root is never written, in a folder of its own that goes after.
   std::random_device random;
   const std::string id = fmt::format("check-{:08x}", random());
-  const fs::path dir = image::default_cache_dir() / "checks" / id;
+  const fs::path checks = image::default_cache_dir() / "checks";
+  sandbox::reap_abandoned(checks, 0);
+  auto folder = sandbox::RunFolder::create(checks / id);
+  if (!folder) return std::move(folder).error();
+  const fs::path dir = folder->path();
   struct Remove {
     fs::path dir;
     ~Remove() {

@@ -23,6 +23,7 @@
 #include "plan/run_plan.hpp"
 #include "report/clamps.hpp"
 #include "sandbox/container.hpp"
+#include "sandbox/run_folder.hpp"
 #include "spec/job_spec.hpp"
 #include "spec/platform_profile.hpp"
 #include "util/data_dir.hpp"
@@ -103,22 +104,6 @@ void tidy_run_dir(const fs::path& run_dir) {
     fs::remove_all(run_dir / scratch, ignored);
 }
 
-// Keeps the newest run folders (for a look at their outputs and events) and removes the rest.
-void prune_runs(const fs::path& runs_dir, size_t keep) {
-  std::error_code ec;
-  std::vector<std::pair<fs::file_time_type, fs::path>> runs;
-  for (const auto& entry : fs::directory_iterator(runs_dir, ec))
-    runs.emplace_back(entry.last_write_time(ec), entry.path());
-  if (runs.size() <= keep) return;
-  std::sort(runs.begin(), runs.end(), std::greater<>());
-  const auto day_ago = fs::file_time_type::clock::now() - std::chrono::hours(24);
-  for (size_t i = keep; i < runs.size(); ++i) {
-    // A run still holding its scratch layer may be running now, in another preflight.
-    if (fs::exists(runs[i].second / "upper", ec) && runs[i].first > day_ago) continue;
-    fs::remove_all(runs[i].second, ec);
-  }
-}
-
 // Large inputs are replaced by samples in the run folder (docs/architecture.md); the job sees
 // the same layout at the same place, with fewer files and shorter text files.
 Status sample_inputs(const spec::JobSpec& job, plan::RunPlan& plan, const Console& console,
@@ -186,8 +171,12 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
   plan::PlanContext context;
   context.job_id = make_job_id(job.name);
   const fs::path runs_dir = image::default_cache_dir() / "runs";
-  prune_runs(runs_dir, kKeptRuns);
-  context.run_dir = runs_dir / context.job_id;
+  // Runs cut short (a SIGKILLed Preflight) are reaped first; the newest runs are kept for a
+  // look at their outputs and events (docs/security.md "Crash-safe lifecycle").
+  sandbox::reap_abandoned(runs_dir, kKeptRuns);
+  auto folder = sandbox::RunFolder::create(runs_dir / context.job_id);
+  if (!folder) return std::move(folder).error();
+  context.run_dir = folder->path();
   context.emulator_dir = data_dir() / "emulator";
   context.steps_override = options.steps;
   context.timeout_override = options.timeout;

@@ -89,21 +89,28 @@ void signal_container(const Runtime& runtime, const std::string& id, pid_t pid, 
     run_runtime(runtime, {"kill", "--all", id, sigabbrev_np(signal)});
 }
 
+// Removes the cgroup of the container `id` (killing what is left in it: cgroup v2's
+// cgroup.kill) and the parent cgroup of Preflight's containers once no other run uses it.
+void remove_cgroups(const std::string& id) {
+  const fs::path v2 = fs::path("/sys/fs/cgroup") / kCgroupParent / id;
+  if (std::ofstream kill{v2 / "cgroup.kill"}; kill << "1" << std::flush) {
+    for (int i = 0; i < 50 && ::rmdir(v2.c_str()) != 0 && errno == EBUSY; ++i) ::usleep(20000);
+  }
+  std::error_code ignored;
+  for (const auto& controller : fs::directory_iterator("/sys/fs/cgroup", ignored)) {
+    ::rmdir((controller.path() / kCgroupParent / id).c_str());
+    ::rmdir((controller.path() / kCgroupParent).c_str());
+  }
+  ::rmdir((fs::path("/sys/fs/cgroup") / kCgroupParent).c_str());
+}
+
 // Deletes the container (killing what is left of it) when this goes out of scope.
 class ContainerGuard {
  public:
-  ContainerGuard(Runtime runtime, std::string id) : runtime_(std::move(runtime)), id_(std::move(id)) {}
-  ~ContainerGuard() {
-    run_runtime(runtime_, {"delete", "--force", id_});
-    // The parent cgroup of Preflight's containers goes too once no other run uses it.
-    std::error_code ignored;
-    for (const auto& controller : fs::directory_iterator("/sys/fs/cgroup", ignored))
-      ::rmdir((controller.path() / kCgroupParent).c_str());
-    ::rmdir((fs::path("/sys/fs/cgroup") / kCgroupParent).c_str());
-  }
+  explicit ContainerGuard(std::string id) : id_(std::move(id)) {}
+  ~ContainerGuard() { delete_container(id_); }
 
  private:
-  Runtime runtime_;
   std::string id_;
 };
 
@@ -208,6 +215,13 @@ int pidfd_open(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pi
 
 }  // namespace
 
+bool delete_container(const std::string& id) {
+  const Runtime runtime = runtime_for_this_user(find_runtime());
+  const bool existed = !runtime.program.empty() && run_runtime(runtime, {"delete", "--force", id}).status == 0;
+  if (is_host_root()) remove_cgroups(id);
+  return existed;
+}
+
 fs::path find_runtime() {
   if (const char* runtime = std::getenv("PREFLIGHT_RUNTIME"); runtime && *runtime) return runtime;
   return bp::search_path("runc").string();
@@ -246,7 +260,7 @@ Result<ContainerExit> run_container(const plan::RunPlan& plan, const fs::path& i
   OutputPipe out{{}, diagnosis::OutputLine::Stream::Stdout, max_line_bytes, {}, false, true};
   OutputPipe err{{}, diagnosis::OutputLine::Stream::Stderr, max_line_bytes, {}, false, true};
   fs::path pid_file = plan.run_dir / "container.pid";
-  ContainerGuard guard(runtime, plan.container_id);
+  ContainerGuard guard(plan.container_id);
   const auto started = Clock::now();
   int launch_status = -1;
   try {

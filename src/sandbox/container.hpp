@@ -31,6 +31,10 @@ struct ContainerExit {
 // Called for each complete line the job prints, as it prints it.
 using LineSink = std::function<void(diagnosis::OutputLine::Stream, std::string_view)>;
 
+// Deletes the container `id` with whatever is left of it (processes, cgroup); true when it
+// existed. Safe to call for a container that never was.
+bool delete_container(const std::string& id);
+
 // The OCI runtime to use: $PREFLIGHT_RUNTIME, else runc on PATH. Empty when none.
 std::filesystem::path find_runtime();
 

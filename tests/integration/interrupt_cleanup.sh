@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Ctrl-C during a dry run stops the job's container and removes it: afterwards runc lists
-# nothing of the run, no mount or cgroup remains, and preflight exits 130.
+# nothing of the run, no mount or cgroup remains, and preflight exits 130. A run killed with
+# SIGKILL leaves them to the next run, which reaps them first.
 # Usage: interrupt_cleanup.sh PREFLIGHT_BINARY
 set -u
 source "$(dirname "$0")/lib.sh"
@@ -25,4 +26,22 @@ wait "$pid"
 check_equal "exit status" 130 "$?"
 check_contains "message" "interrupted" "$(cat "$work/err")"
 check_no_leftovers interrupted
+
+# SIGKILL gives Preflight no chance to clean up: its container, overlay and cgroup stay until
+# the next Preflight, which reaps them before anything else (docs/security.md).
+printf 'name: killed\nimage: python\ncommand: python main.py\n' >"$job/job.yaml"
+"$preflight" run "$job/job.yaml" --timeout 5m >"$work/out" 2>"$work/err" &
+pid=$!
+for _ in $(seq 1 300); do
+  runtime_list | grep -q '^preflight-killed-' && break
+  sleep 0.1
+done
+runtime_list | grep -q '^preflight-killed-' || fail "the container never started: $(cat "$work/err")"
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null
+runtime_list | grep -q '^preflight-killed-' || fail "the killed run left no container to reap: the case proves nothing"
+printf 'print("next")\n' >"$job/main.py"
+printf 'name: next\nimage: python\ncommand: python main.py\n' >"$job/job.yaml"
+"$preflight" run -q "$job/job.yaml" >"$work/out" 2>"$work/err" || fail "the next run failed: $(cat "$work/err")"
+check_no_leftovers killed
 finish

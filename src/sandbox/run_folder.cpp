@@ -1,0 +1,124 @@
+#include "sandbox/run_folder.hpp"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <fmt/format.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <sstream>
+#include <vector>
+
+#include "sandbox/container.hpp"
+#include "util/text.hpp"
+
+namespace preflight::sandbox {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kLockFile = ".lock";
+
+// Whether the process that made `dir` is gone: its lock, taken here without waiting (and kept
+// in `lock`), is free. A folder without a lock (an older Preflight's, or one this instant
+// being made) counts as gone once it is a day old.
+bool owner_gone(const fs::path& dir, fs::file_time_type changed, UniqueFd& lock) {
+  int fd = ::open((dir / kLockFile).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return errno == ENOENT && changed < fs::file_time_type::clock::now() - std::chrono::hours(24);
+  lock = UniqueFd(fd);
+  return ::flock(lock.get(), LOCK_EX | LOCK_NB) == 0;
+}
+
+// A mount point of /proc/self/mountinfo (its fifth field) with its octal escapes undone.
+std::string unescape(const std::string& field) {
+  std::string out;
+  for (std::size_t i = 0; i < field.size(); ++i) {
+    if (field[i] == '\\' && i + 3 < field.size()) {
+      out += static_cast<char>(std::stoi(field.substr(i + 1, 3), nullptr, 8));
+      i += 3;
+    } else {
+      out += field[i];
+    }
+  }
+  return out;
+}
+
+// What is mounted in `dir`, deepest first.
+std::vector<std::string> mounts_in(const fs::path& dir) {
+  std::vector<std::string> points;
+  std::istringstream lines(read_file("/proc/self/mountinfo").value_or(""));
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream fields(line);
+    std::string id, parent, device, root, point;
+    if (fields >> id >> parent >> device >> root >> point && is_under(unescape(point), dir.string()))
+      points.push_back(unescape(point));
+  }
+  std::sort(points.begin(), points.end(), [](auto& a, auto& b) { return a.size() > b.size(); });
+  return points;
+}
+
+}  // namespace
+
+Result<RunFolder> RunFolder::create(const fs::path& dir) {
+  // Made and locked under a hidden name, which reapers pass over, then renamed into place:
+  // no other Preflight ever sees the folder without its lock held.
+  std::error_code ec;
+  fs::create_directories(dir.parent_path(), ec);
+  const fs::path staging = dir.parent_path() / ("." + dir.filename().string());
+  auto fail = [&](const char* what) {
+    const int error = errno;
+    fs::remove_all(staging, ec);
+    return Error::runtime(fmt::format("cannot {} {}: {}", what, dir.string(), std::strerror(error)));
+  };
+  if (::mkdir(staging.c_str(), 0755) != 0)
+    return Error::runtime(fmt::format("cannot make {}: {}", dir.string(), std::strerror(errno)));
+  UniqueFd lock(::open((staging / kLockFile).c_str(), O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+  if (!lock.valid() || ::flock(lock.get(), LOCK_EX) != 0) return fail("lock");
+  if (::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, dir.c_str(), RENAME_NOREPLACE) != 0) return fail("make");
+  return RunFolder(dir, std::move(lock));
+}
+
+Reaped reap_abandoned(const fs::path& parent, std::size_t keep) {
+  Reaped reaped;
+  struct Abandoned {
+    fs::file_time_type time;
+    fs::path dir;
+    UniqueFd lock;  // held while it is reaped and pruned: no other Preflight takes it meanwhile
+  };
+  std::vector<Abandoned> abandoned;
+  std::size_t held = 0;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(parent, ec)) {
+    struct stat st {};
+    if (entry.path().filename().string().starts_with(".")) continue;  // being made (RunFolder::create)
+    if (::lstat(entry.path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()) continue;
+    const auto changed = entry.last_write_time(ec);
+    UniqueFd lock;
+    if (!owner_gone(entry.path(), changed, lock)) {
+      ++held;
+      continue;
+    }
+    // A run that ended removed its container's root (bundle/rootfs): only one cut short has
+    // a container, mounts or a cgroup left to reap.
+    if (fs::exists(entry.path() / "bundle" / "rootfs", ec)) {
+      if (delete_container("preflight-" + entry.path().filename().string())) ++reaped.containers;
+      for (const auto& point : mounts_in(entry.path()))
+        if (::umount2(point.c_str(), MNT_DETACH) == 0) ++reaped.mounts;
+    }
+    abandoned.push_back({changed, entry.path(), std::move(lock)});
+  }
+  std::sort(abandoned.begin(), abandoned.end(), [](auto& a, auto& b) { return a.time > b.time; });
+  for (std::size_t i = held >= keep ? 0 : keep - held; i < abandoned.size(); ++i) {
+    if (!mounts_in(abandoned[i].dir).empty()) continue;  // a mount that would not go: never delete through it
+    fs::remove_all(abandoned[i].dir, ec);
+    if (!ec) ++reaped.removed;
+  }
+  return reaped;
+}
+
+}  // namespace preflight::sandbox

@@ -1,0 +1,42 @@
+// The folders runs and checks keep their container's state in (docs/security.md "Crash-safe
+// lifecycle"): each is held by the process that made it, through an flock on its ".lock"
+// file, for as long as it lives; the kernel lets go when that process dies, even by SIGKILL.
+// A folder whose lock is free belongs to nobody: its container, mounts and cgroup are reaped
+// before anything else, and only then may it be pruned.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+
+#include "util/error.hpp"
+#include "util/untrusted_fs.hpp"
+
+namespace preflight::sandbox {
+
+class RunFolder {
+ public:
+  // Makes the folder `dir` (its parent must exist or is made) and holds it.
+  static Result<RunFolder> create(const std::filesystem::path& dir);
+
+  const std::filesystem::path& path() const { return dir_; }
+
+ private:
+  RunFolder(std::filesystem::path dir, UniqueFd lock) : dir_(std::move(dir)), lock_(std::move(lock)) {}
+  std::filesystem::path dir_;
+  UniqueFd lock_;
+};
+
+// What reap_abandoned found and did, for tests and the benchmark.
+struct Reaped {
+  std::size_t containers = 0;  // `runc delete --force` of a container left behind
+  std::size_t mounts = 0;      // overlay and bind mounts unmounted
+  std::size_t removed = 0;     // folders pruned
+};
+
+// For each folder under `parent` owned by this user and held by no process: deletes its
+// container ("preflight-" + the folder's name), unmounts what is mounted in it and removes its
+// cgroup; then removes all such folders but the newest `keep`. Folders held by a live process,
+// and other users' folders, are never touched.
+Reaped reap_abandoned(const std::filesystem::path& parent, std::size_t keep);
+
+}  // namespace preflight::sandbox

@@ -39,7 +39,11 @@ done
 runtime_list | grep -q '^preflight-killed-' || fail "the container never started: $(cat "$work/err")"
 kill -KILL "$pid"
 wait "$pid" 2>/dev/null
-runtime_list | grep -q '^preflight-killed-' || fail "the killed run left no container to reap: the case proves nothing"
+# As root, nothing is left to stop the container. Without root, the process in Preflight's user
+# namespace gets SIGTERM when its parent dies (docs/rootless.md) and may clean up itself first.
+if [[ $(id -u) == 0 ]]; then
+  runtime_list | grep -q '^preflight-killed-' || fail "the killed run left no container to reap: the case proves nothing"
+fi
 printf 'print("next")\n' >"$job/main.py"
 printf 'name: next\nimage: python\ncommand: python main.py\n' >"$job/job.yaml"
 "$preflight" run -q "$job/job.yaml" >"$work/out" 2>"$work/err" || fail "the next run failed: $(cat "$work/err")"

@@ -55,8 +55,9 @@ std::vector<std::string> mounts_in(const fs::path& dir) {
   for (std::string line; std::getline(lines, line);) {
     std::istringstream fields(line);
     std::string id, parent, device, root, point;
-    if (fields >> id >> parent >> device >> root >> point && is_under(unescape(point), dir.string()))
-      points.push_back(unescape(point));
+    if (!(fields >> id >> parent >> device >> root >> point)) continue;
+    if (std::string unescaped = unescape(point); is_under(unescaped, dir.string()))
+      points.push_back(std::move(unescaped));
   }
   std::sort(points.begin(), points.end(), [](auto& a, auto& b) { return a.size() > b.size(); });
   return points;
@@ -113,8 +114,11 @@ Reaped reap_abandoned(const fs::path& parent, std::size_t keep) {
     abandoned.push_back({changed, entry.path(), std::move(lock)});
   }
   std::sort(abandoned.begin(), abandoned.end(), [](auto& a, auto& b) { return a.time > b.time; });
+  const std::vector<std::string> mounted = mounts_in(parent);  // what would not go, read once
   for (std::size_t i = held >= keep ? 0 : keep - held; i < abandoned.size(); ++i) {
-    if (!mounts_in(abandoned[i].dir).empty()) continue;  // a mount that would not go: never delete through it
+    const std::string dir = abandoned[i].dir.string();
+    if (std::any_of(mounted.begin(), mounted.end(), [&](auto& point) { return is_under(point, dir); }))
+      continue;  // never delete through a mount
     fs::remove_all(abandoned[i].dir, ec);
     if (!ec) ++reaped.removed;
   }

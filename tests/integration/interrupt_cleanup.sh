@@ -12,15 +12,20 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 job=$work/job
 mkdir -p "$job"
+# Starts the dry run of $job in the background (its pid in $pid) and waits for its container.
+start_run() {  # JOB_NAME
+  "$preflight" run "$job/job.yaml" --timeout 5m >"$work/out" 2>"$work/err" &
+  pid=$!
+  for _ in $(seq 1 300); do
+    runtime_list | grep -q "^preflight-$1-" && return
+    sleep 0.1
+  done
+  fail "the container never started: $(cat "$work/err")"
+}
+
 printf 'import time\nwhile True:\n    time.sleep(1)\n' >"$job/main.py"
 printf 'name: interrupted\nimage: python\ncommand: python main.py\n' >"$job/job.yaml"
-"$preflight" run "$job/job.yaml" --timeout 5m >"$work/out" 2>"$work/err" &
-pid=$!
-for _ in $(seq 1 300); do
-  runtime_list | grep -q '^preflight-interrupted-' && break
-  sleep 0.1
-done
-runtime_list | grep -q '^preflight-interrupted-' || fail "the container never started: $(cat "$work/err")"
+start_run interrupted
 kill -INT "$pid"
 wait "$pid"
 check_equal "exit status" 130 "$?"
@@ -30,13 +35,7 @@ check_no_leftovers interrupted
 # SIGKILL gives Preflight no chance to clean up: its container, overlay and cgroup stay until
 # the next Preflight, which reaps them before anything else (docs/security.md).
 printf 'name: killed\nimage: python\ncommand: python main.py\n' >"$job/job.yaml"
-"$preflight" run "$job/job.yaml" --timeout 5m >"$work/out" 2>"$work/err" &
-pid=$!
-for _ in $(seq 1 300); do
-  runtime_list | grep -q '^preflight-killed-' && break
-  sleep 0.1
-done
-runtime_list | grep -q '^preflight-killed-' || fail "the container never started: $(cat "$work/err")"
+start_run killed
 kill -KILL "$pid"
 wait "$pid" 2>/dev/null
 # As root, nothing is left to stop the container. Without root, the process in Preflight's user

@@ -37,6 +37,7 @@ std::string resolved_yaml(const spec::PlatformProfile& p) {
   root["mounts"]["writable"] = p.mounts.writable;
   if (!p.mounts.kept.empty()) root["mounts"]["kept"] = p.mounts.kept;
   root["network"] = p.network;
+  root["seccomp"] = p.seccomp.name;
   root["limits"]["memory"] = p.limits.memory_bytes;
   root["limits"]["shm"] = p.limits.shm_bytes;
   root["limits"]["pids"] = p.limits.pids;

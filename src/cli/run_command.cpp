@@ -31,7 +31,7 @@ int run(const RunArgs& args) {
   options.stop_on_static = !args.run_anyway;
   options.strict = args.strict;
   if (!args.timeout.empty()) {
-    auto timeout = spec::parse_duration(args.timeout);
+    auto timeout = parse_duration(args.timeout);
     if (!timeout) return report_error(timeout.error().context("--timeout"));
     options.timeout = *timeout;
   }

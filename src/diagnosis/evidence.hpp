@@ -52,6 +52,7 @@ struct PlatformFacts {
   std::string home;                // in the container
   std::uint64_t shm_bytes = 0;     // size of /dev/shm
   std::uint64_t memory_bytes = 0;  // memory limit, 0: none
+  std::string seccomp;             // the profile's seccomp policy, e.g. "default"
   int gpus = 0;                    // per node, as the job asked
   int nodes = 1;
   std::string gpu_name;  // the profile's GPU model

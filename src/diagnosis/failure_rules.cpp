@@ -39,7 +39,7 @@ namespace {
 const std::vector<std::string> kTemplateBuiltins = {
     "type", "message", "line",     "path", "errno", "exit_code", "signal", "stage",
     "why",  "timeout", "platform", "user", "uid",   "home",      "image",  "code_dir",
-    "shm",  "memory"};
+    "shm",  "memory",  "seccomp"};
 
 using spec::YamlDoc;
 using spec::YamlField;

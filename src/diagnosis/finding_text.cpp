@@ -73,7 +73,8 @@ Vars variables(const RuleMatch& match, const FailedStep& step, const RunOutcome&
                {"image", facts.image},
                {"code_dir", facts.code_container_dir},
                {"shm", human_size(facts.shm_bytes)},
-               {"memory", facts.memory_bytes ? human_size(facts.memory_bytes) : "unlimited"}};
+               {"memory", facts.memory_bytes ? human_size(facts.memory_bytes) : "unlimited"},
+               {"seccomp", facts.seccomp}};
   // What the rule captured fills what the evidence itself does not say.
   for (const auto& [name, value] : match.captures) {
     auto known = vars.find(name);

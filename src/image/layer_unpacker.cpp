@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "util/host_root.hpp"
+#include "util/text.hpp"
 
 namespace preflight::image {
 namespace fs = std::filesystem;
@@ -157,7 +158,25 @@ std::string normalize_entry_path(const std::string& raw, std::string& out) {
   return {};
 }
 
-LayerUnpacker::LayerUnpacker(fs::path root) : root_(std::move(root)), root_prefix_(root_.string() + "/") {}
+LayerUnpacker::LayerUnpacker(fs::path root, UnpackLimits limits)
+    : root_(std::move(root)), limits_(limits), root_prefix_(root_.string() + "/") {}
+
+Status LayerUnpacker::count(archive_entry* entry, const std::string& where) {
+  // The size a header declares, before a byte is written: a sparse or lying entry is counted
+  // at its word, so the bound holds whatever the data.
+  const la_int64_t size = archive_entry_filetype(entry) == AE_IFREG ? archive_entry_size(entry) : 0;
+  bytes_ += size > 0 ? static_cast<std::uint64_t>(size) : 0;
+  ++entries_;
+  std::string what;
+  if (bytes_ > limits_.max_bytes) what = human_size(limits_.max_bytes) + " of files";
+  if (entries_ > limits_.max_entries) what = std::to_string(limits_.max_entries) + " files, folders and links";
+  if (what.empty()) return Ok{};
+  return Error::bad_input(where + ": the image unpacks to more than " + what +
+                          " (Preflight's bound on one image), and was refused: an archive that expands this far is "
+                          "more likely an archive bomb than a training image. If the image really is that large, "
+                          "raise the bound with " + std::string(kUnpackLimitVariable) + "=" +
+                          std::to_string(((limits_.max_bytes >> 30) + 1) * 2) + "Gi");
+}
 
 std::string LayerUnpacker::resolve(const std::string& rel, bool follow_last, std::string& resolved) {
   resolved.clear();
@@ -324,6 +343,7 @@ Status LayerUnpacker::apply_entries(archive* reader, const LayerSource& layer) {
     };
     if (std::string why = normalize_entry_path(raw, rel); !why.empty()) return refuse(why);
     if (rel.empty()) continue;  // the root folder itself
+    if (Status s = count(entry, where); !s) return s;
 
     auto slash = rel.rfind('/');
     dir = slash == std::string::npos ? std::string() : rel.substr(0, slash);

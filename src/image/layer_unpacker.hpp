@@ -4,6 +4,7 @@
 // of the root, even one planted by an earlier layer). See docs/images.md "Security".
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <unordered_map>
@@ -13,14 +14,25 @@
 #include "util/error.hpp"
 
 struct archive;  // libarchive
+struct archive_entry;
 
 namespace preflight::image {
+
+// What one image may unpack to, all its layers together: a layer of a few MB can expand to
+// any size (docs/images.md "Security"). Training images are rarely over 30 GiB.
+struct UnpackLimits {
+  std::uint64_t max_bytes = 64ull << 30;   // the sizes of its files; $PREFLIGHT_IMAGE_LIMIT
+  std::uint64_t max_entries = 10'000'000;  // files, folders and links
+};
+
+// The environment variable that sets UnpackLimits::max_bytes ("128Gi").
+inline constexpr const char* kUnpackLimitVariable = "PREFLIGHT_IMAGE_LIMIT";
 
 class LayerUnpacker {
  public:
   // `root` must exist and be empty: the unpacker knows every symlink under it because it
   // made them all, which is what makes its escape checks cheap.
-  explicit LayerUnpacker(std::filesystem::path root);
+  LayerUnpacker(std::filesystem::path root, UnpackLimits limits);
 
   // A corrupt archive or an escaping entry is a bad_input error naming the archive, layer
   // and entry; the caller removes the partial root.
@@ -35,7 +47,12 @@ class LayerUnpacker {
   void clear_opaque(const std::string& dir);
   void forget_symlinks_under(const std::string& rel);
 
+  // A bad_input error when this entry takes the image past its limits.
+  Status count(::archive_entry* entry, const std::string& where);
+
   std::filesystem::path root_;
+  UnpackLimits limits_;
+  std::uint64_t bytes_ = 0, entries_ = 0;
   std::string root_prefix_;                                // root_ + "/"
   std::unordered_map<std::string, std::string> symlinks_;  // relative path → target
   std::unordered_set<std::string> layer_paths_;            // written by the current layer

@@ -5,12 +5,14 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 
 #include "image/digest.hpp"
 #include "image/layer_unpacker.hpp"
+#include "util/units.hpp"
 
 namespace preflight::image {
 namespace fs = std::filesystem;
@@ -38,6 +40,18 @@ class TempFolder {
  private:
   fs::path path_;
 };
+
+Result<UnpackLimits> unpack_limits() {
+  UnpackLimits limits;
+  const char* text = std::getenv(kUnpackLimitVariable);
+  if (text == nullptr || *text == '\0') return limits;
+  auto bytes = parse_size(text);
+  if (!bytes || *bytes == 0)
+    return Error::bad_input(std::string(kUnpackLimitVariable) + ": expected a size such as \"128Gi\", got \"" +
+                            text + "\"");
+  limits.max_bytes = *bytes;
+  return limits;
+}
 
 }  // namespace
 
@@ -88,7 +102,9 @@ Result<fs::path> RootfsCache::unpack(const ImageSource& source, const std::strin
              (source.layers.size() == 1 ? "" : "s") + ") into " + final_dir.string() + "...");
   }
   auto started = std::chrono::steady_clock::now();
-  LayerUnpacker unpacker(temp.path() / "rootfs");
+  auto limits = unpack_limits();
+  if (!limits) return std::move(limits).error();
+  LayerUnpacker unpacker(temp.path() / "rootfs", *limits);
   for (const auto& layer : source.layers) {
     if (Status s = unpacker.apply(layer); !s) return s.error().context("unpacking image " + ref_text);
   }

@@ -17,7 +17,9 @@ Result<JobContext> load_job_context(const JobChoices& choices, const image::Prog
       choices.platform.value_or(job->platform.empty() ? kDefaultPlatform : job->platform);
   auto profile = spec::load_platform(platform_name, spec::shipped_platforms_dir());
   if (!profile) {
-    if (!choices.platform && !job->platform.empty()) profile.error().where = job->platform_where;
+    // An unknown name has no place of its own: it is the job's `platform:` entry.
+    if (!choices.platform && !job->platform.empty() && !profile.error().where.known())
+      profile.error().where = job->platform_where;
     return std::move(profile).error();
   }
 

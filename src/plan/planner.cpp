@@ -216,6 +216,7 @@ Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile&
   plan.run_dir = context.run_dir;
   plan.limits = profile.limits;
   plan.network = profile.network;
+  plan.seccomp = profile.seccomp;
   plan.steps = context.steps_override.value_or(job.dryrun.steps);
   plan.timeout = context.timeout_override.value_or(job.dryrun.timeout);
   plan.harness = context.harness;
@@ -382,6 +383,7 @@ Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile&
   plan.facts.user = profile.user.name + " (uid " + std::to_string(profile.user.uid) + ")";
   plan.facts.uid = profile.user.uid;
   plan.facts.home = profile.user.home;
+  plan.facts.seccomp = profile.seccomp.name;
   plan.facts.shm_bytes = plan.limits.shm_bytes;
   plan.facts.memory_bytes = plan.limits.memory_bytes;
   plan.facts.gpus = job.gpus;

@@ -84,6 +84,7 @@ struct RunPlan {
   std::vector<UserDir> user_dirs;
   spec::ResourceLimits limits;
   bool network = false;
+  spec::SeccompPolicy seccomp;  // no rules: no filter (a plan made by hand, in a test)
   int steps = 2;
   std::chrono::milliseconds timeout{600000};
   bool harness = true;             // the harness is injected: on timeout it is asked for its stacks first

@@ -48,6 +48,39 @@ json resources(const plan::RunPlan& plan) {
   return r;
 }
 
+// The architectures whose system calls the filter answers: the host's own, and the 32-bit
+// ones its processes can also call the kernel through, so that no call slips past by ABI.
+json seccomp_architectures() {
+#if defined(__x86_64__)
+  return {"SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"};
+#elif defined(__aarch64__)
+  return {"SCMP_ARCH_AARCH64", "SCMP_ARCH_ARM"};
+#else
+  return json::array();  // libseccomp's native one
+#endif
+}
+
+// The policy as runc takes it (runtime-spec "Seccomp"): every call allowed but the refused
+// ones. A rule on flags becomes one rule per flag, since a masked comparison tests all the
+// bits of its mask at once and a call is refused when any one of them is set.
+json seccomp(const spec::SeccompPolicy& policy) {
+  json syscalls = json::array();
+  for (const spec::SeccompRule& rule : policy.rules) {
+    json refused = {{"names", rule.syscalls}, {"action", "SCMP_ACT_ERRNO"}, {"errnoRet", rule.errno_value}};
+    if (!rule.flags_arg) {
+      syscalls.push_back(refused);
+      continue;
+    }
+    for (std::uint64_t bit = 1; bit != 0; bit <<= 1) {
+      if ((rule.any_flag & bit) == 0) continue;
+      refused["args"] = json::array(
+          {{{"index", *rule.flags_arg}, {"value", bit}, {"valueTwo", bit}, {"op", "SCMP_CMP_MASKED_EQ"}}});
+      syscalls.push_back(refused);
+    }
+  }
+  return {{"defaultAction", "SCMP_ACT_ALLOW"}, {"architectures", seccomp_architectures()}, {"syscalls", syscalls}};
+}
+
 }  // namespace
 
 std::vector<std::string> unenforced_limits(const spec::ResourceLimits& limits) {
@@ -84,6 +117,7 @@ json make_oci_config(const plan::RunPlan& plan, const std::filesystem::path& roo
        {"/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list",
         "/proc/timer_stats", "/proc/sched_debug", "/sys/firmware", "/proc/scsi"}},
       {"readonlyPaths", {"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"}}};
+  if (!plan.seccomp.rules.empty()) linux_section["seccomp"] = seccomp(plan.seccomp);
   if (cgroup_path) {
     linux_section["cgroupsPath"] = *cgroup_path;
     linux_section["resources"] = resources(plan);

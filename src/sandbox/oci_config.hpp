@@ -1,6 +1,6 @@
 // Turns a RunPlan into an OCI runtime config (config.json, runtime-spec 1.0) for runc:
-// the platform's user with no capabilities, its environment, mounts and limits, and fresh
-// namespaces (no network unless the profile grants it).
+// the platform's user with no capabilities, its environment, mounts, limits and seccomp
+// policy, and fresh namespaces (no network unless the profile grants it).
 #pragma once
 
 #include <filesystem>

@@ -22,6 +22,7 @@ const std::vector<std::string> kProfileKeys = {"name",
                                                "user",
                                                "mounts",
                                                "network",
+                                               "seccomp",
                                                "limits",
                                                "gpu",
                                                "environment",
@@ -32,6 +33,9 @@ const std::vector<std::string> kProfileKeys = {"name",
                                                "files",
                                                "launcher",
                                                "retry"};
+
+// What a container runtime refuses by default; docs/formats.md.
+constexpr const char* kDefaultSeccompPolicy = "default";
 
 bool is_profile_file(const fs::path& path) {
   return path.extension() == ".yaml" || path.extension() == ".yml";
@@ -59,6 +63,13 @@ Status read_field(const YamlDoc& doc, const YamlField& field, PlatformProfile& p
     auto value = doc.boolean(field);
     if (!value) return std::move(value).error();
     profile.network = *value;
+  } else if (field.key == "seccomp") {
+    auto value = doc.string(field);
+    if (!value) return std::move(value).error();
+    auto policy = load_seccomp_policy(*value, shipped_seccomp_dir());
+    if (!policy && !policy.error().where.known()) return doc.error(field, policy.error().message);
+    if (!policy) return std::move(policy).error();
+    profile.seccomp = std::move(*policy);
   } else if (field.key == "user") {
     return read_user(doc, field, profile.user);
   } else if (field.key == "mounts") {
@@ -110,6 +121,11 @@ Result<PlatformProfile> load_profile_file(const fs::path& file) {
   profile.name = file.stem().string();
   for (const YamlField& field : *fields) {
     if (auto ok = read_field(*doc, field, profile); !ok) return std::move(ok).error();
+  }
+  if (profile.seccomp.name.empty()) {
+    auto policy = load_seccomp_policy(kDefaultSeccompPolicy, shipped_seccomp_dir());
+    if (!policy) return std::move(policy).error();
+    profile.seccomp = std::move(*policy);
   }
   return profile;
 }

@@ -10,7 +10,9 @@
 #include <utility>
 #include <vector>
 
+#include "spec/seccomp_policy.hpp"
 #include "util/error.hpp"
+#include "util/units.hpp"
 
 namespace preflight::spec {
 
@@ -82,6 +84,7 @@ struct PlatformProfile {
   PlatformUser user;
   MountLayout mounts;
   bool network = false;
+  SeccompPolicy seccomp;  // `seccomp: NAME` of policies/seccomp; "default" when not given
   ResourceLimits limits;
   GpuModel gpu;
   std::vector<EnvTemplate> environment;         // exported to every job
@@ -103,10 +106,5 @@ std::vector<std::string> list_platforms(const std::filesystem::path& dir);
 // NAME (a shipped profile) or a path to a profile file. An unknown name is an error (exit 2)
 // listing the shipped names with a did-you-mean.
 Result<PlatformProfile> load_platform(const std::string& name_or_file, const std::filesystem::path& dir);
-
-// Parses a size such as "16Gi", "64Mi", "512M", "1G" or a plain byte count.
-Result<std::uint64_t> parse_size(const std::string& text);
-// Parses a duration such as "10m", "90s", "1h30m", "500ms".
-Result<std::chrono::milliseconds> parse_duration(const std::string& text);
 
 }  // namespace preflight::spec

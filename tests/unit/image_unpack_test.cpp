@@ -12,6 +12,7 @@
 
 #include "image/digest.hpp"
 #include "image/image_store.hpp"
+#include "image/layer_unpacker.hpp"
 #include "image/oci_writer.hpp"
 #include "image/recipe.hpp"
 #include "image/tool_run.hpp"
@@ -345,6 +346,43 @@ TEST_F(ImageUnpack, CorruptArchiveIsBadInputAndLeavesNothing) {
   ASSERT_FALSE(garbage.ok());
   EXPECT_EQ(garbage.error().exit_status(), 2);
   EXPECT_NE(garbage.error().message.find("garbage.tar"), std::string::npos) << garbage.error().message;
+}
+
+// A small archive that expands past the bound: the declared sizes are counted before a byte
+// is written, and the unpack stops there with nothing left in the cache.
+TEST_F(ImageUnpack, AnImagePastTheUnpackBoundIsRefusedAndLeavesNothing) {
+  std::string layer = make_tar({{"weights.bin", 'f', std::string(3 << 20, '\0')}}, Compression::Gzip);
+  EXPECT_LT(layer.size(), 20000u);
+  make_docker_archive(work_.path() / "bomb.tar", {layer});
+  ::setenv(kUnpackLimitVariable, "2Mi", 1);
+  auto image = resolve("docker-archive:bomb.tar");
+  ASSERT_FALSE(image.ok());
+  EXPECT_EQ(image.error().exit_status(), 2);
+  EXPECT_NE(image.error().message.find("the image unpacks to more than 2.0 MiB of files"),
+            std::string::npos)
+      << image.error().message;
+  EXPECT_NE(image.error().message.find("PREFLIGHT_IMAGE_LIMIT=2Gi"), std::string::npos) << image.error().message;
+  expect_cache_clean();
+
+  ::setenv(kUnpackLimitVariable, "lots", 1);
+  auto malformed = resolve("docker-archive:bomb.tar");
+  ASSERT_FALSE(malformed.ok());
+  EXPECT_EQ(malformed.error().message, "PREFLIGHT_IMAGE_LIMIT: expected a size such as \"128Gi\", got \"lots\"");
+  ::setenv(kUnpackLimitVariable, "4Mi", 1);
+  EXPECT_TRUE(resolve("docker-archive:bomb.tar").ok());
+  ::unsetenv(kUnpackLimitVariable);
+}
+
+TEST_F(ImageUnpack, TooManyEntriesAreRefused) {
+  std::vector<Entry> entries;
+  for (int i = 0; i < 5; ++i) entries.push_back({"f" + std::to_string(i), 'f', "x"});
+  write_file(work_.path() / "layer.tar", make_tar(entries));
+  fs::create_directories(work_.path() / "root");
+  LayerUnpacker unpacker(work_.path() / "root", UnpackLimits{1 << 20, 4});
+  Status status = unpacker.apply({work_.path() / "layer.tar", "", "layer 1"});
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.error().message.find("more than 4 files, folders and links"), std::string::npos)
+      << status.error().message;
 }
 
 TEST_F(ImageUnpack, MissingArchiveIsBadInput) {

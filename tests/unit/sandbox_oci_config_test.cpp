@@ -1,4 +1,5 @@
-// A rootless run's config: no cgroup, so no limits in it, and a note for each one left out.
+// The config runc gets: without a cgroup (a rootless run) no limits in it and a note for each
+// one left out; the profile's seccomp policy as runtime-spec filter rules.
 #include <gtest/gtest.h>
 
 #include "sandbox/oci_config.hpp"
@@ -38,6 +39,32 @@ TEST(SandboxOciConfig, EachUnenforcedLimitIsStatedWithWhy) {
 }
 
 TEST(SandboxOciConfig, NoLimitsNoNotes) { EXPECT_TRUE(unenforced_limits({}).empty()); }
+
+TEST(SandboxOciConfig, TheSeccompPolicyRefusesItsCallsWithItsErrorsAndAllowsTheRest) {
+  plan::RunPlan plan;
+  EXPECT_FALSE(make_oci_config(plan, "/r", std::nullopt)["linux"].contains("seccomp"));
+
+  plan.seccomp.rules = {{{"unshare", "mount"}, 1, std::nullopt, 0}, {{"clone"}, 1, 0u, 0x30000000}};
+  const auto seccomp = make_oci_config(plan, "/r", std::nullopt)["linux"]["seccomp"];
+  EXPECT_EQ(seccomp["defaultAction"], "SCMP_ACT_ALLOW");
+  EXPECT_FALSE(seccomp["architectures"].empty());
+  const auto& rules = seccomp["syscalls"];
+  ASSERT_EQ(rules.size(), 3u);
+  EXPECT_EQ(rules[0]["names"], nlohmann::json({"unshare", "mount"}));
+  EXPECT_EQ(rules[0]["action"], "SCMP_ACT_ERRNO");
+  EXPECT_EQ(rules[0]["errnoRet"], 1);
+  EXPECT_FALSE(rules[0].contains("args"));
+  // One rule per flag: a masked comparison holds only when every bit of its mask is set.
+  for (int i : {1, 2}) {
+    const std::uint64_t bit = i == 1 ? 0x10000000 : 0x20000000;
+    EXPECT_EQ(rules[i]["names"], nlohmann::json({"clone"}));
+    ASSERT_EQ(rules[i]["args"].size(), 1u);
+    EXPECT_EQ(rules[i]["args"][0]["index"], 0);
+    EXPECT_EQ(rules[i]["args"][0]["op"], "SCMP_CMP_MASKED_EQ");
+    EXPECT_EQ(rules[i]["args"][0]["value"], bit);
+    EXPECT_EQ(rules[i]["args"][0]["valueTwo"], bit);
+  }
+}
 
 }  // namespace
 }  // namespace preflight::sandbox

@@ -1,14 +1,12 @@
-// parse_size and parse_duration (declared in platform_profile.hpp): the units users write in
-// job.yaml and profiles, as Kubernetes, Docker and Go write them.
+#include "util/units.hpp"
+
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <limits>
 #include <string_view>
 
-#include "spec/platform_profile.hpp"
-
-namespace preflight::spec {
+namespace preflight {
 
 namespace {
 
@@ -116,4 +114,4 @@ Result<std::chrono::milliseconds> parse_duration(const std::string& text) {
   return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(total)));
 }
 
-}  // namespace preflight::spec
+}  // namespace preflight

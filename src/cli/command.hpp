@@ -27,6 +27,7 @@ Command check_command();
 Command platforms_command();
 Command platform_command();
 Command image_command();
+Command cache_command();
 Command explain_command();
 Command init_command();
 Command completion_command();

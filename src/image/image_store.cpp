@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <tuple>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -135,12 +136,12 @@ Result<UnpackedImage> ImageStore::resolve(const ImageRef& ref, const ProgressSin
   auto config = parse_image_config(source->config_json, ref.text);
   if (!config) return config.error();
   RootfsCache cache(cache_dir_);
-  auto rootfs = cache.unpack(*source, ref.text, progress);
-  if (!rootfs) return rootfs.error();
+  auto unpacked = cache.unpack(*source, ref.text, progress);
+  if (!unpacked) return unpacked.error();
   UnpackedImage image;
   image.ref = ref.text;
   image.digest = source->digest;
-  image.rootfs = *rootfs;
+  std::tie(image.rootfs, image.hold) = std::move(*unpacked);
   image.config = std::move(*config);
   return image;
 }

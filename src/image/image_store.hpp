@@ -6,10 +6,12 @@
 
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "util/error.hpp"
+#include "util/untrusted_fs.hpp"
 
 namespace preflight::image {
 
@@ -36,6 +38,9 @@ struct UnpackedImage {
   std::string digest;            // "sha256:<hex>": the image config digest (image ID)
   std::filesystem::path rootfs;  // read-only lower layer for the container; never written
   ImageConfig config;
+  // Keeps a cached root from being pruned while this image (or a copy of it) is in use;
+  // none for a rootfs: folder.
+  std::shared_ptr<const UniqueFd> hold;
 };
 
 // Progress lines for long steps ("building image pytorch: ..."); may be a no-op.

@@ -38,6 +38,9 @@ class LayerUnpacker {
   // and entry; the caller removes the partial root.
   Status apply(const LayerSource& layer);
 
+  // The sizes of the files unpacked so far, as their headers declare them.
+  std::uint64_t bytes() const { return bytes_; }
+
  private:
   Status apply_entries(::archive* reader, const LayerSource& layer);
   // `rel` with every symlinked component followed (the last too when `follow_last`); an

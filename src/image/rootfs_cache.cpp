@@ -1,17 +1,22 @@
 #include "image/rootfs_cache.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 
 #include "image/digest.hpp"
 #include "image/layer_unpacker.hpp"
+#include "util/text.hpp"
 #include "util/units.hpp"
 
 namespace preflight::image {
@@ -20,7 +25,10 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kCompleteMarker = "complete";
+constexpr const char* kLockFile = "lock";  // held shared by each use; its time is the last use
+constexpr const char* kSizeFile = "size";  // the bytes of the entry's files, as unpacked
 constexpr std::string_view kTempPrefix = ".tmp-";
+constexpr std::string_view kEntryPrefix = "sha256-";
 
 // Removes a temporary folder on every path out of unpack() unless it was handed over.
 class TempFolder {
@@ -41,6 +49,25 @@ class TempFolder {
   fs::path path_;
 };
 
+// `create` is false only to look: a lock file made then would read as a use.
+UniqueFd open_lock(const fs::path& entry, bool create = true) {
+  return UniqueFd(::open((entry / kLockFile).c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | (create ? O_CREAT : 0), 0644));
+}
+
+// The size an entry's files take, read from its size file; an entry made before there were
+// size files is measured once and its size file written.
+std::uint64_t entry_bytes(const fs::path& entry) {
+  std::uint64_t bytes = 0;
+  if (std::ifstream in(entry / kSizeFile); in >> bytes) return bytes;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(entry / "rootfs", fs::directory_options::none, ec), end;
+       !ec && it != end; it.increment(ec)) {
+    if (it->is_regular_file(ec) && !it->is_symlink(ec)) bytes += it->file_size(ec);
+  }
+  std::ofstream(entry / kSizeFile) << bytes << "\n";
+  return bytes;
+}
+
 Result<UnpackLimits> unpack_limits() {
   UnpackLimits limits;
   const char* text = std::getenv(kUnpackLimitVariable);
@@ -58,7 +85,7 @@ Result<UnpackLimits> unpack_limits() {
 RootfsCache::RootfsCache(fs::path cache_dir) : dir_(std::move(cache_dir) / "rootfs") {}
 
 fs::path RootfsCache::entry_dir(const std::string& digest) const {
-  return dir_ / ("sha256-" + digest_hex(digest));
+  return dir_ / (std::string(kEntryPrefix) + digest_hex(digest));
 }
 
 bool RootfsCache::contains(const std::string& digest) const {
@@ -66,7 +93,7 @@ bool RootfsCache::contains(const std::string& digest) const {
   return fs::exists(entry_dir(digest) / kCompleteMarker, ec);
 }
 
-// A temporary folder whose process is gone was left by a killed run.
+// A temporary folder whose process is gone was left by a killed run (an unpack or a prune).
 void RootfsCache::remove_abandoned_temporaries() const {
   std::error_code ec;
   for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
@@ -81,15 +108,33 @@ void RootfsCache::remove_abandoned_temporaries() const {
   }
 }
 
-Result<fs::path> RootfsCache::unpack(const ImageSource& source, const std::string& ref_text,
-                                     const ProgressSink& progress) {
+std::shared_ptr<const UniqueFd> RootfsCache::hold(const std::string& digest) const {
+  const fs::path entry = entry_dir(digest);
+  if (!contains(digest)) return nullptr;
+  UniqueFd lock = open_lock(entry);
+  if (!lock.valid() || ::flock(lock.get(), LOCK_SH) != 0) return nullptr;
+  // A prune may have moved the entry away between the open and the lock: then this lock is
+  // on the removed copy's file, and the entry is gone.
+  struct stat held {}, now {};
+  if (::fstat(lock.get(), &held) != 0 || ::stat((entry / kLockFile).c_str(), &now) != 0 ||
+      held.st_ino != now.st_ino || held.st_dev != now.st_dev || !contains(digest))
+    return nullptr;
+  ::futimens(lock.get(), nullptr);  // the last use, for pruning
+  return std::make_shared<const UniqueFd>(std::move(lock));
+}
+
+Result<std::pair<fs::path, std::shared_ptr<const UniqueFd>>> RootfsCache::unpack(const ImageSource& source,
+                                                                               const std::string& ref_text,
+                                                                               const ProgressSink& progress) {
   fs::path final_dir = entry_dir(source.digest);
-  if (contains(source.digest)) return final_dir / "rootfs";
+  if (auto held = hold(source.digest)) return std::pair{final_dir / "rootfs", held};
 
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (ec) return Error::runtime(dir_.string() + ": cannot create the image cache: " + ec.message());
   remove_abandoned_temporaries();
+  auto limit = cache_limit();
+  if (!limit) return std::move(limit).error();
 
   std::string hex = digest_hex(source.digest);
   TempFolder temp(dir_ / (std::string(kTempPrefix) + hex.substr(0, 12) + "-" + std::to_string(::getpid())));
@@ -111,25 +156,85 @@ Result<fs::path> RootfsCache::unpack(const ImageSource& source, const std::strin
   {
     std::ofstream config(temp.path() / "config.json", std::ios::binary);
     config << source.config_json;
+    std::ofstream size(temp.path() / kSizeFile);
+    size << unpacker.bytes() << "\n";
     std::ofstream marker(temp.path() / kCompleteMarker);
     marker << source.digest << "\n";
-    if (!config || !marker)
+    if (!config || !size || !marker || !open_lock(temp.path()).valid())
       return Error::runtime(temp.path().string() + ": cannot write the cache entry's metadata");
   }
-  if (::rename(temp.path().c_str(), final_dir.c_str()) != 0) {
-    // Another run finished the same image first: use its copy, drop ours.
-    if (contains(source.digest)) return final_dir / "rootfs";
+  // Another run may finish the same image first: then its copy is used and ours dropped.
+  if (::rename(temp.path().c_str(), final_dir.c_str()) == 0) temp.release();
+  auto held = hold(source.digest);
+  if (!held) {
     return Error::runtime(final_dir.string() +
                           ": cannot move the unpacked image into the cache: " + std::strerror(errno));
   }
-  temp.release();
   if (progress) {
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     char line[64];
     std::snprintf(line, sizeof line, "unpacked in %.1f s", seconds);
     progress(line);
   }
-  return final_dir / "rootfs";
+  // The new entry is held, so it stays; older ones go, least recently used first.
+  for (const CacheEntry& removed : prune(*limit)) {
+    if (progress) progress("removed unused image " + removed.digest + " (" + human_size(removed.bytes) +
+                           ") from the cache, to keep it under " + human_size(*limit));
+  }
+  return std::pair{final_dir / "rootfs", held};
+}
+
+std::vector<CacheEntry> RootfsCache::entries() const {
+  std::vector<CacheEntry> found;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(kEntryPrefix, 0) != 0 || !fs::exists(it->path() / kCompleteMarker, ec)) continue;
+    CacheEntry entry;
+    entry.digest = "sha256:" + name.substr(kEntryPrefix.size());
+    entry.dir = it->path();
+    entry.bytes = entry_bytes(entry.dir);
+    // An entry never held since it was made has no lock file yet: its last use is its making.
+    UniqueFd probe = open_lock(entry.dir, false);
+    entry.used = fs::last_write_time(entry.dir / (probe.valid() ? kLockFile : kCompleteMarker), ec);
+    entry.in_use = probe.valid() && ::flock(probe.get(), LOCK_EX | LOCK_NB) != 0;
+    found.push_back(std::move(entry));
+  }
+  std::sort(found.begin(), found.end(), [](const CacheEntry& a, const CacheEntry& b) { return a.used < b.used; });
+  return found;
+}
+
+std::vector<CacheEntry> RootfsCache::prune(std::uint64_t keep_bytes) const {
+  std::vector<CacheEntry> all = entries(), removed;
+  std::uint64_t total = 0;
+  for (const CacheEntry& entry : all) total += entry.bytes;
+  for (const CacheEntry& entry : all) {
+    if (total <= keep_bytes) break;
+    // Taken exclusively, the entry is moved out of the way at once, so that no run finds it
+    // half removed; a run that holds it keeps it.
+    UniqueFd lock = open_lock(entry.dir);
+    if (!lock.valid() || ::flock(lock.get(), LOCK_EX | LOCK_NB) != 0) continue;
+    const fs::path doomed = dir_ / (std::string(kTempPrefix) + "pruned-" +
+                                    entry.dir.filename().string().substr(kEntryPrefix.size(), 12) + "-" +
+                                    std::to_string(::getpid()));
+    if (::rename(entry.dir.c_str(), doomed.c_str()) != 0) continue;
+    lock = UniqueFd();  // a run waiting for the entry finds it gone, and unpacks its own
+    std::error_code ignored;
+    fs::remove_all(doomed, ignored);
+    total -= entry.bytes;
+    removed.push_back(entry);
+  }
+  return removed;
+}
+
+Result<std::uint64_t> cache_limit() {
+  const char* text = std::getenv(kCacheLimitVariable);
+  if (text == nullptr || *text == '\0') return kDefaultCacheLimit;
+  auto bytes = parse_size(text);
+  if (!bytes)
+    return Error::bad_input(std::string(kCacheLimitVariable) + ": expected a size such as \"100Gi\", got \"" +
+                            text + "\"");
+  return *bytes;
 }
 
 }  // namespace preflight::image

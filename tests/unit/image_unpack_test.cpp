@@ -15,6 +15,7 @@
 #include "image/layer_unpacker.hpp"
 #include "image/oci_writer.hpp"
 #include "image/recipe.hpp"
+#include "image/rootfs_cache.hpp"
 #include "image/tool_run.hpp"
 #include "test_support.hpp"
 
@@ -162,6 +163,12 @@ class ImageUnpack : public ::testing::Test {
     fs::path rootfs = cache_.path() / "rootfs";
     if (!fs::exists(rootfs)) return;
     EXPECT_TRUE(fs::is_empty(rootfs)) << fs::directory_iterator(rootfs)->path();
+  }
+  // Nothing of an unpack or a prune is left half done.
+  void expect_no_temporaries() {
+    std::error_code ec;
+    for (fs::directory_iterator it(cache_.path() / "rootfs", ec), end; !ec && it != end; it.increment(ec))
+      EXPECT_NE(it->path().filename().string().rfind(".tmp-", 0), 0u) << it->path();
   }
   testing::TempDir work_, cache_;
 };
@@ -383,6 +390,51 @@ TEST_F(ImageUnpack, TooManyEntriesAreRefused) {
   ASSERT_FALSE(status.ok());
   EXPECT_NE(status.error().message.find("more than 4 files, folders and links"), std::string::npos)
       << status.error().message;
+}
+
+// The cache stays under its bound by removing the least recently used images no one holds;
+// an image in use is never removed, by the bound or by a prune.
+TEST_F(ImageUnpack, TheCacheDropsUnusedImagesLeastRecentlyUsedFirstAndNeverOneInUse) {
+  const std::string big(300000, 'a');
+  for (const char* name : {"one", "two", "three"})
+    make_docker_archive(work_.path() / (std::string(name) + ".tar"), {make_tar({{name, 'f', big + name}})});
+  RootfsCache cache(cache_.path());
+  ::setenv(kCacheLimitVariable, "700Ki", 1);  // room for two of them
+  auto one = resolve("docker-archive:one.tar");
+  ASSERT_TRUE(one.ok()) << one.error().str();
+  const std::string one_digest = one->digest;
+  auto two = resolve("docker-archive:two.tar");
+  ASSERT_TRUE(two.ok()) << two.error().str();
+  one = Error::runtime("released");  // no longer in use
+  auto entries = cache.entries();
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(entries[0].digest, one_digest);  // least recently used first
+  EXPECT_EQ(entries[0].bytes, big.size() + 3);
+  EXPECT_FALSE(entries[0].in_use);
+  EXPECT_TRUE(entries[1].in_use);
+  // Listing is not a use: an entry from before lock files stays without one.
+  fs::remove(entries[0].dir / "lock");
+  EXPECT_EQ(cache.entries()[0].digest, one_digest);
+  EXPECT_FALSE(fs::exists(entries[0].dir / "lock"));
+
+  auto three = resolve("docker-archive:three.tar");  // over the bound: "one" goes, "two" is held
+  ASSERT_TRUE(three.ok()) << three.error().str();
+  EXPECT_FALSE(cache.contains(one_digest));
+  EXPECT_TRUE(cache.contains(two->digest));
+  EXPECT_TRUE(fs::exists(two->rootfs / "two"));
+
+  // A prune to nothing keeps what is held; once let go, it goes.
+  EXPECT_TRUE(cache.prune(0).empty());
+  two = Error::runtime("released");
+  const auto removed = cache.prune(0);
+  ASSERT_EQ(removed.size(), 1u);
+  EXPECT_TRUE(cache.contains(three->digest));
+  EXPECT_EQ(cache.entries().size(), 1u);
+
+  ::setenv(kCacheLimitVariable, "a lot", 1);
+  EXPECT_FALSE(resolve("docker-archive:one.tar").ok());
+  ::unsetenv(kCacheLimitVariable);
+  expect_no_temporaries();
 }
 
 TEST_F(ImageUnpack, MissingArchiveIsBadInput) {

@@ -16,6 +16,8 @@ using nlohmann::json;
 namespace {
 
 constexpr std::uintmax_t kMaxFileBytes = 2u << 20;  // larger files are generated, not written
+// Entries looked at in a code folder: a repository of data or checkouts is not walked to its end.
+constexpr std::uint64_t kMaxCodeEntries = 200'000;
 
 // Folders that are not the job's code: hidden, caches, virtual environments, build output.
 bool skipped_folder(const std::string& name) {
@@ -74,9 +76,10 @@ std::vector<fs::path> code_files(const fs::path& code_dir,
                                  const std::function<bool(const fs::path&)>& wanted) {
   std::vector<fs::path> files;
   std::error_code ec;
+  std::uint64_t entries = 0;
   for (auto it =
            fs::recursive_directory_iterator(code_dir, fs::directory_options::skip_permission_denied, ec);
-       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+       !ec && it != fs::recursive_directory_iterator() && ++entries <= kMaxCodeEntries; it.increment(ec)) {
     if (it->is_directory(ec)) {
       if (skipped_folder(it->path().filename().string())) it.disable_recursion_pending();
       continue;

@@ -226,7 +226,10 @@ RequirementsFile read_requirements(const std::string& path,
           include(next.is_absolute() || folder.empty() ? value : (folder / next).generic_string(), depth + 1);
         } else if (name == "-e" || name == "--editable") {
           auto r = parse_requirement(value);
-          if (!r) r = Requirement{value};
+          if (!r) {
+            r.emplace();
+            r->text = value;  // a folder or URL pip installs as it is
+          }
           r->where = {file, number, 0};
           result.requirements.push_back(*r);
         } else if (name == "--no-index") {

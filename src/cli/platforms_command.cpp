@@ -40,6 +40,7 @@ std::string resolved_yaml(const spec::PlatformProfile& p) {
   root["seccomp"] = p.seccomp.name;
   root["limits"]["memory"] = p.limits.memory_bytes;
   root["limits"]["shm"] = p.limits.shm_bytes;
+  if (p.limits.disk_bytes) root["limits"]["disk"] = p.limits.disk_bytes;
   root["limits"]["pids"] = p.limits.pids;
   root["limits"]["cpus"] = p.limits.cpus;
   root["gpu"]["name"] = p.gpu.name;

@@ -179,20 +179,21 @@ bool any_line(const RunOutcome& outcome, bool setup) {
 // The step that failed, if any: a setup that exited non-zero (or was stopped before it
 // finished), else a command that did not exit 0.
 std::optional<Step> failing_step(const RunOutcome& outcome, const PlatformFacts& facts) {
-  const bool stopped = outcome.timed_out || outcome.oom_killed;
+  const bool stopped = outcome.timed_out || outcome.oom_killed || outcome.disk_full;
   const bool setup_failed = outcome.setup_exit
                                 ? *outcome.setup_exit != 0
                                 : stopped && any_line(outcome, true) && !any_line(outcome, false);
   std::optional<Step> step;
   if (setup_failed) {
     step = setup_step(outcome, facts);
-  } else if (outcome.exit_code != 0 || outcome.signal != 0 || outcome.timed_out) {
+  } else if (outcome.exit_code != 0 || outcome.signal != 0 || outcome.timed_out || outcome.disk_full) {
     step = command_step(outcome, facts);
   } else {
     return std::nullopt;
   }
   step->evidence.oom_killed = outcome.oom_killed;
   step->evidence.timed_out = outcome.timed_out;
+  step->evidence.disk_full = outcome.disk_full;
   return step;
 }
 

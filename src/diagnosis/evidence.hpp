@@ -26,6 +26,8 @@ struct RunOutcome {
   int signal = 0;           // terminating signal of the job's process, 0 if none
   bool oom_killed = false;  // the memory cgroup recorded an OOM kill
   bool timed_out = false;   // Preflight stopped it at the dry-run timeout
+  bool disk_full = false;   // Preflight stopped it when its files outgrew the platform's disk
+  std::uint64_t written_bytes = 0;  // what its files took then
   double timeout_s = 0;
   std::optional<int> setup_exit;   // set when the job had a setup step and it finished
   std::vector<OutputLine> output;  // the last lines of each stream, in arrival order
@@ -52,6 +54,7 @@ struct PlatformFacts {
   std::string home;                // in the container
   std::uint64_t shm_bytes = 0;     // size of /dev/shm
   std::uint64_t memory_bytes = 0;  // memory limit, 0: none
+  std::uint64_t disk_bytes = 0;    // disk quota (limits.disk), 0: none
   std::string seccomp;             // the profile's seccomp policy, e.g. "default"
   int gpus = 0;                    // per node, as the job asked
   int nodes = 1;

@@ -38,8 +38,8 @@ namespace {
 // the rule's own patterns are added per rule.
 const std::vector<std::string> kTemplateBuiltins = {
     "type", "message", "line",     "path", "errno", "exit_code", "signal", "stage",
-    "why",  "timeout", "platform", "user", "uid",   "home",      "image",  "code_dir",
-    "shm",  "memory",  "seccomp"};
+    "why",  "timeout", "written", "platform", "user", "uid",   "home",      "image",  "code_dir",
+    "shm",  "memory",  "disk",      "seccomp"};
 
 using spec::YamlDoc;
 using spec::YamlField;
@@ -360,7 +360,7 @@ class FailureRulesReader {
 
   Result<RuleConditions> read_when(const YamlField& when) {
     auto fields = doc_.fields(when, {"exception", "message", "errno", "output", "in", "exit_code", "signal",
-                                     "oom_killed", "timed_out", "raised_in"});
+                                     "oom_killed", "timed_out", "disk_full", "raised_in"});
     if (!fields) return std::move(fields).error();
     if (fields->empty()) return doc_.error(when, "a rule needs at least one condition");
     RuleConditions out;
@@ -415,7 +415,7 @@ class FailureRulesReader {
     } else {
       auto flag = doc_.boolean(field);
       if (!flag) return std::move(flag).error();
-      (key == "oom_killed" ? out.oom_killed : out.timed_out) = *flag;
+      (key == "oom_killed" ? out.oom_killed : key == "timed_out" ? out.timed_out : out.disk_full) = *flag;
     }
     return Ok{};
   }

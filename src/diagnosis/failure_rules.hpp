@@ -52,6 +52,7 @@ struct RuleConditions {
   std::vector<int> signals;
   std::optional<bool> oom_killed;
   std::optional<bool> timed_out;
+  std::optional<bool> disk_full;
   std::optional<bool> raised_in_user_code;  // raised_in: user | library
 
   bool about_exception() const {
@@ -59,7 +60,9 @@ struct RuleConditions {
   }
   bool any_exception() const;  // exceptions holds "*" and no other exception condition
   bool about_output() const { return output != nullptr; }
-  bool about_end() const { return oom_killed.value_or(false) || timed_out.value_or(false); }
+  bool about_end() const {
+    return oom_killed.value_or(false) || timed_out.value_or(false) || disk_full.value_or(false);
+  }
 };
 
 struct FailureRule {

@@ -66,6 +66,7 @@ Vars variables(const RuleMatch& match, const FailedStep& step, const RunOutcome&
                {"stage", step.stage},
                {"why", step.why},
                {"timeout", duration(outcome.timeout_s)},
+               {"written", human_size(outcome.written_bytes)},
                {"platform", facts.platform},
                {"user", facts.user.empty() ? "uid " + std::to_string(facts.uid) : facts.user},
                {"uid", std::to_string(facts.uid)},
@@ -74,6 +75,7 @@ Vars variables(const RuleMatch& match, const FailedStep& step, const RunOutcome&
                {"code_dir", facts.code_container_dir},
                {"shm", human_size(facts.shm_bytes)},
                {"memory", facts.memory_bytes ? human_size(facts.memory_bytes) : "unlimited"},
+               {"disk", facts.disk_bytes ? human_size(facts.disk_bytes) : "unlimited"},
                {"seccomp", facts.seccomp}};
   // What the rule captured fills what the evidence itself does not say.
   for (const auto& [name, value] : match.captures) {

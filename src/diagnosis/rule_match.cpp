@@ -91,6 +91,7 @@ std::optional<RuleMatch> match_rule(const RuleConditions& when, const StepEviden
   RuleMatch match;
   if (when.timed_out && *when.timed_out != step.timed_out) return std::nullopt;
   if (when.oom_killed && *when.oom_killed != step.oom_killed) return std::nullopt;
+  if (when.disk_full && *when.disk_full != step.disk_full) return std::nullopt;
   if (!when.signals.empty() && !contains(when.signals, step.signal)) return std::nullopt;
   if (!when.exit_codes.empty() && !contains(when.exit_codes, step.exit_code)) return std::nullopt;
   if (when.nonzero_exit && step.exit_code == 0 && step.signal == 0) return std::nullopt;

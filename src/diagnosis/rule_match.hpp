@@ -21,6 +21,7 @@ struct StepEvidence {
   int signal = 0;  // the terminating signal, also when only the exit status (128+N) tells it
   bool oom_killed = false;
   bool timed_out = false;
+  bool disk_full = false;
 };
 
 // Named groups of the patterns that matched ("path", "module", ...), and the output line.

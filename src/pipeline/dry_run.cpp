@@ -27,6 +27,7 @@
 #include "spec/job_spec.hpp"
 #include "spec/platform_profile.hpp"
 #include "util/data_dir.hpp"
+#include "util/text.hpp"
 
 namespace preflight::pipeline {
 namespace fs = std::filesystem;
@@ -207,6 +208,8 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
   outcome.signal = exit->signal;
   outcome.oom_killed = exit->oom_killed;
   outcome.timed_out = exit->timed_out;
+  outcome.disk_full = exit->disk_full;
+  outcome.written_bytes = exit->written_bytes;
   outcome.timeout_s = std::chrono::duration<double>(plan->timeout).count();
   outcome.setup_exit = output.setup_exit();
   outcome.output = output.lines();
@@ -222,6 +225,11 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
                  fmt::format("interrupted by {}; the container was stopped and removed",
                              strsignal(exit->interrupted_by)),
                  {}};
+  if (exit->host_disk_low)
+    return Error::runtime(fmt::format(
+        "{}: the job had written {} when its disk fell to {} free; Preflight stopped it before it "
+        "filled this machine's disk. Free space there, or set PREFLIGHT_CACHE to a folder on a larger disk",
+        plan->run_dir.string(), human_size(exit->written_bytes), human_size(exit->host_free_bytes)));
 
   auto rules = rules_loading.get();
   if (!rules) return std::move(rules).error();
@@ -242,7 +250,8 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
   evidence.watched = options.harness && outcome.events.started;
   evidence.has_setup = !plan->setup.empty();
   evidence.setup_exit = outcome.setup_exit;
-  evidence.command_passed = exit->exit_code == 0 && exit->signal == 0 && !exit->timed_out && !exit->oom_killed;
+  evidence.command_passed = exit->exit_code == 0 && exit->signal == 0 && !exit->timed_out && !exit->oom_killed &&
+                           !exit->disk_full;
   evidence.events = &outcome.events;
   evidence.code_container_dir = facts.code_container_dir;
   report.findings = settle_predictions(std::move(*static_results), diagnosis::diagnose(*rules, outcome, facts),

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "util/text.hpp"
+#include "util/untrusted_fs.hpp"
 
 namespace preflight::pipeline {
 namespace fs = std::filesystem;
@@ -13,6 +14,8 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr size_t kListed = 5;  // paths named in the message
+// Entries looked at per folder the job wrote: a job of millions of files costs a bounded walk.
+constexpr std::uint64_t kWalkedEntries = 100'000;
 
 struct Written {
   std::string path;  // in the container
@@ -40,27 +43,23 @@ bool mount_point(const std::string& path, const plan::RunPlan& plan) {
 void add_written(const fs::path& upper, const std::string& at, const plan::RunPlan& plan,
                  std::vector<Written>& written) {
   const std::string& home = plan.facts.home;
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(upper, ec); !ec && it != fs::recursive_directory_iterator();
-       it.increment(ec)) {
+  walk_job_tree(upper, kWalkedEntries, [&](const std::string& relative, const struct stat& st) {
     // Only files: not folders, whiteouts or symbolic links (`ln -s` holds no result).
-    if (!fs::is_regular_file(it->symlink_status(ec))) continue;
-    std::string path = (fs::path(at) / fs::relative(it->path(), upper, ec)).generic_string();
-    if (expected_scratch(path, home) || mount_point(path, plan)) continue;
-    written.push_back({path, it->file_size(ec)});
-  }
+    if (!S_ISREG(st.st_mode)) return;
+    std::string path = (fs::path(at) / relative).generic_string();
+    if (expected_scratch(path, home) || mount_point(path, plan)) return;
+    written.push_back({path, static_cast<std::uintmax_t>(st.st_size)});
+  });
 }
 
-// The name and size of every file in the outputs and kept folders (the first 10,000).
+// The name and size of every file in the outputs and kept folders.
 std::set<std::pair<std::string, std::uintmax_t>> kept_files(const plan::RunPlan& plan) {
   std::set<std::pair<std::string, std::uintmax_t>> kept;
   for (const auto& m : plan.mounts) {
     if (m.kind != diagnosis::MountFact::Kind::Output) continue;
-    std::error_code ec;
-    for (auto it = fs::recursive_directory_iterator(m.source, ec);
-         !ec && it != fs::recursive_directory_iterator() && kept.size() < 10000; it.increment(ec)) {
-      if (fs::is_regular_file(it->symlink_status(ec))) kept.emplace(it->path().filename().string(), it->file_size(ec));
-    }
+    walk_job_tree(m.source, kWalkedEntries, [&](const std::string& relative, const struct stat& st) {
+      if (S_ISREG(st.st_mode)) kept.emplace(fs::path(relative).filename().string(), st.st_size);
+    });
   }
   return kept;
 }

@@ -386,6 +386,7 @@ Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile&
   plan.facts.seccomp = profile.seccomp.name;
   plan.facts.shm_bytes = plan.limits.shm_bytes;
   plan.facts.memory_bytes = plan.limits.memory_bytes;
+  plan.facts.disk_bytes = plan.limits.disk_bytes;
   plan.facts.gpus = job.gpus;
   plan.facts.nodes = job.nodes;
   plan.facts.gpu_name = profile.gpu.name;

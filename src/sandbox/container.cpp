@@ -16,6 +16,7 @@
 #include <fstream>
 
 #include "image/image_store.hpp"
+#include "sandbox/disk_watch.hpp"
 #include "sandbox/interrupt.hpp"
 #include "sandbox/oci_config.hpp"
 #include "sandbox/overlay.hpp"
@@ -297,6 +298,7 @@ Result<ContainerExit> run_container(const plan::RunPlan& plan, const fs::path& i
   ContainerExit exit;
   if (!cgroup_path) exit.unenforced = unenforced_limits(plan.limits);
   auto deadline = started + plan.timeout;
+  DiskWatch disk(plan, started);
   bool exited = false, killed = false, dumping = false;
   while (!exited || out.open || err.open) {
     std::vector<pollfd> fds;
@@ -304,7 +306,9 @@ Result<ContainerExit> run_container(const plan::RunPlan& plan, const fs::path& i
     if (err.open) fds.push_back({err.pipe.native_source(), POLLIN, 0});
     if (!exited) fds.push_back({pidfd.get(), POLLIN, 0});
     if (!killed) fds.push_back({interrupt_fd(), POLLIN, 0});  // it stays readable once signalled
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    // Woken at the deadline, or earlier when the disk is due a measure.
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::min(deadline, disk.due()) - Clock::now()).count();
     int ready = ::poll(fds.data(), fds.size(), killed ? 1000 : static_cast<int>(std::max<long>(left, 0)));
     if (ready < 0 && errno != EINTR) break;
     for (const auto& fd : fds) {
@@ -327,6 +331,16 @@ Result<ContainerExit> run_container(const plan::RunPlan& plan, const fs::path& i
     }
     bool timed_out = !exited && Clock::now() >= deadline;
     int interrupted = interrupt_signal();
+    if (!killed && !exited && !timed_out && !interrupted) {
+      if (const auto over = disk.check(Clock::now()); over != DiskWatch::Over::Nothing) {
+        exit.disk_full = over == DiskWatch::Over::Quota;
+        exit.host_disk_low = over == DiskWatch::Over::HostDisk;
+        exit.written_bytes = disk.written_bytes();
+        exit.host_free_bytes = disk.free_bytes();
+        signal_container(runtime, plan.container_id, pid, SIGKILL);
+        killed = true;
+      }
+    }
     if (timed_out && !dumping && !interrupted && plan.harness) {
       // The harness writes where each process is on SIGUSR2 (docs/harness.md "Where a job
       // hangs"); it gets a moment to do so before the kill.
@@ -345,6 +359,11 @@ Result<ContainerExit> run_container(const plan::RunPlan& plan, const fs::path& i
     if (killed && exited && (out.open || err.open) && ready == 0) break;  // stray holders of the pipes
   }
   exit.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  // A job that wrote past the quota between two measures and then ended is over it all the same.
+  if (!killed && disk.measure() == DiskWatch::Over::Quota) {
+    exit.disk_full = true;
+    exit.written_bytes = disk.written_bytes();
+  }
   if (cgroup_path) read_memory_cgroup(*cgroup_path, exit);
   // Reap processes re-parented to us on their way out (the runtime's helpers).
   while (::waitpid(-1, nullptr, WNOHANG) > 0) {

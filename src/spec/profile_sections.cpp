@@ -16,7 +16,7 @@ namespace {
 const std::vector<std::string> kUserKeys = {"name", "uid", "gid", "home", "sudo"};
 const std::vector<std::string> kMountKeys = {"code",    "code_writable", "input",    "output",
                                              "scratch", "working_dir",   "writable", "kept"};
-const std::vector<std::string> kLimitKeys = {"memory", "shm", "pids", "cpus"};
+const std::vector<std::string> kLimitKeys = {"memory", "shm", "disk", "pids", "cpus"};
 const std::vector<std::string> kGpuKeys = {"name", "memory", "tflops"};
 const std::vector<std::string> kRetryKeys = {"attempts"};
 const std::vector<std::string> kHyperparameterKeys = {"arguments", "environment"};
@@ -181,10 +181,11 @@ Status read_limits(const YamlDoc& doc, const YamlField& section, ResourceLimits&
   auto fields = doc.fields(section, kLimitKeys);
   if (!fields) return std::move(fields).error();
   for (const YamlField& field : *fields) {
-    if (field.key == "memory" || field.key == "shm") {
+    if (field.key == "memory" || field.key == "shm" || field.key == "disk") {
       auto bytes = size(doc, field);
       if (!bytes) return std::move(bytes).error();
-      (field.key == "memory" ? limits.memory_bytes : limits.shm_bytes) = *bytes;
+      (field.key == "memory" ? limits.memory_bytes : field.key == "shm" ? limits.shm_bytes : limits.disk_bytes) =
+          *bytes;
     } else if (field.key == "pids") {
       auto value = bounded(doc, field, 1, 4194304);
       if (!value) return std::move(value).error();

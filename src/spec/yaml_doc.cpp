@@ -4,6 +4,9 @@
 #include <cctype>
 #include <charconv>
 #include <map>
+#include <optional>
+#include <sstream>
+#include <yaml-cpp/eventhandler.h>
 
 #include "spec/platform_profile.hpp"
 #include "util/did_you_mean.hpp"
@@ -25,6 +28,49 @@ std::string join(const std::vector<std::string>& words) {
   std::string out;
   for (const std::string& word : words) out += (out.empty() ? "" : ", ") + word;
   return out;
+}
+
+// Where a document of a YAML stream begins: its first node's mark.
+class DocumentStart : public YAML::EventHandler {
+ public:
+  std::optional<YAML::Mark> mark;
+
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& at, YAML::anchor_t) override { note(at); }
+  void OnAlias(const YAML::Mark& at, YAML::anchor_t) override { note(at); }
+  void OnScalar(const YAML::Mark& at, const std::string&, YAML::anchor_t, const std::string&) override { note(at); }
+  void OnSequenceStart(const YAML::Mark& at, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    note(at);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& at, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    note(at);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void note(const YAML::Mark& at) {
+    if (!mark) mark = at;
+  }
+};
+
+// The second document of `text`, if it has one, and whether the parser got stuck there.
+// Not YAML::LoadAll: on some invalid streams (a lone ",") it parses the same null document
+// over and over, keeping each, until memory runs out; here three documents at most are asked
+// for, and one that starts where the one before it did means the parser did not move.
+struct SecondDocument {
+  YAML::Mark mark;
+  bool stuck = false;
+};
+std::optional<SecondDocument> second_document(const std::string& text) {
+  std::istringstream stream(text);
+  YAML::Parser parser(stream);
+  DocumentStart first, second, third;
+  if (!parser.HandleNextDocument(first) || !parser.HandleNextDocument(second) || !second.mark) return std::nullopt;
+  const auto same_start = [](const DocumentStart& a, const DocumentStart& b) { return a.mark && a.mark->pos == b.mark->pos; };
+  const bool stuck = same_start(first, second) || (parser.HandleNextDocument(third) && same_start(third, second));
+  return SecondDocument{*second.mark, stuck};
 }
 
 }  // namespace
@@ -78,13 +124,12 @@ Result<YamlDoc> YamlDoc::parse(const std::string& text, const std::filesystem::p
   doc.file_ = file;
   doc.text_ = text;
   try {
-    std::vector<YAML::Node> documents = YAML::LoadAll(text);
-    if (documents.size() > 1) {
-      return Error::bad_input(
-          "expected one YAML document, found " + std::to_string(documents.size()) + " (remove the \"---\")",
-          location(file, documents[1].Mark()));
+    if (auto second = second_document(text)) {
+      if (second->stuck) return Error::bad_input("invalid YAML: nothing can start here", location(file, second->mark));
+      return Error::bad_input("expected one YAML document, found another here (remove the \"---\")",
+                              location(file, second->mark));
     }
-    doc.root_ = documents.empty() ? YAML::Node() : documents[0];
+    doc.root_ = YAML::Load(text);
   } catch (const YAML::ParserException& e) {
     return Error::bad_input("invalid YAML: " + e.msg, location(file, e.mark));
   } catch (const YAML::Exception& e) {

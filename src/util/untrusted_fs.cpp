@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <linux/openat2.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -132,6 +133,62 @@ Result<std::string> read_job_file(const fs::path& dir, const std::string& name, 
   auto file = open_job_file(dir, name);
   if (!file) return std::move(file).error();
   return read_regular(file->get(), max_bytes, (dir / name).string());
+}
+
+namespace {
+
+struct Walk {
+  dev_t device;
+  std::uint64_t entries_left;
+  const TreeVisitor& visit;
+  bool whole = true;
+};
+
+// Walks the folder open at `fd` (taken over), whose entries are named `prefix` + name.
+void walk_folder(int fd, const std::string& prefix, int depth, Walk& walk) {
+  DIR* dir = ::fdopendir(fd);
+  if (dir == nullptr) {
+    ::close(fd);
+    walk.whole = false;
+    return;
+  }
+  while (const dirent* entry = ::readdir(dir)) {
+    const std::string_view name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    if (walk.entries_left == 0) {
+      walk.whole = false;
+      break;
+    }
+    --walk.entries_left;
+    struct stat st {};
+    if (::fstatat(::dirfd(dir), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // gone meanwhile
+    const std::string relative = prefix + std::string(name);
+    walk.visit(relative, st);
+    if (!S_ISDIR(st.st_mode) || st.st_dev != walk.device) continue;
+    if (depth + 1 >= kMaxWalkDepth) {
+      walk.whole = false;
+      continue;
+    }
+    const int child = ::openat(::dirfd(dir), entry->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (child < 0) continue;  // replaced by a link or removed since the fstatat
+    walk_folder(child, relative + "/", depth + 1, walk);
+  }
+  ::closedir(dir);
+}
+
+}  // namespace
+
+bool walk_job_tree(const fs::path& dir, std::uint64_t max_entries, const TreeVisitor& visit) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  struct stat st {};
+  if (fd < 0) return false;
+  if (::fstat(fd, &st) != 0) {
+    ::close(fd);
+    return false;
+  }
+  Walk walk{st.st_dev, max_entries, visit};
+  walk_folder(fd, "", 0, walk);
+  return walk.whole;
 }
 
 }  // namespace preflight

@@ -4,8 +4,12 @@
 // reads without a bound.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 
 #include "util/error.hpp"
@@ -63,5 +67,18 @@ Result<UniqueFd> open_job_file(const std::filesystem::path& dir, const std::stri
 // The regular file `name` in the folder `dir` that the job may write, as open_job_file opens it.
 Result<std::string> read_job_file(const std::filesystem::path& dir, const std::string& name,
                                   std::size_t max_bytes);
+
+// Called for each entry of a walk: its path relative to the walked folder ("ckpt/last.pt")
+// and its lstat.
+using TreeVisitor = std::function<void(const std::string& relative, const struct stat& st)>;
+
+// The deepest a walk goes: each level holds a descriptor open.
+inline constexpr int kMaxWalkDepth = 128;
+
+// Visits every entry below `dir`, a folder the job may have written, depth first: each folder
+// opened below its parent without following a link (O_NOFOLLOW), none on another file system,
+// at most `max_entries` entries and kMaxWalkDepth levels. False when a bound cut it short or
+// `dir` could not be opened.
+bool walk_job_tree(const std::filesystem::path& dir, std::uint64_t max_entries, const TreeVisitor& visit);
 
 }  // namespace preflight

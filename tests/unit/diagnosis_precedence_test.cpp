@@ -79,6 +79,31 @@ TEST(DiagnosisPrecedence, TimeoutIsItsOwnCategoryWithTheLastStage) {
   EXPECT_TRUE(contains(finding.hint, "dryrun")) << finding.hint;
 }
 
+// Preflight stops a job whose files outgrow the platform's disk (SIGKILL, like the timeout);
+// one that outgrew it between two measures and then exited 0 has failed all the same.
+TEST(DiagnosisPrecedence, ADiskFullStopIsTheFailureWhateverTheExitStatus) {
+  for (int exit_code : {137, 0}) {
+    RunOutcome outcome;
+    outcome.exit_code = exit_code;
+    outcome.signal = exit_code ? 9 : 0;
+    outcome.disk_full = true;
+    outcome.written_bytes = 80 << 20;
+    outcome.events.started = outcome.events.command_started = true;
+    harness::Frame where{"/job/code/train.py", 24, "__init__", true};
+    outcome.events.stages = {{"data", 0.5, 10, "Dataset created: Shards", where}};
+    PlatformFacts facts = philly();
+    facts.disk_bytes = 64 << 20;
+    report::Finding finding = only_finding(outcome, facts);
+    EXPECT_EQ(finding.rule, "disk-quota");
+    EXPECT_EQ(finding.category, "Disk Full");
+    EXPECT_EQ(finding.stage, "data");
+    EXPECT_EQ(finding.location.file, "train.py");
+    EXPECT_TRUE(contains(finding.message, "the platform's disk of 64.0 MiB (limits.disk): 80.0 MiB by stage data"))
+        << finding.message;
+    EXPECT_TRUE(contains(finding.message, "No space left on device")) << finding.message;
+  }
+}
+
 TEST(DiagnosisPrecedence, TheExceptionBeatsOutputLines) {
   RunOutcome outcome = crashed("KeyError", "'label'");
   outcome.output = {line("sudo: a password is required"), line("Bus error")};

@@ -160,6 +160,10 @@ TEST(SpecJob, MalformedYamlHasALocation) {
                "invalid YAML: end of map flow not found");
   expect_error(load(dir, "command: python main.py\nresources:\n  gpus: 4\n   nodes: 1\n"), 4, 9,
                "invalid YAML: illegal map value");
+  expect_error(load(dir, "command: python main.py\n---\nname: second\n"), 3, 1,
+               "expected one YAML document, found another here (remove the \"---\")");
+  // yaml-cpp's LoadAll parses this null document forever, growing until memory runs out.
+  expect_error(load(dir, "\n,\n"), 2, 1, "invalid YAML: nothing can start here");
 }
 
 TEST(SpecJob, WrongTypeNamesTheKey) {

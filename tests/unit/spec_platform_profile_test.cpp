@@ -161,7 +161,7 @@ TEST(SpecProfile, ErrorsHaveLocationsAndSuggestions) {
   };
   expect_error(load("user:\n  uid: root\n"), 2, 8, "user.uid: expected an integer, got \"root\"");
   expect_error(load("limits:\n  shm_size: 1Gi\n"), 2, 3,
-               "unknown key \"shm_size\" in limits (valid keys: memory, shm, pids, cpus)");
+               "unknown key \"shm_size\" in limits (valid keys: memory, shm, disk, pids, cpus)");
   expect_error(load("limits:\n  memroy: 1Gi\n"), 2, 3,
                "unknown key \"memroy\" in limits; did you mean \"memory\"?");
   expect_error(load("networks: false\n"), 1, 1, "unknown key \"networks\"; did you mean \"network\"?");

@@ -5,6 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "test_support.hpp"
 #include "util/text.hpp"
 
@@ -119,6 +122,37 @@ TEST(NormalAbsolutePath, RefusesDotsEmptyPartsAndRelativePaths) {
   for (const char* bad : {"", "a", "/a/", "//a", "/a//b", "/./a", "/a/..", "/../../tmp/x", "/a/../b"})
     EXPECT_FALSE(is_normal_absolute_path(bad)) << bad;
   EXPECT_FALSE(is_normal_absolute_path(std::string("/a\0b", 4)));
+}
+
+TEST(WalkJobTree, VisitsEveryEntryOnceWithoutFollowingALinkOut) {
+  RootAndHost t;
+  t.dir.write("host/home/secret", "host\n");
+  t.dir.write("root/etc/a/b.txt", "b");
+  fs::create_directory_symlink(t.host / "home", t.root / "etc" / "out");
+  std::vector<std::string> seen;
+  EXPECT_TRUE(walk_job_tree(t.root, 100, [&](const std::string& relative, const struct stat&) {
+    seen.push_back(relative);
+  }));
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(seen, (std::vector<std::string>{"etc", "etc/a", "etc/a/b.txt", "etc/out"}));
+}
+
+TEST(WalkJobTree, StopsAtItsBoundsAndSaysSo) {
+  RootAndHost t;
+  for (int i = 0; i < 10; ++i) t.dir.write("root/many/" + std::to_string(i), "");
+  std::size_t visited = 0;
+  EXPECT_FALSE(walk_job_tree(t.root, 5, [&](const std::string&, const struct stat&) { ++visited; }));
+  EXPECT_EQ(visited, 5u);
+
+  fs::path deep = t.host;
+  for (int i = 0; i < kMaxWalkDepth + 5; ++i) deep /= "d";
+  fs::create_directories(deep);
+  int deepest = 0;
+  EXPECT_FALSE(walk_job_tree(t.host, 1000000, [&](const std::string& relative, const struct stat&) {
+    deepest = std::max<int>(deepest, static_cast<int>(std::count(relative.begin(), relative.end(), '/')) + 1);
+  }));
+  EXPECT_EQ(deepest, kMaxWalkDepth);
+  EXPECT_FALSE(walk_job_tree(t.dir.path() / "missing", 10, [](const std::string&, const struct stat&) {}));
 }
 
 }  // namespace

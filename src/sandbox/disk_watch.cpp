@@ -1,0 +1,75 @@
+#include "sandbox/disk_watch.hpp"
+
+#include <sys/statvfs.h>
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "util/untrusted_fs.hpp"
+
+namespace preflight::sandbox {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::chrono::seconds kMinInterval{1};
+// A measure may take at most a tenth of the time between two: a slow walk spaces them out.
+constexpr int kIntervalPerWalk = 10;
+
+// The free bytes and size of the file system holding `path`; zeros when it cannot be told.
+std::pair<std::uint64_t, std::uint64_t> free_and_size(const fs::path& path) {
+  struct statvfs st {};
+  if (::statvfs(path.c_str(), &st) != 0) return {0, 0};
+  return {static_cast<std::uint64_t>(st.f_bavail) * st.f_frsize,
+          static_cast<std::uint64_t>(st.f_blocks) * st.f_frsize};
+}
+
+}  // namespace
+
+std::uint64_t disk_used(const std::vector<fs::path>& roots, std::uint64_t max_entries) {
+  std::uint64_t bytes = 0;
+  std::set<std::pair<dev_t, ino_t>> linked;  // files of several names, counted once
+  for (const fs::path& root : roots) {
+    if (max_entries == 0) break;
+    walk_job_tree(root, max_entries, [&](const std::string&, const struct stat& st) {
+      --max_entries;
+      if (st.st_nlink > 1 && !S_ISDIR(st.st_mode) && !linked.emplace(st.st_dev, st.st_ino).second) return;
+      bytes += static_cast<std::uint64_t>(st.st_blocks) * 512;
+    });
+  }
+  return bytes;
+}
+
+std::uint64_t DiskWatch::host_floor(std::uint64_t free_at_start, std::uint64_t disk_size) {
+  return std::min(free_at_start / 2, std::max<std::uint64_t>(1ull << 30, disk_size / 50));
+}
+
+DiskWatch::DiskWatch(const plan::RunPlan& plan, Clock::time_point started)
+    : run_dir_(plan.run_dir), quota_(plan.limits.disk_bytes), due_(started + kMinInterval) {
+  roots_.push_back(plan.run_dir / "upper");
+  for (const auto& m : plan.mounts) {
+    if (!m.read_only) roots_.push_back(m.overlay_dir.empty() ? m.source : m.overlay_dir / "upper");
+  }
+  const auto [free, size] = free_and_size(run_dir_);
+  free_ = free;
+  floor_ = size ? host_floor(free, size) : 0;
+}
+
+DiskWatch::Over DiskWatch::check(Clock::time_point now) { return now < due_ ? Over::Nothing : measure(); }
+
+DiskWatch::Over DiskWatch::measure() {
+  const auto started = Clock::now();
+  free_ = free_and_size(run_dir_).first;
+  if (quota_) written_ = disk_used(roots_, kDiskWalkEntries);
+  const auto took = Clock::now() - started;
+  due_ = Clock::now() + std::max<Clock::duration>(kMinInterval, took * kIntervalPerWalk);
+  if (floor_ && free_ < floor_) {
+    if (!quota_) written_ = disk_used(roots_, kDiskWalkEntries);  // for the message
+    return Over::HostDisk;
+  }
+  if (quota_ && written_ > quota_) return Over::Quota;
+  return Over::Nothing;
+}
+
+}  // namespace preflight::sandbox

@@ -103,8 +103,17 @@ int main_with_args(int argc, char** argv) {
               << "Run 'preflight --help' for usage.\n";
     return 2;
   }
-  for (auto& [sub, action] : actions)
-    if (sub->parsed()) return action();
+  for (auto& [sub, action] : actions) {
+    if (!sub->parsed()) continue;
+    // A failure no code path expected still unwinds, so that every mount, container and
+    // folder is released by its owner on the way out, and is reported as Preflight's own.
+    try {
+      return action();
+    } catch (const std::exception& e) {
+      return report_error(Error::runtime(std::string("internal error: ") + e.what() +
+                                         "; please report it with the command that led to it"));
+    }
+  }
   return 2;
 }
 

@@ -123,7 +123,8 @@ Status write_report_file(const std::filesystem::path& file, const std::string& t
 }
 
 Status write_json(const Report& report, const std::filesystem::path& file) {
-  return write_report_file(file, to_json(report).dump(2) + "\n");
+  // A job's output can hold bytes that are not UTF-8: they become U+FFFD rather than an exception.
+  return write_report_file(file, to_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 }  // namespace preflight::report

@@ -4,28 +4,18 @@
 #include <string_view>
 
 #include "report/ci_reports.hpp"
+#include "util/text.hpp"
 
 namespace preflight::report {
 namespace {
 
-// The length of the well-formed UTF-8 sequence at `at` that XML 1.0 allows, or 0: overlong
-// forms, surrogates, code points past U+10FFFF and the non-characters U+FFFE and U+FFFF are not.
+// The length of the well-formed UTF-8 sequence at `at` that XML 1.0 allows, or 0: no control
+// character but tab, newline and carriage return, nor the non-characters U+FFFE and U+FFFF.
 std::size_t xml_char_length(std::string_view text, std::size_t at) {
+  const std::size_t length = utf8_char_length(text, at);
   const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
-  const unsigned char lead = byte(at);
-  if (lead < 0x80) return lead >= 0x20 || lead == '\t' || lead == '\n' || lead == '\r' ? 1 : 0;
-  const std::size_t length = lead >= 0xC2 && lead <= 0xDF   ? 2
-                             : lead >= 0xE0 && lead <= 0xEF ? 3
-                             : lead >= 0xF0 && lead <= 0xF4 ? 4
-                                                            : 0;
-  if (length == 0 || at + length > text.size()) return 0;
-  for (std::size_t i = 1; i < length; ++i)
-    if ((byte(at + i) & 0xC0) != 0x80) return 0;
-  const unsigned char second = byte(at + 1);
-  if ((lead == 0xE0 && second < 0xA0) || (lead == 0xED && second > 0x9F) || (lead == 0xF0 && second < 0x90) ||
-      (lead == 0xF4 && second > 0x8F))
-    return 0;
-  if (lead == 0xEF && second == 0xBF && byte(at + 2) >= 0xBE) return 0;
+  if (length == 1) return byte(at) >= 0x20 || byte(at) == '\t' || byte(at) == '\n' || byte(at) == '\r' ? 1 : 0;
+  if (length == 3 && byte(at) == 0xEF && byte(at + 1) == 0xBF && byte(at + 2) >= 0xBE) return 0;
   return length;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <fmt/format.h>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -120,6 +121,22 @@ Result<YamlDoc> YamlDoc::load(const std::filesystem::path& file) {
 }
 
 Result<YamlDoc> YamlDoc::parse(const std::string& text, const std::filesystem::path& file) {
+  // YAML is Unicode, and what it holds ends up in JSON (the platform's files, reports): a
+  // byte that is not UTF-8 is refused here, where it can be pointed at.
+  int line = 1, column = 1;
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t length = utf8_char_length(text, at);
+    if (length == 0)
+      return Error::bad_input("not UTF-8: the byte " + fmt::format("0x{:02X}", static_cast<unsigned char>(text[at])) +
+                                  " begins no character; save the file as UTF-8",
+                              SourceLocation{file, line, column});
+    if (text[at] == '\n') {
+      ++line;
+      column = 0;
+    }
+    ++column;
+    at += length;
+  }
   YamlDoc doc;
   doc.file_ = file;
   doc.text_ = text;

@@ -44,4 +44,8 @@ std::string human_size(std::uintmax_t bytes);
 // "_./:=@%+,-" and those of `also_plain`, else single-quoted.
 std::string shell_word(const std::string& word, std::string_view also_plain = "");
 
+// The length of the well-formed UTF-8 sequence at `at`, or 0: a stray continuation byte,
+// a sequence cut short, an overlong form, a surrogate or a code point past U+10FFFF is not.
+std::size_t utf8_char_length(std::string_view text, std::size_t at);
+
 }  // namespace preflight

@@ -27,6 +27,15 @@ TEST(ReportReport, JsonMatchesTheV1Golden) {
   EXPECT_EQ(report::to_json(sample_report()), golden) << report::to_json(sample_report()).dump(2);
 }
 
+TEST(ReportReport, BytesOfAJobThatAreNotUtf8BecomeReplacementCharactersInTheJson) {
+  testing::TempDir dir;
+  report::Report report = sample_report();
+  report.findings.front().message = "bad byte \xFF here";
+  ASSERT_TRUE(report::write_json(report, dir.path() / "report.json"));
+  const auto written = nlohmann::json::parse(read(dir.path() / "report.json"));
+  EXPECT_EQ(written["findings"][0]["message"], "bad byte \xEF\xBF\xBD here");
+}
+
 TEST(ReportReport, TerminalSummaryMatchesTheGoldenWithoutColour) {
   std::ostringstream out;
   report::print_summary(sample_report(), out, false);

@@ -162,6 +162,8 @@ TEST(SpecJob, MalformedYamlHasALocation) {
                "invalid YAML: illegal map value");
   expect_error(load(dir, "command: python main.py\n---\nname: second\n"), 3, 1,
                "expected one YAML document, found another here (remove the \"---\")");
+  expect_error(load(dir, "command: python main.py\nname: caf\xE9\n"), 2, 10,
+               "not UTF-8: the byte 0xE9 begins no character; save the file as UTF-8");
   // yaml-cpp's LoadAll parses this null document forever, growing until memory runs out.
   expect_error(load(dir, "\n,\n"), 2, 1, "invalid YAML: nothing can start here");
 }

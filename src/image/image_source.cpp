@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "image/digest.hpp"
+#include "image/layer_unpacker.hpp"
 #include "util/text.hpp"
 
 namespace preflight::image {
@@ -174,7 +175,7 @@ Result<std::string> read_member(const fs::path& file, const std::string& wanted)
   archive_read_support_filter_none(a.get());
   if (archive_read_open_filename(a.get(), file.c_str(), 1 << 20) != ARCHIVE_OK) {
     return Error::bad_input(file.string() +
-                            ": cannot open as a docker save archive: " + archive_error_string(a.get()));
+                            ": cannot open as a docker save archive: " + archive_message(a.get()));
   }
   archive_entry* entry = nullptr;
   int r = 0;
@@ -194,7 +195,7 @@ Result<std::string> read_member(const fs::path& file, const std::string& wanted)
     return data;
   }
   if (r != ARCHIVE_EOF) {
-    return Error::bad_input(file.string() + ": truncated or corrupt tar (" + archive_error_string(a.get()) +
+    return Error::bad_input(file.string() + ": truncated or corrupt tar (" + archive_message(a.get()) +
                             "); re-export the image with docker save");
   }
   return Error::bad_input(file.string() + ": has no \"" + wanted + "\"; is it a `docker save` archive?");

@@ -53,7 +53,7 @@ la_ssize_t read_from_outer(archive* inner, void* client, const void** buffer) {
   int r = archive_read_data_block(outer, buffer, &size, &offset);
   if (r == ARCHIVE_EOF) return 0;
   if (r < ARCHIVE_WARN) {
-    archive_set_error(inner, archive_errno(outer), "%s", archive_error_string(outer));
+    archive_set_error(inner, archive_errno(outer), "%s", archive_message(outer).c_str());
     return -1;
   }
   return static_cast<la_ssize_t>(size);
@@ -117,7 +117,7 @@ FastWrite write_regular_file(archive* reader, archive_entry* entry, const std::s
     position = offset + static_cast<la_int64_t>(size);
   }
   if (r != ARCHIVE_EOF) {
-    error = archive_error_string(reader) ? archive_error_string(reader) : "read error";
+    error = archive_message(reader);
     ::close(fd);
     return FastWrite::ReadError;
   }
@@ -280,6 +280,11 @@ void LayerUnpacker::clear_opaque(const std::string& dir) {
   }
 }
 
+std::string archive_message(::archive* a) {
+  const char* message = archive_error_string(a);
+  return message ? message : "unknown error";
+}
+
 Status LayerUnpacker::apply(const LayerSource& layer) {
   layer_paths_.clear();
   last_dir_.clear();
@@ -287,7 +292,7 @@ Status LayerUnpacker::apply(const LayerSource& layer) {
   if (layer.member.empty()) {
     Reader reader = new_layer_reader();
     if (archive_read_open_filename(reader.get(), layer.archive.c_str(), kReadBlock) != ARCHIVE_OK) {
-      return Error::bad_input(where + ": cannot open the layer: " + archive_error_string(reader.get()));
+      return Error::bad_input(where + ": cannot open the layer: " + archive_message(reader.get()));
     }
     return apply_entries(reader.get(), layer);
   }
@@ -295,7 +300,7 @@ Status LayerUnpacker::apply(const LayerSource& layer) {
   archive_read_support_format_tar(outer.get());
   archive_read_support_filter_none(outer.get());
   if (archive_read_open_filename(outer.get(), layer.archive.c_str(), kReadBlock) != ARCHIVE_OK) {
-    return Error::bad_input(layer.archive.string() + ": cannot open: " + archive_error_string(outer.get()));
+    return Error::bad_input(layer.archive.string() + ": cannot open: " + archive_message(outer.get()));
   }
   std::string wanted = strip_dot_slash(layer.member);
   archive_entry* entry = nullptr;
@@ -304,14 +309,14 @@ Status LayerUnpacker::apply(const LayerSource& layer) {
     if (strip_dot_slash(archive_entry_pathname(entry)) != wanted) continue;
     Reader inner = new_layer_reader();
     if (archive_read_open(inner.get(), outer.get(), nullptr, read_from_outer, nullptr) != ARCHIVE_OK) {
-      return Error::bad_input(where + ": the layer is corrupt: " + archive_error_string(inner.get()) +
+      return Error::bad_input(where + ": the layer is corrupt: " + archive_message(inner.get()) +
                               "; re-export the image");
     }
     return apply_entries(inner.get(), layer);
   }
   if (r != ARCHIVE_EOF) {
     return Error::bad_input(layer.archive.string() + ": truncated or corrupt tar (" +
-                            archive_error_string(outer.get()) + "); re-export the image with docker save");
+                            archive_message(outer.get()) + "); re-export the image with docker save");
   }
   return Error::bad_input(where + ": the layer named by manifest.json is not in the archive");
 }
@@ -333,7 +338,7 @@ Status LayerUnpacker::apply_entries(archive* reader, const LayerSource& layer) {
     int r = archive_read_next_header(reader, &entry);
     if (r == ARCHIVE_EOF) break;
     if (r < ARCHIVE_WARN) {
-      return Error::bad_input(where + ": the layer is corrupt or truncated (" + archive_error_string(reader) +
+      return Error::bad_input(where + ": the layer is corrupt or truncated (" + archive_message(reader) +
                               "); re-export the image");
     }
     std::string raw = archive_entry_pathname(entry) ? archive_entry_pathname(entry) : "";
@@ -416,7 +421,7 @@ Status LayerUnpacker::apply_entries(archive* reader, const LayerSource& layer) {
     if (r < ARCHIVE_WARN) {
       if (is_device(type)) continue;  // device nodes that cannot be made (no privilege) are skipped
       return Error::bad_input(where + ": cannot unpack entry \"" + raw +
-                              "\": " + archive_error_string(writer.get()));
+                              "\": " + archive_message(writer.get()));
     }
     if (archive_entry_size(entry) > 0 && type == AE_IFREG) {
       const void* block = nullptr;
@@ -425,21 +430,21 @@ Status LayerUnpacker::apply_entries(archive* reader, const LayerSource& layer) {
       while ((r = archive_read_data_block(reader, &block, &size, &offset)) == ARCHIVE_OK) {
         if (archive_write_data_block(writer.get(), block, size, offset) < ARCHIVE_WARN) {
           return Error::runtime(where + ": cannot write \"" + raw +
-                                "\": " + archive_error_string(writer.get()));
+                                "\": " + archive_message(writer.get()));
         }
       }
       if (r != ARCHIVE_EOF) {
         return Error::bad_input(where + ": the layer is corrupt or truncated at \"" + raw + "\" (" +
-                                archive_error_string(reader) + "); re-export the image");
+                                archive_message(reader) + "); re-export the image");
       }
     }
     if (archive_write_finish_entry(writer.get()) < ARCHIVE_WARN) {
-      return Error::runtime(where + ": cannot finish \"" + raw + "\": " + archive_error_string(writer.get()));
+      return Error::runtime(where + ": cannot finish \"" + raw + "\": " + archive_message(writer.get()));
     }
   }
   // Closing applies the deferred directory modes and times of this layer, before the next.
   if (archive_write_close(writer.get()) < ARCHIVE_WARN) {
-    return Error::runtime(where + ": cannot finish the layer: " + archive_error_string(writer.get()));
+    return Error::runtime(where + ": cannot finish the layer: " + archive_message(writer.get()));
   }
   return Ok{};
 }

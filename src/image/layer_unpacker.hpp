@@ -28,6 +28,10 @@ struct UnpackLimits {
 // The environment variable that sets UnpackLimits::max_bytes ("128Gi").
 inline constexpr const char* kUnpackLimitVariable = "PREFLIGHT_IMAGE_LIMIT";
 
+// libarchive's message for the last error of `a`; it may have none (a null string), and a
+// corrupt archive must still give a message rather than a crash.
+std::string archive_message(::archive* a);
+
 class LayerUnpacker {
  public:
   // `root` must exist and be empty: the unpacker knows every symlink under it because it

@@ -121,14 +121,18 @@ Result<YamlDoc> YamlDoc::load(const std::filesystem::path& file) {
 }
 
 Result<YamlDoc> YamlDoc::parse(const std::string& text, const std::filesystem::path& file) {
-  // YAML is Unicode, and what it holds ends up in JSON (the platform's files, reports): a
-  // byte that is not UTF-8 is refused here, where it can be pointed at.
+  // YAML is printable Unicode, and what it holds ends up in JSON (the platform's files,
+  // reports): a byte that is not UTF-8, or a control character (which yaml-cpp reads as
+  // something else: a NUL became 0xA0), is refused here, where it can be pointed at.
   int line = 1, column = 1;
   for (std::size_t at = 0; at < text.size();) {
     const std::size_t length = utf8_char_length(text, at);
+    const auto byte = static_cast<unsigned char>(text[at]);
     if (length == 0)
-      return Error::bad_input("not UTF-8: the byte " + fmt::format("0x{:02X}", static_cast<unsigned char>(text[at])) +
-                                  " begins no character; save the file as UTF-8",
+      return Error::bad_input(fmt::format("not UTF-8: the byte 0x{:02X} begins no character; save the file as UTF-8", byte),
+                              SourceLocation{file, line, column});
+    if ((byte < 0x20 && byte != '\t' && byte != '\n' && byte != '\r') || byte == 0x7F)
+      return Error::bad_input(fmt::format("the control character 0x{:02X} cannot be in a YAML file; remove it", byte),
                               SourceLocation{file, line, column});
     if (text[at] == '\n') {
       ++line;

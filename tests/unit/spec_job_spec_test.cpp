@@ -164,6 +164,8 @@ TEST(SpecJob, MalformedYamlHasALocation) {
                "expected one YAML document, found another here (remove the \"---\")");
   expect_error(load(dir, "command: python main.py\nname: caf\xE9\n"), 2, 10,
                "not UTF-8: the byte 0xE9 begins no character; save the file as UTF-8");
+  expect_error(load(dir, std::string("command: python main.py\nname: a\0b\n", 34)), 2, 8,
+               "the control character 0x00 cannot be in a YAML file; remove it");
   // yaml-cpp's LoadAll parses this null document forever, growing until memory runs out.
   expect_error(load(dir, "\n,\n"), 2, 1, "invalid YAML: nothing can start here");
 }

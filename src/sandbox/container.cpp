@@ -91,7 +91,8 @@ void signal_container(const Runtime& runtime, const std::string& id, pid_t pid, 
 }
 
 // Removes the cgroup of the container `id` (killing what is left in it: cgroup v2's
-// cgroup.kill) and the parent cgroup of Preflight's containers once no other run uses it.
+// cgroup.kill). The shared parent stays: removing it when empty raced with a concurrent run
+// whose runc had made the parent in one controller and was about to make its own in it.
 void remove_cgroups(const std::string& id) {
   const fs::path v2 = fs::path("/sys/fs/cgroup") / kCgroupParent / id;
   if (std::ofstream kill{v2 / "cgroup.kill"}; kill << "1" << std::flush) {
@@ -100,9 +101,7 @@ void remove_cgroups(const std::string& id) {
   std::error_code ignored;
   for (const auto& controller : fs::directory_iterator("/sys/fs/cgroup", ignored)) {
     ::rmdir((controller.path() / kCgroupParent / id).c_str());
-    ::rmdir((controller.path() / kCgroupParent).c_str());
   }
-  ::rmdir((fs::path("/sys/fs/cgroup") / kCgroupParent).c_str());
 }
 
 // Deletes the container (killing what is left of it) when this goes out of scope.

@@ -1,256 +1,185 @@
-"""Deep convolutional GAN (Radford et al., 2015): a generator of 64x64 images from noise and a
-discriminator that tells them from real ones, trained against each other with Adam. Every
---sample-every batches the real batch and the generator's output for a fixed noise are saved as
-image grids; after each epoch both networks are checkpointed in --outf."""
+"""A generative adversarial pair in the DCGAN style (Radford, Metz & Chintala, 2015).
+
+The generator turns a noise vector into an image through transposed convolutions; the
+discriminator scores images as real or generated through strided convolutions. They train in
+turn, each with its own Adam optimiser. After every epoch --outf receives a grid of the last real
+batch (real_samples.png), a grid of what the generator makes of one fixed noise batch
+(fake_samples_epoch_NNN.png), and the state of both networks (netG_epoch_N.pth, netD_epoch_N.pth).
+"""
 import argparse
 import itertools
+import math
 import os
 import random
 
 import torch
-import torch.backends.cudnn as cudnn
 import torch.nn as nn
-import torch.optim as optim
-import torch.utils.data
-import torchvision.datasets as dset
-import torchvision.transforms as transforms
-import torchvision.utils as vutils
-
-parser = argparse.ArgumentParser(description='PyTorch DCGAN')
-parser.add_argument('--dataset', required=True, help='cifar10 | mnist | imagenet | folder | fake')
-parser.add_argument('--dataroot', required=False, help='path to dataset')
-parser.add_argument('--workers', type=int, help='number of data loading workers', default=2)
-parser.add_argument('--batchSize', type=int, default=64, help='input batch size')
-parser.add_argument('--imageSize', type=int, default=64, help='the height / width of the input image to network')
-parser.add_argument('--nz', type=int, default=100, help='size of the latent z vector')
-parser.add_argument('--ngf', type=int, default=64, help='generator feature maps')
-parser.add_argument('--ndf', type=int, default=64, help='discriminator feature maps')
-parser.add_argument('--niter', type=int, default=25, help='number of epochs to train for')
-parser.add_argument('--lr', type=float, default=0.0002, help='learning rate, default=0.0002')
-parser.add_argument('--beta1', type=float, default=0.5, help='beta1 for adam. default=0.5')
-parser.add_argument('--cuda', action='store_true', help='enables cuda')
-parser.add_argument('--ngpu', type=int, default=1, help='number of GPUs to use')
-parser.add_argument('--netG', default='', help="path to netG (to continue training)")
-parser.add_argument('--netD', default='', help="path to netD (to continue training)")
-parser.add_argument('--outf', default='.', help='folder to output images and model checkpoints')
-parser.add_argument('--manualSeed', type=int, help='manual seed')
-parser.add_argument('--sample-every', type=int, default=100, help='batches between saved image grids')
-parser.add_argument('--max-batches', type=int, default=None, help='stop each epoch after this many batches (default: all)')
-
-opt = parser.parse_args()
-print(opt)
-
-os.makedirs(opt.outf, exist_ok=True)
-
-if opt.manualSeed is None:
-    opt.manualSeed = random.randint(1, 10000)
-print("Random Seed: ", opt.manualSeed)
-random.seed(opt.manualSeed)
-torch.manual_seed(opt.manualSeed)
-
-cudnn.benchmark = True
-
-if torch.cuda.is_available() and not opt.cuda:
-    print("WARNING: You have a CUDA device, so you should probably run with --cuda")
-
-if opt.dataroot is None and opt.dataset != 'fake':
-    raise ValueError('`dataroot` parameter is required for dataset "%s"' % opt.dataset)
-
-# Every real image is scaled to [-1, 1], the range of the generator's tanh.
-if opt.dataset in ['imagenet', 'folder']:
-    dataset = dset.ImageFolder(root=opt.dataroot,
-                               transform=transforms.Compose([
-                                   transforms.Resize(opt.imageSize),
-                                   transforms.CenterCrop(opt.imageSize),
-                                   transforms.ToTensor(),
-                                   transforms.Normalize((0.5, 0.5, 0.5), (0.5, 0.5, 0.5)),
-                               ]))
-    nc = 3
-elif opt.dataset == 'cifar10':
-    dataset = dset.CIFAR10(root=opt.dataroot, download=True,
-                           transform=transforms.Compose([
-                               transforms.Resize(opt.imageSize),
-                               transforms.ToTensor(),
-                               transforms.Normalize((0.5, 0.5, 0.5), (0.5, 0.5, 0.5)),
-                           ]))
-    nc = 3
-elif opt.dataset == 'mnist':
-    dataset = dset.MNIST(root=opt.dataroot, download=True,
-                         transform=transforms.Compose([
-                             transforms.Resize(opt.imageSize),
-                             transforms.ToTensor(),
-                             transforms.Normalize((0.5,), (0.5,)),
-                         ]))
-    nc = 1
-elif opt.dataset == 'fake':
-    dataset = dset.FakeData(size=1000, image_size=(3, opt.imageSize, opt.imageSize),
-                            transform=transforms.ToTensor())
-    nc = 3
-else:
-    raise ValueError('unknown dataset "%s"' % opt.dataset)
-
-dataloader = torch.utils.data.DataLoader(dataset, batch_size=opt.batchSize,
-                                         shuffle=True, num_workers=int(opt.workers))
-
-device = torch.device("cuda:0" if opt.cuda else "cpu")
-ngpu = int(opt.ngpu)
-nz = int(opt.nz)
-ngf = int(opt.ngf)
-ndf = int(opt.ndf)
+import torch.nn.functional as F
+import torchvision.utils
+from torchvision import datasets, transforms
 
 
-def weights_init(m):
-    """The paper's initialisation: convolutions N(0, 0.02), batch norm scales N(1, 0.02)."""
-    classname = m.__class__.__name__
-    if classname.find('Conv') != -1:
-        torch.nn.init.normal_(m.weight, 0.0, 0.02)
-    elif classname.find('BatchNorm') != -1:
-        torch.nn.init.normal_(m.weight, 1.0, 0.02)
-        torch.nn.init.zeros_(m.bias)
+def parse_args():
+    p = argparse.ArgumentParser(description='Train a DCGAN-style generator and discriminator.')
+    p.add_argument('--dataset', required=True, choices=['fake', 'folder', 'cifar10', 'mnist'],
+                   help='fake: random images, nothing to read; folder: an ImageFolder tree at --dataroot; '
+                        'cifar10, mnist: torchvision copies already under --dataroot')
+    p.add_argument('--dataroot', help='where the images are (all datasets but fake)')
+    p.add_argument('--workers', type=int, default=2, help='DataLoader worker processes (default: 2)')
+    p.add_argument('--batchSize', type=int, default=64, help='images per step (default: 64)')
+    p.add_argument('--imageSize', type=int, default=64,
+                   help='side of the square images, a power of two from 16 up (default: 64)')
+    p.add_argument('--nz', type=int, default=100, help='length of the noise vector (default: 100)')
+    p.add_argument('--ngf', type=int, default=64, help="feature maps of the generator's last layer")
+    p.add_argument('--ndf', type=int, default=64, help="feature maps of the discriminator's first layer")
+    p.add_argument('--niter', type=int, default=25, help='epochs (default: 25)')
+    p.add_argument('--lr', type=float, default=2e-4, help='learning rate of both optimisers (default: 2e-4)')
+    p.add_argument('--beta1', type=float, default=0.5, help="Adam's first-moment decay (default: 0.5)")
+    p.add_argument('--cuda', action='store_true', help='train on the GPU')
+    p.add_argument('--netG', default='', help='generator weights to start from')
+    p.add_argument('--netD', default='', help='discriminator weights to start from')
+    p.add_argument('--outf', default='.', help='folder for the image grids and the weights (default: .)')
+    p.add_argument('--manualSeed', type=int, help='random seed (default: a new one, printed)')
+    p.add_argument('--max-batches', type=int, default=None,
+                   help='end every epoch after this many batches (default: no limit)')
+    args = p.parse_args()
+    side = args.imageSize
+    if side < 16 or side & (side - 1):
+        p.error('--imageSize must be a power of two, 16 or more')
+    if args.dataset != 'fake' and not args.dataroot:
+        p.error(f'--dataset {args.dataset} reads its images from --dataroot')
+    return args
+
+
+def image_set(args):
+    """The dataset, and the number of colour channels of its images."""
+    side = args.imageSize
+    channels = 1 if args.dataset == 'mnist' else 3
+    # The generator ends in tanh, so real images are scaled to the same [-1, 1].
+    prepare = transforms.Compose([transforms.Resize(side), transforms.CenterCrop(side), transforms.ToTensor(),
+                                  transforms.Normalize([0.5] * channels, [0.5] * channels)])
+    if args.dataset == 'fake':
+        return datasets.FakeData(size=1000, image_size=(3, side, side), transform=prepare), channels
+    if args.dataset == 'folder':
+        return datasets.ImageFolder(args.dataroot, transform=prepare), channels
+    source = datasets.CIFAR10 if args.dataset == 'cifar10' else datasets.MNIST
+    return source(args.dataroot, train=True, transform=prepare), channels
+
+
+def dcgan_init(layer):
+    """The paper's starting weights: N(0, 0.02) for convolutions, N(1, 0.02) scales for batch norm."""
+    if isinstance(layer, (nn.Conv2d, nn.ConvTranspose2d)):
+        nn.init.normal_(layer.weight, mean=0.0, std=0.02)
+    elif isinstance(layer, nn.BatchNorm2d):
+        nn.init.normal_(layer.weight, mean=1.0, std=0.02)
+        nn.init.zeros_(layer.bias)
+
+
+def widths(base, side):
+    """Feature maps per resolution from 4x4 up to side/2: base at side/2, doubling at each halving."""
+    return [base * 2 ** k for k in range(int(math.log2(side)) - 2)]
+
+
+class Generator(nn.Sequential):
+    """noise (nz x 1 x 1) -> 4x4 -> 8x8 -> ... -> image (channels x side x side) in [-1, 1]."""
+
+    def __init__(self, nz, base, channels, side):
+        maps = widths(base, side)[::-1]
+        layers = [nn.ConvTranspose2d(nz, maps[0], kernel_size=4, stride=1, padding=0, bias=False)]
+        for wide, narrow in zip(maps, maps[1:]):
+            layers += [nn.BatchNorm2d(wide), nn.ReLU(inplace=True),
+                       nn.ConvTranspose2d(wide, narrow, kernel_size=4, stride=2, padding=1, bias=False)]
+        layers += [nn.BatchNorm2d(maps[-1]), nn.ReLU(inplace=True),
+                   nn.ConvTranspose2d(maps[-1], channels, kernel_size=4, stride=2, padding=1, bias=False),
+                   nn.Tanh()]
+        super().__init__(*layers)
+        self.apply(dcgan_init)
+
+
+class Discriminator(nn.Sequential):
+    """image -> side/2 -> ... -> 4x4 -> one logit per image (positive: judged real)."""
+
+    def __init__(self, base, channels, side):
+        maps = widths(base, side)
+        # No batch norm on the input layer, as in the paper.
+        layers = [nn.Conv2d(channels, maps[0], kernel_size=4, stride=2, padding=1, bias=False),
+                  nn.LeakyReLU(0.2, inplace=True)]
+        for narrow, wide in zip(maps, maps[1:]):
+            layers += [nn.Conv2d(narrow, wide, kernel_size=4, stride=2, padding=1, bias=False),
+                       nn.BatchNorm2d(wide), nn.LeakyReLU(0.2, inplace=True)]
+        layers += [nn.Conv2d(maps[-1], 1, kernel_size=4, stride=1, padding=0, bias=False), nn.Flatten(0)]
+        super().__init__(*layers)
+        self.apply(dcgan_init)
 
 
 def batches(loader, limit):
-    """The loader's batches, or only its first `limit` ones."""
     return loader if limit is None else itertools.islice(loader, limit)
 
 
-class Generator(nn.Module):
-    """nz x 1 x 1 noise up to nc x 64 x 64 through four stride-2 transposed convolutions."""
+def main():
+    args = parse_args()
+    os.makedirs(args.outf, exist_ok=True)
+    seed = args.manualSeed if args.manualSeed is not None else random.randrange(1, 10_000)
+    print('seed', seed)
+    random.seed(seed)
+    torch.manual_seed(seed)
+    torch.backends.cudnn.benchmark = True
+    device = torch.device('cuda' if args.cuda else 'cpu')
 
-    def __init__(self, ngpu):
-        super(Generator, self).__init__()
-        self.ngpu = ngpu
-        self.main = nn.Sequential(
-            nn.ConvTranspose2d(nz, ngf * 8, 4, 1, 0, bias=False),
-            nn.BatchNorm2d(ngf * 8),
-            nn.ReLU(True),
-            # (ngf*8) x 4 x 4
-            nn.ConvTranspose2d(ngf * 8, ngf * 4, 4, 2, 1, bias=False),
-            nn.BatchNorm2d(ngf * 4),
-            nn.ReLU(True),
-            # (ngf*4) x 8 x 8
-            nn.ConvTranspose2d(ngf * 4, ngf * 2, 4, 2, 1, bias=False),
-            nn.BatchNorm2d(ngf * 2),
-            nn.ReLU(True),
-            # (ngf*2) x 16 x 16
-            nn.ConvTranspose2d(ngf * 2, ngf, 4, 2, 1, bias=False),
-            nn.BatchNorm2d(ngf),
-            nn.ReLU(True),
-            # ngf x 32 x 32
-            nn.ConvTranspose2d(ngf, nc, 4, 2, 1, bias=False),
-            nn.Tanh()
-            # nc x 64 x 64
-        )
+    dataset, channels = image_set(args)
+    loader = torch.utils.data.DataLoader(dataset, batch_size=args.batchSize, shuffle=True,
+                                         num_workers=args.workers)
 
-    def forward(self, input):
-        if input.is_cuda and self.ngpu > 1:
-            return nn.parallel.data_parallel(self.main, input, range(self.ngpu))
-        return self.main(input)
+    gen = Generator(args.nz, args.ngf, channels, args.imageSize).to(device)
+    disc = Discriminator(args.ndf, channels, args.imageSize).to(device)
+    for net, path in ((gen, args.netG), (disc, args.netD)):
+        if path:
+            net.load_state_dict(torch.load(path, map_location=device))
+        print(net)
+    # The paper's Adam settings: a small learning rate and beta1 halved for steadier adversarial steps.
+    betas = (args.beta1, 0.999)
+    gen_opt = torch.optim.Adam(gen.parameters(), lr=args.lr, betas=betas)
+    disc_opt = torch.optim.Adam(disc.parameters(), lr=args.lr, betas=betas)
 
+    # One noise batch kept for the whole run, so that the grids show the same samples improving.
+    preview_noise = torch.randn(args.batchSize, args.nz, 1, 1, device=device)
 
-class Discriminator(nn.Module):
-    """nc x 64 x 64 down to one real/fake probability through stride-2 convolutions."""
+    for epoch in range(args.niter):
+        for step, (real, _) in enumerate(batches(loader, args.max_batches)):
+            real = real.to(device)
+            is_real = torch.ones(real.size(0), device=device)
+            is_fake = torch.zeros_like(is_real)
+            made = gen(torch.randn(real.size(0), args.nz, 1, 1, device=device))
 
-    def __init__(self, ngpu):
-        super(Discriminator, self).__init__()
-        self.ngpu = ngpu
-        self.main = nn.Sequential(
-            # nc x 64 x 64
-            nn.Conv2d(nc, ndf, 4, 2, 1, bias=False),
-            nn.LeakyReLU(0.2, inplace=True),
-            # ndf x 32 x 32
-            nn.Conv2d(ndf, ndf * 2, 4, 2, 1, bias=False),
-            nn.BatchNorm2d(ndf * 2),
-            nn.LeakyReLU(0.2, inplace=True),
-            # (ndf*2) x 16 x 16
-            nn.Conv2d(ndf * 2, ndf * 4, 4, 2, 1, bias=False),
-            nn.BatchNorm2d(ndf * 4),
-            nn.LeakyReLU(0.2, inplace=True),
-            # (ndf*4) x 8 x 8
-            nn.Conv2d(ndf * 4, ndf * 8, 4, 2, 1, bias=False),
-            nn.BatchNorm2d(ndf * 8),
-            nn.LeakyReLU(0.2, inplace=True),
-            # (ndf*8) x 4 x 4
-            nn.Conv2d(ndf * 8, 1, 4, 1, 0, bias=False),
-            nn.Sigmoid()
-        )
+            # The discriminator learns to tell the two apart; detach() keeps this step's gradient
+            # out of the generator.
+            on_real, on_made = disc(real), disc(made.detach())
+            disc_loss = (F.binary_cross_entropy_with_logits(on_real, is_real)
+                         + F.binary_cross_entropy_with_logits(on_made, is_fake))
+            disc_opt.zero_grad()
+            disc_loss.backward()
+            disc_opt.step()
 
-    def forward(self, input):
-        if input.is_cuda and self.ngpu > 1:
-            output = nn.parallel.data_parallel(self.main, input, range(self.ngpu))
-        else:
-            output = self.main(input)
-        return output.view(-1, 1).squeeze(1)
+            # The generator is rewarded when its images pass for real: the non-saturating loss,
+            # whose gradient stays strong while the discriminator still wins easily.
+            on_made_now = disc(made)
+            gen_loss = F.binary_cross_entropy_with_logits(on_made_now, is_real)
+            gen_opt.zero_grad()
+            gen_loss.backward()
+            gen_opt.step()
+
+            print(f'[{epoch}/{args.niter}][{step}/{len(loader)}] loss D {disc_loss.item():.4f} '
+                  f'G {gen_loss.item():.4f} | D says real: {torch.sigmoid(on_real).mean().item():.4f} '
+                  f'for real images, {torch.sigmoid(on_made).mean().item():.4f} '
+                  f'-> {torch.sigmoid(on_made_now).mean().item():.4f} for generated ones')
+
+        torchvision.utils.save_image(real, os.path.join(args.outf, 'real_samples.png'), normalize=True)
+        preview = gen(preview_noise).detach()
+        torchvision.utils.save_image(preview, os.path.join(args.outf, f'fake_samples_epoch_{epoch:03d}.png'),
+                                     normalize=True)
+        torch.save(gen.state_dict(), os.path.join(args.outf, f'netG_epoch_{epoch}.pth'))
+        torch.save(disc.state_dict(), os.path.join(args.outf, f'netD_epoch_{epoch}.pth'))
 
 
-netG = Generator(ngpu).to(device)
-netG.apply(weights_init)
-if opt.netG != '':
-    netG.load_state_dict(torch.load(opt.netG))
-print(netG)
-
-netD = Discriminator(ngpu).to(device)
-netD.apply(weights_init)
-if opt.netD != '':
-    netD.load_state_dict(torch.load(opt.netD))
-print(netD)
-
-criterion = nn.BCELoss()
-
-fixed_noise = torch.randn(opt.batchSize, nz, 1, 1, device=device)
-real_label = 1
-fake_label = 0
-
-optimizerD = optim.Adam(netD.parameters(), lr=opt.lr, betas=(opt.beta1, 0.999))
-optimizerG = optim.Adam(netG.parameters(), lr=opt.lr, betas=(opt.beta1, 0.999))
-
-for epoch in range(opt.niter):
-    for i, data in enumerate(batches(dataloader, opt.max_batches), 0):
-        ############################
-        # (1) Update D network: maximize log(D(x)) + log(1 - D(G(z)))
-        ###########################
-        # train with real
-        netD.zero_grad()
-        real_cpu = data[0].to(device)
-        batch_size = real_cpu.size(0)
-        label = torch.full((batch_size,), real_label, dtype=real_cpu.dtype, device=device)
-
-        output = netD(real_cpu)
-        errD_real = criterion(output, label)
-        errD_real.backward()
-        D_x = output.mean().item()
-
-        # train with fake
-        noise = torch.randn(batch_size, nz, 1, 1, device=device)
-        fake = netG(noise)
-        label.fill_(fake_label)
-        output = netD(fake.detach())
-        errD_fake = criterion(output, label)
-        errD_fake.backward()
-        D_G_z1 = output.mean().item()
-        errD = errD_real + errD_fake
-        optimizerD.step()
-
-        ############################
-        # (2) Update G network: maximize log(D(G(z)))
-        ###########################
-        netG.zero_grad()
-        label.fill_(real_label)  # fake labels are real for generator cost
-        output = netD(fake)
-        errG = criterion(output, label)
-        errG.backward()
-        D_G_z2 = output.mean().item()
-        optimizerG.step()
-
-        print('[%d/%d][%d/%d] Loss_D: %.4f Loss_G: %.4f D(x): %.4f D(G(z)): %.4f / %.4f'
-              % (epoch, opt.niter, i, len(dataloader),
-                 errD.item(), errG.item(), D_x, D_G_z1, D_G_z2))
-        if i % opt.sample_every == 0:
-            vutils.save_image(real_cpu, '%s/real_samples.png' % opt.outf, normalize=True)
-            fake = netG(fixed_noise)
-            vutils.save_image(fake.detach(), '%s/fake_samples_epoch_%03d.png' % (opt.outf, epoch),
-                              normalize=True)
-
-    # do checkpointing
-    torch.save(netG.state_dict(), '%s/netG_epoch_%d.pth' % (opt.outf, epoch))
-    torch.save(netD.state_dict(), '%s/netD_epoch_%d.pth' % (opt.outf, epoch))
+if __name__ == '__main__':
+    main()

@@ -1,213 +1,160 @@
-"""Word-level language modelling on a WikiText-2-style corpus folder (train.txt, valid.txt,
-test.txt): an LSTM by default, or another RNN or a Transformer with --model. The text is one
-long stream of word ids cut into --batch-size columns and read --bptt words at a time; after
-each epoch the validation perplexity decides whether the model is the best so far (saved) or
-the learning rate is annealed. The best model is reloaded for the final test perplexity."""
+"""Trains a word-level language model (an LSTM unless --model says otherwise) on a text corpus.
+
+--data is a folder with train.txt, valid.txt and test.txt, WikiText-2's layout (corpus.py reads
+it). Each split becomes one long stream of word ids laid out in side-by-side columns, and the
+model reads it a window of --bptt rows at a time, taking the windows by their row index rather
+than through a DataLoader. An epoch is one pass of plain SGD over the training columns, followed by
+the validation loss: when it is the best so far the weights are saved to --save, otherwise the
+learning rate is divided by 4. The saved weights are then scored on the test split.
+"""
 import argparse
 import math
 import time
 
 import torch
-import torch.nn as nn
+import torch.nn.functional as F
 
-import data
-import model
+import corpus
+import networks
 
-parser = argparse.ArgumentParser(description='PyTorch word-level language model (RNN/LSTM/Transformer)')
-parser.add_argument('--data', type=str, default='./data/wikitext-2',
-                    help='location of the data corpus')
-parser.add_argument('--model', type=str, default='LSTM',
-                    help='type of network (RNN_TANH, RNN_RELU, LSTM, GRU, Transformer)')
-parser.add_argument('--emsize', type=int, default=200,
-                    help='size of word embeddings')
-parser.add_argument('--nhid', type=int, default=200,
-                    help='number of hidden units per layer')
-parser.add_argument('--nlayers', type=int, default=2,
-                    help='number of layers')
-parser.add_argument('--lr', type=float, default=20,
-                    help='initial learning rate')
-parser.add_argument('--clip', type=float, default=0.25,
-                    help='gradient clipping')
-parser.add_argument('--epochs', type=int, default=40,
-                    help='upper epoch limit')
-parser.add_argument('--batch-size', type=int, default=20, metavar='N',
-                    help='batch size')
-parser.add_argument('--bptt', type=int, default=35,
-                    help='sequence length')
-parser.add_argument('--dropout', type=float, default=0.2,
-                    help='dropout applied to layers (0 = no dropout)')
-parser.add_argument('--tied', action='store_true',
-                    help='tie the word embedding and softmax weights')
-parser.add_argument('--seed', type=int, default=1111,
-                    help='random seed')
-parser.add_argument('--cuda', action='store_true',
-                    help='use CUDA')
-parser.add_argument('--log-interval', type=int, default=200, metavar='N',
-                    help='report interval')
-parser.add_argument('--save', type=str, default='model.pt',
-                    help='path to save the final model')
-parser.add_argument('--max-batches', type=int, default=None,
-                    help='stop each pass over the data after this many batches (default: all)')
-parser.add_argument('--nhead', type=int, default=2,
-                    help='the number of heads in the encoder of the Transformer model')
-args = parser.parse_args()
-
-torch.manual_seed(args.seed)
-if torch.cuda.is_available() and not args.cuda:
-    print('WARNING: You have a CUDA device, so you should probably run with --cuda')
-device = torch.device('cuda' if args.cuda else 'cpu')
-
-###############################################################################
-# Load data
-###############################################################################
-
-corpus = data.Corpus(args.data)
+# Columns of the validation and test streams: their loss does not depend on it, only the speed.
+EVAL_COLUMNS = 10
 
 
-def batchify(data, bsz):
-    """Cuts the stream into bsz columns, dropping the words that do not fill a row:
-    a b c ... x y z with bsz=4 gives four columns read top to bottom. Columns are
-    independent, so the model cannot learn across them, but batches are efficient."""
-    nbatch = data.size(0) // bsz
-    data = data.narrow(0, 0, nbatch * bsz)
-    return data.view(bsz, -1).t().contiguous().to(device)
+def parse_args():
+    p = argparse.ArgumentParser(description='Train a word-level language model.')
+    p.add_argument('--data', default='./data', metavar='DIR',
+                   help='folder with train.txt, valid.txt and test.txt (default: ./data)')
+    p.add_argument('--model', default='LSTM', choices=networks.KINDS, help='network type (default: LSTM)')
+    p.add_argument('--emsize', type=int, default=200, help='word vector size (default: 200)')
+    p.add_argument('--nhid', type=int, default=200,
+                   help='units per recurrent layer, or the Transformer feed-forward size (default: 200)')
+    p.add_argument('--nlayers', type=int, default=2, help='stacked layers (default: 2)')
+    p.add_argument('--nhead', type=int, default=2, help='attention heads of the Transformer (default: 2)')
+    p.add_argument('--dropout', type=float, default=0.2, help='dropout probability (default: 0.2)')
+    p.add_argument('--tied', action='store_true', help='share one matrix between input and output words')
+    p.add_argument('--lr', type=float, default=20.0, help='starting SGD step size (default: 20)')
+    p.add_argument('--clip', type=float, default=0.25, help='largest gradient norm (default: 0.25)')
+    p.add_argument('--epochs', type=int, default=40, help='most epochs to train (default: 40)')
+    p.add_argument('--batch-size', type=int, default=20, metavar='N',
+                   help='columns the training stream is cut into (default: 20)')
+    p.add_argument('--bptt', type=int, default=35, help='rows per window (default: 35)')
+    p.add_argument('--seed', type=int, default=1111, help='random seed (default: 1111)')
+    p.add_argument('--cuda', action='store_true', help='train on the GPU')
+    p.add_argument('--log-interval', type=int, default=200, metavar='N',
+                   help='print the training loss every N windows (default: 200)')
+    p.add_argument('--save', default='model.pt', metavar='FILE',
+                   help='where the best weights are kept (default: model.pt)')
+    p.add_argument('--max-batches', type=int, default=None, metavar='N',
+                   help='end every pass over a split after N windows (default: no limit)')
+    return p.parse_args()
 
 
-eval_batch_size = 10
-train_data = batchify(corpus.train, args.batch_size)
-val_data = batchify(corpus.valid, eval_batch_size)
-test_data = batchify(corpus.test, eval_batch_size)
-
-###############################################################################
-# Build the model
-###############################################################################
-
-ntokens = len(corpus.dictionary)
-if args.model == 'Transformer':
-    model = model.TransformerModel(ntokens, args.emsize, args.nhead, args.nhid, args.nlayers,
-                                   args.dropout).to(device)
-else:
-    model = model.RNNModel(args.model, ntokens, args.emsize, args.nhid, args.nlayers,
-                           args.dropout, args.tied).to(device)
-criterion = nn.NLLLoss()
-print('{} words in the vocabulary, {} training words, model {}'.format(
-    ntokens, corpus.train.size(0), args.model))
-
-###############################################################################
-# Training code
-###############################################################################
+def as_columns(stream, columns, device):
+    """The stream cut into `columns` equal pieces standing side by side, one row per time step;
+    the last few words, too few for a full row, are dropped. The columns are read in parallel and
+    independently: no state or gradient crosses from one to the next."""
+    rows = stream.numel() // columns
+    return stream[:rows * columns].view(columns, rows).t().contiguous().to(device)
 
 
-def repackage_hidden(h):
-    """Detaches hidden states from their history, so that backpropagation stops at the
-    start of each bptt window."""
-    if isinstance(h, torch.Tensor):
-        return h.detach()
-    return tuple(repackage_hidden(v) for v in h)
+def window_starts(text, bptt, limit):
+    """The first row of each window; only the first `limit` windows when a limit is given."""
+    starts = range(0, text.size(0) - 1, bptt)
+    return starts if limit is None else starts[:limit]
 
 
-def get_batch(source, i):
-    """Rows i to i+bptt of source as the input, and the same rows shifted by one word as the
-    target, flattened for the loss."""
-    seq_len = min(args.bptt, len(source) - 1 - i)
-    data = source[i:i + seq_len]
-    target = source[i + 1:i + 1 + seq_len].view(-1)
-    return data, target
+def window(text, start, bptt):
+    """Up to bptt rows from `start` as the input, and the rows one word later as the targets."""
+    stop = min(start + bptt, text.size(0) - 1)
+    return text[start:stop], text[start + 1:stop + 1].flatten()
 
 
-def batch_starts(source):
-    """Where each batch of `source` starts, or only the first --max-batches of them."""
-    starts = range(0, source.size(0) - 1, args.bptt)
-    return starts if args.max_batches is None else starts[:args.max_batches]
+def perplexity(loss):
+    # A diverged run (RNN_RELU at the default step size, say) would overflow math.exp.
+    return math.exp(loss) if loss < 700 else math.inf
 
 
-def evaluate(data_source):
-    model.eval()
-    total_loss = 0.
-    if args.model != 'Transformer':
-        hidden = model.init_hidden(eval_batch_size)
-    with torch.no_grad():
-        for i in batch_starts(data_source):
-            data, targets = get_batch(data_source, i)
-            if args.model == 'Transformer':
-                output = model(data)
-                output = output.view(-1, ntokens)
-            else:
-                output, hidden = model(data, hidden)
-                hidden = repackage_hidden(hidden)
-            total_loss += len(data) * criterion(output, targets).item()
-    return total_loss / (len(data_source) - 1)
+def detached(state):
+    # The values carry over into the next window, the graph does not: backpropagation through
+    # time stops at the window's first row.
+    if isinstance(state, tuple):
+        return tuple(part.detach() for part in state)
+    return None if state is None else state.detach()
 
 
-def train():
+def train_epoch(model, text, optimiser, epoch, args):
     model.train()
-    total_loss = 0.
-    start_time = time.time()
-    if args.model != 'Transformer':
-        hidden = model.init_hidden(args.batch_size)
-    for batch, i in enumerate(batch_starts(train_data)):
-        data, targets = get_batch(train_data, i)
-        model.zero_grad()
-        if args.model == 'Transformer':
-            output = model(data)
-            output = output.view(-1, ntokens)
-        else:
-            hidden = repackage_hidden(hidden)
-            output, hidden = model(data, hidden)
-        loss = criterion(output, targets)
+    state = model.initial_state(text.size(1))
+    windows = len(range(0, text.size(0) - 1, args.bptt))
+    loss_sum, since = 0.0, time.time()
+    for n, start in enumerate(window_starts(text, args.bptt, args.max_batches), 1):
+        inputs, targets = window(text, start, args.bptt)
+        logits, state = model(inputs, detached(state))
+        loss = F.cross_entropy(logits, targets)
+        optimiser.zero_grad()
         loss.backward()
-
-        # Clipping keeps the exploding gradients of RNNs in check.
+        # A recurrent network's gradient can grow by orders of magnitude in a single step.
         torch.nn.utils.clip_grad_norm_(model.parameters(), args.clip)
-        for p in model.parameters():
-            p.data.add_(p.grad, alpha=-lr)
-
-        total_loss += loss.item()
-        if batch % args.log_interval == 0 and batch > 0:
-            cur_loss = total_loss / args.log_interval
-            elapsed = time.time() - start_time
-            print('| epoch {:3d} | {:5d}/{:5d} batches | lr {:02.2f} | ms/batch {:5.2f} | '
-                  'loss {:5.2f} | ppl {:8.2f}'.format(
-                      epoch, batch, len(train_data) // args.bptt, lr,
-                      elapsed * 1000 / args.log_interval, cur_loss, math.exp(cur_loss)))
-            total_loss = 0
-            start_time = time.time()
+        optimiser.step()
+        loss_sum += loss.item()
+        if n % args.log_interval == 0:
+            mean, took = loss_sum / args.log_interval, (time.time() - since) / args.log_interval
+            print(f'| epoch {epoch:3d} | window {n:5d}/{windows} | lr {optimiser.param_groups[0]["lr"]:.3g} '
+                  f'| loss {mean:.2f} | perplexity {perplexity(mean):.2f} | {took * 1000:.1f} ms a window')
+            loss_sum, since = 0.0, time.time()
 
 
-# Loop over epochs, annealing the learning rate when validation stops improving.
-lr = args.lr
-best_val_loss = None
+@torch.no_grad()
+def loss_per_word(model, text, args):
+    """Mean cross-entropy of the model's next-word guesses over the windows of `text` it read."""
+    model.eval()
+    state = model.initial_state(text.size(1))
+    loss_sum, words = 0.0, 0
+    for start in window_starts(text, args.bptt, args.max_batches):
+        inputs, targets = window(text, start, args.bptt)
+        logits, state = model(inputs, state)
+        loss_sum += F.cross_entropy(logits, targets, reduction='sum').item()
+        words += targets.numel()
+    return loss_sum / words
 
-# Ctrl-C ends training early and still runs the test below.
-try:
+
+def main():
+    args = parse_args()
+    torch.manual_seed(args.seed)
+    device = torch.device('cuda' if args.cuda else 'cpu')
+
+    vocabulary, streams = corpus.read_corpus(args.data)
+    train_text = as_columns(streams['train'], args.batch_size, device)
+    valid_text = as_columns(streams['valid'], EVAL_COLUMNS, device)
+    test_text = as_columns(streams['test'], EVAL_COLUMNS, device)
+
+    model = networks.build(args.model, len(vocabulary), args).to(device)
+    weights = sum(p.numel() for p in model.parameters())
+    print(f'{args.model}, {weights} weights; {len(vocabulary)} words in the vocabulary, '
+          f'{streams["train"].numel()} in the training text')
+    optimiser = torch.optim.SGD(model.parameters(), lr=args.lr)
+
+    best = math.inf
     for epoch in range(1, args.epochs + 1):
-        epoch_start_time = time.time()
-        train()
-        val_loss = evaluate(val_data)
-        print('-' * 89)
-        print('| end of epoch {:3d} | time: {:5.2f}s | valid loss {:5.2f} | '
-              'valid ppl {:8.2f}'.format(epoch, (time.time() - epoch_start_time),
-                                         val_loss, math.exp(val_loss)))
-        print('-' * 89)
-        if not best_val_loss or val_loss < best_val_loss:
-            with open(args.save, 'wb') as f:
-                torch.save(model, f)
-            best_val_loss = val_loss
+        began = time.time()
+        train_epoch(model, train_text, optimiser, epoch, args)
+        loss = loss_per_word(model, valid_text, args)
+        print(f'| end of epoch {epoch:3d} | {time.time() - began:.2f} s | validation loss {loss:.2f} '
+              f'| perplexity {perplexity(loss):.2f}')
+        if loss < best:
+            best = loss
+            torch.save(model.state_dict(), args.save)
         else:
-            lr /= 4.0
-except KeyboardInterrupt:
-    print('-' * 89)
-    print('Exiting from training early')
+            # No progress on held-out text: smaller steps rather than more of the same.
+            for group in optimiser.param_groups:
+                group['lr'] /= 4
 
-# Load the best saved model.
-with open(args.save, 'rb') as f:
-    model = torch.load(f)
-    # After loading, the RNN's weights are no longer one contiguous chunk; cuDNN wants them so.
-    if args.model in ['RNN_TANH', 'RNN_RELU', 'LSTM', 'GRU']:
-        model.rnn.flatten_parameters()
+    # The test scores the weights that validated best, which need not be the last ones.
+    model.load_state_dict(torch.load(args.save, map_location=device))
+    loss = loss_per_word(model, test_text, args)
+    print(f'| End of training | test loss {loss:.2f} | perplexity {perplexity(loss):.2f}')
 
-test_loss = evaluate(test_data)
-print('=' * 89)
-print('| End of training | test loss {:5.2f} | test ppl {:8.2f}'.format(
-    test_loss, math.exp(test_loss)))
-print('=' * 89)
+
+if __name__ == '__main__':
+    main()

@@ -35,7 +35,7 @@ std::pair<int, int> arity(const ArgOption& option) {
 class ArgumentCheck {
  public:
   ArgumentCheck(const ArgParser& parser, const EntryPoint& entry, const SourceLocation& command_where,
-                std::vector<report::Finding>& out)
+                std::vector<model::Finding>& out)
       : parser_(parser), entry_(entry), command_where_(command_where), out_(out) {}
 
   void run() {
@@ -133,10 +133,10 @@ class ArgumentCheck {
     out_.push_back(std::move(f));
   }
 
-  report::Finding finding(std::string message) const {
+  model::Finding finding(std::string message) const {
     auto f = static_finding("argument-not-accepted", "Illegal Argument", "General Code Error",
-                            "Common Programming Error", report::Severity::Error, "", 0);
-    f.prediction = report::Prediction::None;  // argparse refuses it whatever the branches
+                            "Common Programming Error", model::Severity::Error, "", 0);
+    f.prediction = model::Prediction::None;  // argparse refuses it whatever the branches
     f.location = command_where_;
     f.stage = "init";
     f.message = std::move(message);
@@ -146,13 +146,13 @@ class ArgumentCheck {
   const ArgParser& parser_;
   const EntryPoint& entry_;
   const SourceLocation& command_where_;
-  std::vector<report::Finding>& out_;
+  std::vector<model::Finding>& out_;
 };
 
 }  // namespace
 
 void check_arguments(const ArgParser& parser, const EntryPoint& entry, const SourceLocation& command_where,
-                     std::vector<report::Finding>& out) {
+                     std::vector<model::Finding>& out) {
   ArgumentCheck(parser, entry, command_where, out).run();
 }
 

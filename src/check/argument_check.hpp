@@ -6,11 +6,11 @@
 #include <vector>
 
 #include "check/code_scan.hpp"
-#include "report/finding.hpp"
+#include "model/finding.hpp"
 
 namespace preflight::check {
 
 void check_arguments(const ArgParser& parser, const EntryPoint& entry, const SourceLocation& command_where,
-                     std::vector<report::Finding>& out);
+                     std::vector<model::Finding>& out);
 
 }  // namespace preflight::check

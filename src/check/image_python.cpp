@@ -135,8 +135,8 @@ Result<PythonRun> ImagePython::run(const std::string& program, const std::string
   bool cut = false;
   auto exit = sandbox::run_container(
       plan, rootfs_,
-      [&](diagnosis::OutputLine::Stream stream, std::string_view line) {
-        std::string& to = stream == diagnosis::OutputLine::Stream::Stdout ? run.out : run.err;
+      [&](model::OutputLine::Stream stream, std::string_view line) {
+        std::string& to = stream == model::OutputLine::Stream::Stdout ? run.out : run.err;
         if (to.size() + line.size() >= kMaxReadBytes) return static_cast<void>(cut = true);
         to.append(line).push_back('\n');
       },

@@ -307,9 +307,9 @@ std::vector<Unmet> unmet_requirements(const std::vector<Requirement>& wanted, co
   return unmet;
 }
 
-std::vector<report::Finding> requirement_findings(const fs::path& code_dir, const ModuleIndex& index,
+std::vector<model::Finding> requirement_findings(const fs::path& code_dir, const ModuleIndex& index,
                                                   const std::vector<fs::path>& installed_by_setup) {
-  std::vector<report::Finding> findings;
+  std::vector<model::Finding> findings;
   std::error_code ec;
   std::vector<fs::path> files;
   for (const auto& entry : fs::directory_iterator(code_dir, ec)) {
@@ -331,7 +331,7 @@ std::vector<report::Finding> requirement_findings(const fs::path& code_dir, cons
       const Distribution* dist = index.distribution(r->name);
       if (!dist || specifier_holds(dist->version, r->specifier).value_or(true)) continue;
       auto f = static_finding("requirement-not-in-image", "Library Not Found", "Execution Environment",
-                              "Environment Difference", report::Severity::Warning, relative.string(), number);
+                              "Environment Difference", model::Severity::Warning, relative.string(), number);
       // The job starts with the image's version: what differs shows when it is imported.
       f.stage = "init";
       f.subject = r->name;

@@ -18,18 +18,18 @@ struct Lint {
   const ShellText& shell;
   const ShellFacts& facts;
   SourceLocation where;
-  std::vector<report::Finding>& out;
+  std::vector<model::Finding>& out;
   const ShellState* state = nullptr;  // where this line runs
 
   void add(const char* rule, const char* category, const char* root_cause, std::string message,
            std::string hint) {
-    report::Finding f;
+    model::Finding f;
     f.rule = rule;
     f.category = category;
     f.dimension = "Execution Environment";
     f.root_cause = root_cause;
-    f.phase = report::Phase::Static;
-    f.prediction = report::Prediction::Unverified;  // the setup step's own run settles it
+    f.phase = model::Phase::Static;
+    f.prediction = model::Prediction::Unverified;  // the setup step's own run settles it
     f.stage = shell.stage;
     f.location = where;
     f.message = std::move(message);
@@ -242,8 +242,8 @@ void lint_command(Lint& lint, std::vector<std::string> words) {
 
 }  // namespace
 
-std::vector<report::Finding> lint_shell(const ShellText& shell, const ShellFacts& facts) {
-  std::vector<report::Finding> findings;
+std::vector<model::Finding> lint_shell(const ShellText& shell, const ShellFacts& facts) {
+  std::vector<model::Finding> findings;
   static const plan::RunPlan no_plan;
   ShellState state(facts.plan ? *facts.plan : no_plan);
   walk_shell(shell.text, shell.where, state, [&](const SimpleCommand& command, const ShellState& now) {

@@ -11,7 +11,7 @@
 
 #include "check/module_index.hpp"
 #include "plan/run_plan.hpp"
-#include "report/finding.hpp"
+#include "model/finding.hpp"
 #include "util/error.hpp"
 
 namespace preflight::check {
@@ -36,7 +36,7 @@ struct ShellFacts {
   std::function<std::optional<std::string>(const std::string&)> read;
 };
 
-std::vector<report::Finding> lint_shell(const ShellText& shell, const ShellFacts& facts);
+std::vector<model::Finding> lint_shell(const ShellText& shell, const ShellFacts& facts);
 
 // The requirements files that `pip install -r FILE` lines of `shell` install from the code
 // folder, relative to it (their pins are then the setup step's to check).

@@ -84,22 +84,22 @@ struct Reach {
   std::map<std::string, std::string> modules;  // the job's own modules by dotted name
   std::set<std::string> files;
   std::string entry;  // the entry script, if there is one
-  report::Severity severity(const std::string& file, report::Severity wanted) const {
-    return files.count(file) ? wanted : report::Severity::Warning;
+  model::Severity severity(const std::string& file, model::Severity wanted) const {
+    return files.count(file) ? wanted : model::Severity::Warning;
   }
 };
 
-void syntax_findings(const CodeScan& scan, const Reach& reach, std::vector<report::Finding>& out) {
+void syntax_findings(const CodeScan& scan, const Reach& reach, std::vector<model::Finding>& out) {
   for (const auto& file : scan.files) {
     if (!file.syntax_error) continue;
     auto f = static_finding("syntax-error-in-image", "Syntax Error", "General Code Error",
-                            "Common Programming Error", reach.severity(file.path, report::Severity::Error),
+                            "Common Programming Error", reach.severity(file.path, model::Severity::Error),
                             file.path, file.syntax_error->line);
     f.location.column = file.syntax_error->column;
     f.stage = "init";
     // Certain in the entry script, which Python compiles before anything runs; another file
     // fails only if it is imported.
-    if (reach.entry == file.path) f.prediction = report::Prediction::None;
+    if (reach.entry == file.path) f.prediction = model::Prediction::None;
     f.message = fmt::format("the image's Python {} cannot parse {}: {}", scan.python_version, file.path,
                             file.syntax_error->message);
     f.hint = fmt::format(
@@ -112,7 +112,7 @@ void syntax_findings(const CodeScan& scan, const Reach& reach, std::vector<repor
 }
 
 void import_findings(const CodeScan& scan, const StaticContext& context, const Reach& reach,
-                     std::vector<report::Finding>& out) {
+                     std::vector<model::Finding>& out) {
   if (!context.index) return;
   const auto& modules = reach.modules;
   std::set<std::string> local_tops;
@@ -128,11 +128,11 @@ void import_findings(const CodeScan& scan, const StaticContext& context, const R
       const bool fatal = use.module_scope && reached.count(file.path) && !context.setup_installs;
       auto f = static_finding(
           "import-not-in-image", "Library Not Found", "Execution Environment", "Environment Difference",
-          fatal ? report::Severity::Error : report::Severity::Warning, file.path, use.line);
+          fatal ? model::Severity::Error : model::Severity::Warning, file.path, use.line);
       f.subject = top;
       f.stage = use.module_scope ? "init" : "";
       // Certain only for the entry script's own unconditional module-level imports.
-      if (fatal && !use.conditional && file.path == reach.entry) f.prediction = report::Prediction::None;
+      if (fatal && !use.conditional && file.path == reach.entry) f.prediction = model::Prediction::None;
       f.message = fmt::format("the image cannot import \"{}\"{}: no such module on its Python {} ({})",
                               use.module, did_you_mean(top, known), context.index->python_version,
                               use.module_scope ? "imported when " + file.path + " loads"
@@ -175,7 +175,7 @@ std::set<std::string> environment_names(const plan::RunPlan& plan) {
 }
 
 void env_findings(const CodeScan& scan, const StaticContext& context, const Reach& reach,
-                  std::vector<report::Finding>& out) {
+                  std::vector<model::Finding>& out) {
   const auto names = environment_names(context.plan);
   std::vector<std::string> platform_names;
   for (const auto& name : names)
@@ -187,7 +187,7 @@ void env_findings(const CodeScan& scan, const StaticContext& context, const Reac
       auto f = static_finding(
           raises ? "env-not-set" : "env-maybe-unset", "Key Not Found", "General Code Error",
           "Environment Difference",
-          reach.severity(file.path, raises ? report::Severity::Error : report::Severity::Warning), file.path,
+          reach.severity(file.path, raises ? model::Severity::Error : model::Severity::Warning), file.path,
           read.line);
       f.subject = read.name;
       f.stage = "init";  // the environment configures the job as it starts
@@ -234,7 +234,7 @@ Place place_on_platform(const std::string& pattern, const plan::RunPlan& plan, c
     if (under(path, dir.path)) return Place::Writable;
   for (const auto& mount : plan.mounts) {
     if (!under(path, mount.destination)) continue;
-    if (mount.kind != diagnosis::MountFact::Kind::Code || !mount.read_only || !mount.overlay_dir.empty())
+    if (mount.kind != model::MountFact::Kind::Code || !mount.read_only || !mount.overlay_dir.empty())
       return mount.read_only ? Place::Known : Place::Writable;
     // The uploaded code is known file by file.
     std::error_code ec;
@@ -253,7 +253,7 @@ bool replaced_by_command(const PathLiteral& literal, const ScannedFile& file, co
 }
 
 // What is wrong with a path on the platform, if anything: the message's end and its severity.
-std::optional<std::pair<std::string, report::Severity>> path_problem(const std::string& value,
+std::optional<std::pair<std::string, model::Severity>> path_problem(const std::string& value,
                                                                      const plan::RunPlan& plan,
                                                                      const fs::path& image_rootfs,
                                                                      const WorkingFolder& folder) {
@@ -263,15 +263,15 @@ std::optional<std::pair<std::string, report::Severity>> path_problem(const std::
   std::string owner;
   if (value.empty()) return std::nullopt;
   if (re2::RE2::PartialMatch(value, windows))
-    return std::make_pair(std::string("is a Windows path"), report::Severity::Error);
+    return std::make_pair(std::string("is a Windows path"), model::Severity::Error);
   if (value[0] == '~')
     return std::make_pair(
         fmt::format("is under a home folder: on {} the home is {}, and holds nothing of yours", plan.platform,
                     home),
-        report::Severity::Warning);
+        model::Severity::Warning);
   if (re2::RE2::PartialMatch(value, laptop_home, &owner) && !under(value, home))
     return std::make_pair(fmt::format("is in {}'s home folder, which {} does not have", owner, plan.platform),
-                          report::Severity::Error);
+                          model::Severity::Error);
   const bool relative = value[0] != '/';
   if (relative && !folder.path) return std::nullopt;  // relative to a folder only the run knows
   const std::string resolved =
@@ -284,10 +284,10 @@ std::optional<std::pair<std::string, report::Severity>> path_problem(const std::
   if (relative)
     return std::make_pair(fmt::format("resolves, from the working folder {} ({}), to {}, which {}", *folder.path,
                                       folder.why, resolved, lacks),
-                          report::Severity::Error);
+                          model::Severity::Error);
   return std::make_pair(place == Place::CodeLacks ? std::string(lacks)
                                                   : std::string("is neither in the image nor one of the platform's mounts"),
-                        report::Severity::Warning);
+                        model::Severity::Warning);
 }
 
 // The working folder the job's Python runs in, as the caller found it, else the platform's.
@@ -308,7 +308,7 @@ std::string name_before(const std::string& line, std::size_t at) {
   return line.substr(start, end - start);
 }
 
-report::Finding path_finding(const std::string& value, const std::string& problem, report::Severity severity,
+model::Finding path_finding(const std::string& value, const std::string& problem, model::Severity severity,
                              const std::string& file, int line) {
   auto f = static_finding("path-not-on-platform", "Path Not Found", "Execution Environment",
                           "Environment Difference", severity, file, line);
@@ -322,7 +322,7 @@ report::Finding path_finding(const std::string& value, const std::string& proble
 }
 
 void path_findings(const CodeScan& scan, const StaticContext& context, const Reach& reach,
-                   std::vector<report::Finding>& out) {
+                   std::vector<model::Finding>& out) {
   for (const auto& file : scan.files) {
     for (const auto& literal : file.paths) {
       if (replaced_by_command(literal, file, context)) continue;
@@ -336,7 +336,7 @@ void path_findings(const CodeScan& scan, const StaticContext& context, const Rea
   }
 }
 
-void perf_findings(const CodeScan& scan, const StaticContext& context, std::vector<report::Finding>& out) {
+void perf_findings(const CodeScan& scan, const StaticContext& context, std::vector<model::Finding>& out) {
   // Loading in the training process costs GPU time only when there are GPUs to wait, and
   // workers only help when the platform gives the job more than one core.
   const bool starved = context.plan.facts.gpus > 0 && context.plan.limits.cpus != 1;
@@ -371,13 +371,13 @@ void perf_findings(const CodeScan& scan, const StaticContext& context, std::vect
         continue;
       }
       auto f = static_finding(use.rule.c_str(), "Slow Input Pipeline", "Deep Learning Specific",
-                              "Inappropriate Model Parameter/Structure", report::Severity::Warning, file.path,
+                              "Inappropriate Model Parameter/Structure", model::Severity::Warning, file.path,
                               use.line);
       f.message = std::move(message);
       f.hint = std::move(hint);
-      f.retry = report::Retry::Useless;
+      f.retry = model::Retry::Useless;
       f.stage = perf_stage(use.rule);
-      f.prediction = report::Prediction::None;  // advice on speed, not a failure to come
+      f.prediction = model::Prediction::None;  // advice on speed, not a failure to come
       out.push_back(std::move(f));
     }
   }
@@ -385,18 +385,18 @@ void perf_findings(const CodeScan& scan, const StaticContext& context, std::vect
 
 }  // namespace
 
-report::Finding static_finding(const char* rule, const char* category, const char* dimension,
-                               const char* root_cause, report::Severity severity, const std::string& file,
+model::Finding static_finding(const char* rule, const char* category, const char* dimension,
+                               const char* root_cause, model::Severity severity, const std::string& file,
                                int line) {
-  report::Finding f;
+  model::Finding f;
   f.rule = rule;
   f.category = category;
   f.dimension = dimension;
   f.root_cause = root_cause;
   f.severity = severity;
-  f.phase = report::Phase::Static;
+  f.phase = model::Phase::Static;
   f.location = {file, line, 0};
-  f.prediction = report::Prediction::Unverified;  // a risk until the dry run settles it
+  f.prediction = model::Prediction::Unverified;  // a risk until the dry run settles it
   return f;
 }
 
@@ -457,7 +457,7 @@ std::optional<EntryPoint> entry_point(const std::string& command, const fs::path
   return found;
 }
 
-std::vector<report::Finding> text_path_findings(const std::string& text, const SourceLocation& first_line,
+std::vector<model::Finding> text_path_findings(const std::string& text, const SourceLocation& first_line,
                                                 const std::string& stage, const plan::RunPlan& plan,
                                                 const fs::path& image_rootfs, bool relative_paths,
                                                 const std::optional<WorkingFolder>& start) {
@@ -465,7 +465,7 @@ std::vector<report::Finding> text_path_findings(const std::string& text, const S
   // after a space, a quote, =, : or [ (so --data=/x and key: /x count).
   static const re2::RE2 token(
       R"re((?:^|[\s"'=:\[,(])((?:/[^/\s"',\]\})$;|&]+/|~/|[A-Za-z]:[\\/]|\.\./)[^\s"',\]\})$;|&]*))re");
-  std::vector<report::Finding> findings;
+  std::vector<model::Finding> findings;
   auto check = [&](const std::string& piece, int index, const WorkingFolder& folder,
                    const std::vector<std::string>& words) {
     re2::StringPiece rest(piece);
@@ -502,12 +502,12 @@ std::vector<report::Finding> text_path_findings(const std::string& text, const S
   return findings;
 }
 
-std::vector<report::Finding> shell_env_findings(const ShellText& shell, const plan::RunPlan& plan) {
+std::vector<model::Finding> shell_env_findings(const ShellText& shell, const plan::RunPlan& plan) {
   auto names = environment_names(plan);
   assigned_names(shell.text, names);
   // $NAME or ${NAME}, but not ${NAME:-default} and the like, nor $1, $@, $?...
   static const re2::RE2 reference(R"(\$(?:\{([A-Za-z_]\w*)(:?[-=+?])?|([A-Za-z_]\w*)))");
-  std::vector<report::Finding> findings;
+  std::vector<model::Finding> findings;
   std::set<std::string> reported;
   for_each_command_line(shell.text, [&](int index, const std::string& line) {
     re2::StringPiece rest(line);
@@ -516,7 +516,7 @@ std::vector<report::Finding> shell_env_findings(const ShellText& shell, const pl
       const std::string name = braced.empty() ? bare : braced;
       if (!modifier.empty() || names.count(name) || !reported.insert(name).second) continue;
       auto f = static_finding("shell-env-not-set", "Key Not Found", "General Code Error",
-                              "Environment Difference", report::Severity::Warning, "", 0);
+                              "Environment Difference", model::Severity::Warning, "", 0);
       f.subject = name;
       f.location = {shell.where.file, shell.where.line + index, 0};
       f.stage = shell.stage;
@@ -533,8 +533,8 @@ std::vector<report::Finding> shell_env_findings(const ShellText& shell, const pl
   return findings;
 }
 
-std::vector<report::Finding> code_findings(const CodeScan& scan, const StaticContext& context) {
-  std::vector<report::Finding> findings;
+std::vector<model::Finding> code_findings(const CodeScan& scan, const StaticContext& context) {
+  std::vector<model::Finding> findings;
   Reach reach;
   reach.modules = local_modules(scan, context.entry);
   reach.files = reachable_files(scan, reach.modules, context.entry);

@@ -12,7 +12,7 @@
 #include "check/shell_lint.hpp"
 #include "check/working_folder.hpp"
 #include "plan/run_plan.hpp"
-#include "report/finding.hpp"
+#include "model/finding.hpp"
 
 namespace preflight::check {
 
@@ -26,11 +26,11 @@ struct StaticContext {
   WorkingFolder code_folder;                  // where the job's Python runs; empty why: the plan's
 };
 
-std::vector<report::Finding> code_findings(const CodeScan& scan, const StaticContext& context);
+std::vector<model::Finding> code_findings(const CodeScan& scan, const StaticContext& context);
 
 // A finding of the static phase, located at file:line.
-report::Finding static_finding(const char* rule, const char* category, const char* dimension,
-                               const char* root_cause, report::Severity severity, const std::string& file,
+model::Finding static_finding(const char* rule, const char* category, const char* dimension,
+                               const char* root_cause, model::Severity severity, const std::string& file,
                                int line);
 
 // Path-like words of a setup line, the command, a script it runs or a configuration file of the
@@ -39,14 +39,14 @@ report::Finding static_finding(const char* rule, const char* category, const cha
 // (followed through `cd` from `start`, else from the platform's); false for a configuration
 // file, whose relative paths may be relative to anything. `stage` "setup" for the setup step;
 // otherwise a path's stage follows the option or key it is given with (check/stages.hpp).
-std::vector<report::Finding> text_path_findings(const std::string& text, const SourceLocation& first_line,
+std::vector<model::Finding> text_path_findings(const std::string& text, const SourceLocation& first_line,
                                                 const std::string& stage, const plan::RunPlan& plan,
                                                 const std::filesystem::path& image_rootfs, bool relative_paths,
                                                 const std::optional<WorkingFolder>& start = std::nullopt);
 
 // `$NAME` in a setup line, the command or a script the command runs, where the platform does
 // not set NAME: a warning (the shell expands it to nothing).
-std::vector<report::Finding> shell_env_findings(const ShellText& shell, const plan::RunPlan& plan);
+std::vector<model::Finding> shell_env_findings(const ShellText& shell, const plan::RunPlan& plan);
 
 // The command's entry script: `python [-u ...] train.py ARGS` or `python -m pkg ARGS`, found
 // as a file of the code folder; nullopt for anything else.

@@ -247,7 +247,7 @@ namespace {
 // The host file of a path in the code mount, if it is one.
 std::optional<fs::path> host_code_file(const std::string& path, const plan::RunPlan& plan) {
   for (const auto& mount : plan.mounts)
-    if (mount.kind == diagnosis::MountFact::Kind::Code && is_under(path, mount.destination))
+    if (mount.kind == model::MountFact::Kind::Code && is_under(path, mount.destination))
       return mount.source / fs::path(path).lexically_relative(mount.destination);
   return std::nullopt;
 }
@@ -300,7 +300,7 @@ std::vector<std::pair<fs::path, WorkingFolder>> scripts_and_folders(const std::s
 
 std::optional<fs::path> in_code_mount(const std::string& path, const plan::RunPlan& plan) {
   for (const auto& mount : plan.mounts) {
-    if (mount.kind != diagnosis::MountFact::Kind::Code) continue;
+    if (mount.kind != model::MountFact::Kind::Code) continue;
     if (path == mount.destination) return fs::path(".");
     if (is_under(path, mount.destination)) return fs::path(path).lexically_relative(mount.destination);
   }

@@ -4,7 +4,6 @@
 #include <iostream>
 
 #include "cli/command.hpp"
-#include "diagnosis/failure_rules.hpp"
 #include "report/ci_reports.hpp"
 #include "sandbox/user_namespace.hpp"
 
@@ -50,11 +49,9 @@ std::filesystem::path github_workspace() {
 
 Status write_sarif(const report::Report& report, const std::string& file,
                    const std::filesystem::path& workspace) {
-  auto rules = diagnosis::FailureRules::load(diagnosis::shipped_failure_rules_file());
-  if (!rules) return std::move(rules).error();
   const report::SarifTool tool{"Preflight", PREFLIGHT_VERSION, PREFLIGHT_HOMEPAGE_URL};
   // A job's output can hold bytes that are not UTF-8: they become U+FFFD rather than an exception.
-  const auto text = report::to_sarif(report, rules->categories(), tool, workspace)
+  const auto text = report::to_sarif(report, tool, workspace)
                         .dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
   return report::write_report_file(file, text + "\n");
 }

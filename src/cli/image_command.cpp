@@ -72,9 +72,9 @@ std::vector<report::Report> run_jobs(const std::string& image_text, const std::v
 void print_job_table(const std::string& image_text, const std::vector<report::Report>& reports) {
   std::cout << "jobs on " << image_text << ":\n";
   for (const auto& r : reports) {
-    const report::Finding* first = nullptr;
+    const model::Finding* first = nullptr;
     for (const auto& f : r.findings)
-      if (f.severity == report::Severity::Error && !first) first = &f;
+      if (f.severity == model::Severity::Error && !first) first = &f;
     std::cout << "  " << r.job_name << ": " << r.verdict;
     if (first) {
       std::cout << " — " << first->category;

@@ -24,11 +24,11 @@ std::string below(const std::string& path, const std::string& dir) {
   return path.substr(dir.size() + (dir.back() == '/' ? 0 : 1));
 }
 
-bool exists_here(const PlatformFacts& facts, const std::string& path) {
+bool exists_here(const model::PlatformFacts& facts, const std::string& path) {
   return facts.host_path_exists && !path.empty() && facts.host_path_exists(path);
 }
 
-std::string job_user(const PlatformFacts& facts) {
+std::string job_user(const model::PlatformFacts& facts) {
   return facts.user.empty() ? "uid " + std::to_string(facts.uid) : facts.user;
 }
 
@@ -58,11 +58,11 @@ std::string add_input_hint(const std::string& path) {
 }
 
 // "write to ${{outputs.model}} instead (outputs: model at /job/outputs/model)".
-std::string write_to_output_hint(const PlatformFacts& facts) {
+std::string write_to_output_hint(const model::PlatformFacts& facts) {
   std::string listed;
-  const MountFact* first = nullptr;
-  for (const MountFact& mount : facts.mounts) {
-    if (mount.kind != MountFact::Kind::Output) continue;
+  const model::MountFact* first = nullptr;
+  for (const model::MountFact& mount : facts.mounts) {
+    if (mount.kind != model::MountFact::Kind::Output) continue;
     if (!first) first = &mount;
     listed +=
         (listed.empty() ? "" : ", ") + (mount.name.empty() ? "" : mount.name + " at ") + mount.container_path;
@@ -78,7 +78,7 @@ std::string write_to_output_hint(const PlatformFacts& facts) {
 
 // "/home/alice/data" → "the home folder of alice on a developer's machine", when it is not
 // the platform user's own home.
-std::string laptop_home(const std::string& path, const PlatformFacts& facts) {
+std::string laptop_home(const std::string& path, const model::PlatformFacts& facts) {
   static const re2::RE2 linux_home(R"(/home/([^/]+)(?:/.*)?)");
   static const re2::RE2 mac_home(R"(/Users/([^/]+)(?:/.*)?)");
   static const re2::RE2 windows(R"([A-Za-z]:[\\/].*)");
@@ -94,11 +94,11 @@ std::string laptop_home(const std::string& path, const PlatformFacts& facts) {
   return {};
 }
 
-std::optional<EnvironmentDifference> missing_on_mount(const std::string& path, const MountFact& mount,
-                                                      const PlatformFacts& facts) {
+std::optional<EnvironmentDifference> missing_on_mount(const std::string& path, const model::MountFact& mount,
+                                                      const model::PlatformFacts& facts) {
   const std::string rest = below(path, mount.container_path);
   switch (mount.kind) {
-    case MountFact::Kind::Input: {
+    case model::MountFact::Kind::Input: {
       const std::string here = joined(mount.host_path, rest);
       if (!facts.host_path_exists || mount.host_path.empty()) return std::nullopt;
       const std::string use = "${{inputs." + mount.name + "}}";
@@ -114,18 +114,18 @@ std::optional<EnvironmentDifference> missing_on_mount(const std::string& path, c
                                    "check the path the code builds from " + use +
                                        ": the input you mount must have the layout the code expects"};
     }
-    case MountFact::Kind::Output:
+    case model::MountFact::Kind::Output:
       return EnvironmentDifference{
           "outputs start empty on the platform; nothing wrote " + path + " earlier in this run",
           "read files the job needs from an input (add it in job.yaml and use "
           "${{inputs.NAME}}), not from an output folder"};
-    case MountFact::Kind::Writable:
-    case MountFact::Kind::Scratch:
+    case model::MountFact::Kind::Writable:
+    case model::MountFact::Kind::Scratch:
       return EnvironmentDifference{mount.container_path + " starts empty on the platform",
                                    "create " + path +
                                        " in the job before reading it, or "
                                        "provide it as an input in job.yaml"};
-    case MountFact::Kind::Code: {
+    case model::MountFact::Kind::Code: {
       if (!facts.host_path_exists || facts.code_host_dir.empty()) return std::nullopt;
       const std::string here = joined(facts.code_host_dir, rest);
       if (exists_here(facts, here)) return std::nullopt;
@@ -138,8 +138,8 @@ std::optional<EnvironmentDifference> missing_on_mount(const std::string& path, c
                        " for a script in its src folder"
                  : "put it in the code folder, or if it is data kept elsewhere, " + add_input_hint(here)};
     }
-    case MountFact::Kind::Harness:
-    case MountFact::Kind::PlatformFile:
+    case model::MountFact::Kind::Harness:
+    case model::MountFact::Kind::PlatformFile:
       break;
   }
   return std::nullopt;
@@ -147,9 +147,9 @@ std::optional<EnvironmentDifference> missing_on_mount(const std::string& path, c
 
 }  // namespace
 
-const MountFact* mount_of(const std::vector<MountFact>& mounts, const std::string& path) {
-  const MountFact* best = nullptr;
-  for (const MountFact& mount : mounts) {
+const model::MountFact* mount_of(const std::vector<model::MountFact>& mounts, const std::string& path) {
+  const model::MountFact* best = nullptr;
+  for (const model::MountFact& mount : mounts) {
     if (mount.container_path.empty()) continue;
     if (path != mount.container_path && !is_under(path, mount.container_path)) continue;
     if (!best || mount.container_path.size() > best->container_path.size()) best = &mount;
@@ -157,7 +157,7 @@ const MountFact* mount_of(const std::vector<MountFact>& mounts, const std::strin
   return best;
 }
 
-std::string absolute_in_container(const std::string& path, const PlatformFacts& facts) {
+std::string absolute_in_container(const std::string& path, const model::PlatformFacts& facts) {
   const bool windows = path.size() > 2 && path[1] == ':' && (path[2] == '\\' || path[2] == '/');
   if (path.empty() || path[0] == '/' || windows || facts.code_container_dir.empty()) return path;
   std::string rest = path;
@@ -165,7 +165,7 @@ std::string absolute_in_container(const std::string& path, const PlatformFacts& 
   return joined(facts.code_container_dir, rest);
 }
 
-std::optional<EnvironmentDifference> missing_path(const std::string& given, const PlatformFacts& facts) {
+std::optional<EnvironmentDifference> missing_path(const std::string& given, const model::PlatformFacts& facts) {
   if (given.empty()) return std::nullopt;
   if (given[0] == '~') {
     return EnvironmentDifference{
@@ -175,7 +175,7 @@ std::optional<EnvironmentDifference> missing_path(const std::string& given, cons
             "), or better, make the data an input in job.yaml and use ${{inputs.NAME}}"};
   }
   const std::string path = absolute_in_container(given, facts);
-  if (const MountFact* mount = mount_of(facts.mounts, path)) {
+  if (const model::MountFact* mount = mount_of(facts.mounts, path)) {
     return missing_on_mount(path, *mount, facts);
   }
   const std::string laptop = laptop_home(path, facts);
@@ -191,7 +191,7 @@ std::optional<EnvironmentDifference> missing_path(const std::string& given, cons
   return std::nullopt;
 }
 
-std::optional<EnvironmentDifference> missing_module(const std::string& module, const PlatformFacts& facts) {
+std::optional<EnvironmentDifference> missing_module(const std::string& module, const model::PlatformFacts& facts) {
   // Distribution names that differ from the module imported.
   static const std::map<std::string, std::string> packages = {
       {"cv2", "opencv-python-headless"}, {"PIL", "Pillow"},  {"sklearn", "scikit-learn"},
@@ -210,18 +210,18 @@ std::optional<EnvironmentDifference> missing_module(const std::string& module, c
           package + ")"};
 }
 
-std::optional<EnvironmentDifference> write_denied(const std::string& given, const PlatformFacts& facts) {
+std::optional<EnvironmentDifference> write_denied(const std::string& given, const model::PlatformFacts& facts) {
   if (given.empty()) return std::nullopt;
   const std::string path = absolute_in_container(given, facts);
   const std::string instead = write_to_output_hint(facts);
-  if (const MountFact* mount = mount_of(facts.mounts, path)) {
+  if (const model::MountFact* mount = mount_of(facts.mounts, path)) {
     if (!mount->read_only) return std::nullopt;
     std::string what;
     switch (mount->kind) {
-      case MountFact::Kind::Code:
+      case model::MountFact::Kind::Code:
         what = "the code folder " + mount->container_path;
         break;
-      case MountFact::Kind::Input:
+      case model::MountFact::Kind::Input:
         what = "the input \"" + mount->name + "\" at " + mount->container_path;
         break;
       default:
@@ -247,7 +247,7 @@ std::optional<EnvironmentDifference> write_denied(const std::string& given, cons
 }
 
 std::optional<EnvironmentDifference> missing_env_var(const std::string& name, const std::string& raised_in,
-                                                     const PlatformFacts& facts) {
+                                                     const model::PlatformFacts& facts) {
   // Python 3.11 and later run os from a frozen module: its frames are "<frozen os>".
   const bool environ = raised_in == "os.py" || raised_in == "<frozen os>" || raised_in.ends_with("/os.py");
   if (name.empty() || !environ) return std::nullopt;

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "diagnosis/evidence.hpp"
+#include "model/run_evidence.hpp"
 
 namespace preflight::diagnosis {
 
@@ -17,22 +17,22 @@ struct EnvironmentDifference {
 };
 
 // The mount `path` lies on (the longest container_path prefix), or null.
-const MountFact* mount_of(const std::vector<MountFact>& mounts, const std::string& path);
+const model::MountFact* mount_of(const std::vector<model::MountFact>& mounts, const std::string& path);
 
 // A container path, absolute: relative ones are taken from the code folder (the platform's
 // usual working directory).
-std::string absolute_in_container(const std::string& path, const PlatformFacts& facts);
+std::string absolute_in_container(const std::string& path, const model::PlatformFacts& facts);
 
 // A path the job could not find: a laptop-only path, a folder not mounted, a file missing
 // from the local copy of an input, an output read before it was written.
-std::optional<EnvironmentDifference> missing_path(const std::string& path, const PlatformFacts& facts);
+std::optional<EnvironmentDifference> missing_path(const std::string& path, const model::PlatformFacts& facts);
 // A module the image lacks while this machine's python has it.
-std::optional<EnvironmentDifference> missing_module(const std::string& module, const PlatformFacts& facts);
+std::optional<EnvironmentDifference> missing_module(const std::string& module, const model::PlatformFacts& facts);
 // A write refused: a read-only code or input mount, a root-owned folder of the image.
-std::optional<EnvironmentDifference> write_denied(const std::string& path, const PlatformFacts& facts);
+std::optional<EnvironmentDifference> write_denied(const std::string& path, const model::PlatformFacts& facts);
 // An environment variable the code read with os.environ[...] (so `raised_in`, the innermost
 // frame's file, is os.py) and the platform does not export.
 std::optional<EnvironmentDifference> missing_env_var(const std::string& name, const std::string& raised_in,
-                                                     const PlatformFacts& facts);
+                                                     const model::PlatformFacts& facts);
 
 }  // namespace preflight::diagnosis

@@ -40,16 +40,16 @@ std::string option_name(const std::string& what) {
 
 }  // namespace
 
-void soften_clamp_consequence(report::Finding& failure, const harness::HarnessEvents& events,
+void soften_clamp_consequence(model::Finding& failure, const harness::HarnessEvents& events,
                               const std::string& code_dir) {
-  if (failure.category != "Path Not Found" || failure.severity != report::Severity::Error) return;
+  if (failure.category != "Path Not Found" || failure.severity != model::Severity::Error) return;
   const auto numbers = numbers_in_quotes(failure.message);
   for (const harness::ClampEvent& clamp : events.clamps) {
     if (clamp.kind != "epochs" && clamp.kind != "steps") continue;
     const auto original = whole(clamp.original);
     if (!original || !numbers.count(*original) || clamp.value == *clamp.original) continue;
     const SourceLocation at = harness::location_in_code(clamp.where, code_dir);
-    failure.severity = report::Severity::Warning;
+    failure.severity = model::Severity::Warning;
     failure.message = fmt::format(
         "{} — a consequence of the dry run, not of the job: the run was clamped to {} {} instead of {} ({}{}), "
         "so what the full run writes under that count was never written",

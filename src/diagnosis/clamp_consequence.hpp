@@ -5,13 +5,13 @@
 #pragma once
 
 #include "harness/events.hpp"
-#include "report/finding.hpp"
+#include "model/finding.hpp"
 
 namespace preflight::diagnosis {
 
 // Turns `failure` into a warning about the clamp behind it, when there is one: the failure is
 // a missing path that names a clamped epoch or step count by its original value.
-void soften_clamp_consequence(report::Finding& failure, const harness::HarnessEvents& events,
+void soften_clamp_consequence(model::Finding& failure, const harness::HarnessEvents& events,
                               const std::string& code_dir);
 
 }  // namespace preflight::diagnosis

@@ -24,10 +24,10 @@ int signal_of(int exit_code, int signal) {
   return exit_code > 128 && exit_code <= 128 + 64 ? exit_code - 128 : 0;
 }
 
-std::vector<std::string> stderr_of(const std::vector<const OutputLine*>& lines) {
+std::vector<std::string> stderr_of(const std::vector<const model::OutputLine*>& lines) {
   std::vector<std::string> out;
-  for (const OutputLine* line : lines) {
-    if (line->stream == OutputLine::Stream::Stderr) out.push_back(line->text);
+  for (const model::OutputLine* line : lines) {
+    if (line->stream == model::OutputLine::Stream::Stderr) out.push_back(line->text);
   }
   return out;
 }
@@ -116,13 +116,13 @@ bool trained_before(const HarnessEvents& events, int pid, double t) {
   });
 }
 
-Step setup_step(const RunOutcome& outcome, const PlatformFacts& facts) {
+Step setup_step(const model::RunOutcome& outcome, const model::PlatformFacts& facts) {
   Step step;
   step.stage = "setup";
   step.evidence.setup = true;
   step.evidence.exit_code = outcome.setup_exit.value_or(outcome.exit_code);
   step.evidence.signal = signal_of(step.evidence.exit_code, outcome.setup_exit ? 0 : outcome.signal);
-  for (const OutputLine& line : outcome.output) {
+  for (const model::OutputLine& line : outcome.output) {
     if (line.setup) step.evidence.lines.push_back(&line);
   }
   for (const ExceptionEvent& event : outcome.events.exceptions) {
@@ -134,11 +134,11 @@ Step setup_step(const RunOutcome& outcome, const PlatformFacts& facts) {
   return step;
 }
 
-Step command_step(const RunOutcome& outcome, const PlatformFacts& facts) {
+Step command_step(const model::RunOutcome& outcome, const model::PlatformFacts& facts) {
   Step step;
   step.evidence.exit_code = outcome.exit_code;
   step.evidence.signal = signal_of(outcome.exit_code, outcome.signal);
-  for (const OutputLine& line : outcome.output) {
+  for (const model::OutputLine& line : outcome.output) {
     if (!line.setup) step.evidence.lines.push_back(&line);
   }
   const HarnessEvents& events = outcome.events;
@@ -169,8 +169,8 @@ Step command_step(const RunOutcome& outcome, const PlatformFacts& facts) {
   return step;
 }
 
-bool any_line(const RunOutcome& outcome, bool setup) {
-  for (const OutputLine& line : outcome.output) {
+bool any_line(const model::RunOutcome& outcome, bool setup) {
+  for (const model::OutputLine& line : outcome.output) {
     if (line.setup == setup) return true;
   }
   return false;
@@ -178,7 +178,7 @@ bool any_line(const RunOutcome& outcome, bool setup) {
 
 // The step that failed, if any: a setup that exited non-zero (or was stopped before it
 // finished), else a command that did not exit 0.
-std::optional<Step> failing_step(const RunOutcome& outcome, const PlatformFacts& facts) {
+std::optional<Step> failing_step(const model::RunOutcome& outcome, const model::PlatformFacts& facts) {
   const bool stopped = outcome.timed_out || outcome.oom_killed || outcome.disk_full;
   const bool setup_failed = outcome.setup_exit
                                 ? *outcome.setup_exit != 0
@@ -219,8 +219,8 @@ const std::vector<std::function<bool(const RuleConditions&)>>& tiers() {
 
 namespace {
 
-std::optional<report::Finding> failure_finding(const FailureRules& rules, const RunOutcome& outcome,
-                                               const PlatformFacts& facts) {
+std::optional<model::Finding> failure_finding(const FailureRules& rules, const model::RunOutcome& outcome,
+                                               const model::PlatformFacts& facts) {
   std::optional<Step> step = failing_step(outcome, facts);
   if (!step) return std::nullopt;
   // Pointed to only once the step has its final place.
@@ -238,10 +238,10 @@ std::optional<report::Finding> failure_finding(const FailureRules& rules, const 
 
 }  // namespace
 
-std::vector<report::Finding> diagnose(const FailureRules& rules, const RunOutcome& outcome,
-                                      const PlatformFacts& facts) {
-  std::vector<report::Finding> findings;
-  std::optional<report::Finding> failure = failure_finding(rules, outcome, facts);
+std::vector<model::Finding> diagnose(const FailureRules& rules, const model::RunOutcome& outcome,
+                                      const model::PlatformFacts& facts) {
+  std::vector<model::Finding> findings;
+  std::optional<model::Finding> failure = failure_finding(rules, outcome, facts);
   if (failure) soften_clamp_consequence(*failure, outcome.events, facts.code_container_dir);
   // In the order they would strike on the platform: a step too large for the GPU at the
   // first step, then a NaN loss, then whatever ended the job (which a NaN often caused). A

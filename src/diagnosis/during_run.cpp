@@ -10,14 +10,14 @@ namespace preflight::diagnosis {
 namespace {
 
 // A dry-run finding of `category` with what the rule `rule_id` says about it.
-report::Finding from_rule(const FailureRules& rules, const char* rule_id, const char* category) {
-  report::Finding finding;
+model::Finding from_rule(const FailureRules& rules, const char* rule_id, const char* category) {
+  model::Finding finding;
   finding.rule = rule_id;
   finding.category = category;
   finding.root_cause = "Inappropriate Model Parameter/Structure";
-  finding.phase = report::Phase::Dryrun;
+  finding.phase = model::Phase::Dryrun;
   finding.stage = "train";
-  if (const FailureCategory* known = rules.find_category(category)) {
+  if (const model::Category* known = rules.find_category(category)) {
     finding.dimension = known->dimension;
     finding.hint = known->fix;
   }
@@ -38,7 +38,7 @@ std::uint64_t need_of(const harness::StepMeasure& step, std::uint64_t step_bytes
 
 }  // namespace
 
-std::optional<GpuMemoryNeed> gpu_memory_need(const harness::HarnessEvents& events, const PlatformFacts& facts) {
+std::optional<GpuMemoryNeed> gpu_memory_need(const harness::HarnessEvents& events, const model::PlatformFacts& facts) {
   if (facts.gpus <= 0 || facts.gpu_memory_bytes == 0) return std::nullopt;
   const harness::StepMeasure* largest = nullptr;
   for (const harness::StepMeasure& step : events.steps) {
@@ -54,11 +54,11 @@ std::optional<GpuMemoryNeed> gpu_memory_need(const harness::HarnessEvents& event
   return need;
 }
 
-std::optional<report::Finding> nonfinite_loss_finding(const FailureRules& rules, const RunOutcome& outcome,
-                                                      const PlatformFacts& facts) {
+std::optional<model::Finding> nonfinite_loss_finding(const FailureRules& rules, const model::RunOutcome& outcome,
+                                                      const model::PlatformFacts& facts) {
   const harness::NonfiniteEvent* event = harness::main_or_first(outcome.events.nonfinite, outcome.events.main_pid);
   if (!event) return std::nullopt;
-  report::Finding finding = from_rule(rules, "loss-nan", "Loss NaN");
+  model::Finding finding = from_rule(rules, "loss-nan", "Loss NaN");
   if (!event->stage.empty()) finding.stage = event->stage;
   finding.message = fmt::format("the loss became {} at training step {} (backward() call {})",
                                 event->value == "nan" ? "NaN" : "infinite", event->step, event->step);
@@ -68,12 +68,12 @@ std::optional<report::Finding> nonfinite_loss_finding(const FailureRules& rules,
   return finding;
 }
 
-std::optional<report::Finding> gpu_memory_finding(const FailureRules& rules, const RunOutcome& outcome,
-                                                  const PlatformFacts& facts) {
+std::optional<model::Finding> gpu_memory_finding(const FailureRules& rules, const model::RunOutcome& outcome,
+                                                  const model::PlatformFacts& facts) {
   auto need = gpu_memory_need(outcome.events, facts);
   if (!need || need->needed_bytes <= need->available_bytes) return std::nullopt;
   const harness::StepMeasure* step = harness::main_or_first(outcome.events.steps, outcome.events.main_pid);
-  report::Finding finding = from_rule(rules, "cuda-out-of-memory", "GPU Out of Memory");
+  model::Finding finding = from_rule(rules, "cuda-out-of-memory", "GPU Out of Memory");
   const std::string batch = need->batch_size ? fmt::format(" at batch size {}", *need->batch_size) : "";
   const std::string split =
       need->replicas > 1 ? fmt::format(" (DataParallel splits each batch over {} GPUs)", need->replicas) : "";

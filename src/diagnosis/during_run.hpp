@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <optional>
 
-#include "diagnosis/evidence.hpp"
+#include "model/run_evidence.hpp"
 #include "diagnosis/failure_rules.hpp"
-#include "report/finding.hpp"
+#include "model/finding.hpp"
 
 namespace preflight::diagnosis {
 
@@ -43,13 +43,13 @@ struct GpuMemoryNeed {
 };
 
 // From the largest step any process measured; none without a measurement or a GPU.
-std::optional<GpuMemoryNeed> gpu_memory_need(const harness::HarnessEvents& events, const PlatformFacts& facts);
+std::optional<GpuMemoryNeed> gpu_memory_need(const harness::HarnessEvents& events, const model::PlatformFacts& facts);
 
-std::optional<report::Finding> nonfinite_loss_finding(const FailureRules& rules, const RunOutcome& outcome,
-                                                      const PlatformFacts& facts);
+std::optional<model::Finding> nonfinite_loss_finding(const FailureRules& rules, const model::RunOutcome& outcome,
+                                                      const model::PlatformFacts& facts);
 
 // A predicted GPU Out of Memory, at stage train, where the measured step was.
-std::optional<report::Finding> gpu_memory_finding(const FailureRules& rules, const RunOutcome& outcome,
-                                                  const PlatformFacts& facts);
+std::optional<model::Finding> gpu_memory_finding(const FailureRules& rules, const model::RunOutcome& outcome,
+                                                  const model::PlatformFacts& facts);
 
 }  // namespace preflight::diagnosis

@@ -173,19 +173,6 @@ bool RuleConditions::any_exception() const {
          errnos.empty() && !raised_in_user_code;
 }
 
-std::string category_id(std::string_view name) {
-  std::string out;
-  for (char c : name) {
-    if (std::isalnum(static_cast<unsigned char>(c))) {
-      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    } else if (!out.empty() && out.back() != '-') {
-      out += '-';
-    }
-  }
-  while (!out.empty() && out.back() == '-') out.pop_back();
-  return out;
-}
-
 std::string signal_name(int signal) {
   for (const auto& [name, number] : signal_names()) {
     if (number == signal) return name;
@@ -222,9 +209,9 @@ class FailureRulesReader {
     auto entries = doc_.fields(section, {});
     if (!entries) return std::move(entries).error();
     for (const YamlField& entry : *entries) {
-      FailureCategory category;
+      model::Category category;
       category.name = entry.key;
-      category.id = category_id(entry.key);
+      category.id = model::category_id(entry.key);
       category.where = doc_.at(entry.key_node);
       if (rules_.find_category(category.name)) {
         return Error::bad_input("category \"" + entry.key + "\" is given twice", category.where);
@@ -308,9 +295,9 @@ class FailureRulesReader {
     if (field.key == "id") {
       auto id = doc_.string(field);
       if (!id) return std::move(id).error();
-      if (id->empty() || category_id(*id) != *id) {
+      if (id->empty() || model::category_id(*id) != *id) {
         return doc_.error(field,
-                          "a rule id is lowercase words joined by '-', like \"" + category_id(*id) + "\"");
+                          "a rule id is lowercase words joined by '-', like \"" + model::category_id(*id) + "\"");
       }
       for (const FailureRule& other : rules_.rules_) {
         if (other.id == *id) {
@@ -321,7 +308,7 @@ class FailureRulesReader {
       rule.id = *id;
     } else if (field.key == "category") {
       std::vector<std::string> names;
-      for (const FailureCategory& category : rules_.categories_) names.push_back(category.name);
+      for (const model::Category& category : rules_.categories_) names.push_back(category.name);
       auto name = one_of(doc_, field, names, "category");
       if (!name) {
         Error error = std::move(name).error();
@@ -334,15 +321,15 @@ class FailureRulesReader {
       if (!cause) return std::move(cause).error();
       rule.root_cause = *cause;
     } else if (field.key == "severity") {
-      auto severity = choice<report::Severity>(doc_, field,
-                                               {{"error", report::Severity::Error},
-                                                {"warning", report::Severity::Warning},
-                                                {"info", report::Severity::Info}});
+      auto severity = choice<model::Severity>(doc_, field,
+                                               {{"error", model::Severity::Error},
+                                                {"warning", model::Severity::Warning},
+                                                {"info", model::Severity::Info}});
       if (!severity) return std::move(severity).error();
       rule.severity = *severity;
     } else if (field.key == "retry") {
-      auto retry = choice<report::Retry>(
-          doc_, field, {{"useless", report::Retry::Useless}, {"may_help", report::Retry::MayHelp}});
+      auto retry = choice<model::Retry>(
+          doc_, field, {{"useless", model::Retry::Useless}, {"may_help", model::Retry::MayHelp}});
       if (!retry) return std::move(retry).error();
       rule.retry = *retry;
     } else if (field.key == "attribution") {
@@ -461,9 +448,9 @@ Result<FailureRules> FailureRules::parse(const std::string& text, const std::fil
   return FailureRulesReader(*doc).read();
 }
 
-const FailureCategory* FailureRules::find_category(std::string_view name_or_id) const {
+const model::Category* FailureRules::find_category(std::string_view name_or_id) const {
   const std::string wanted = normalized(name_or_id);
-  for (const FailureCategory& category : categories_) {
+  for (const model::Category& category : categories_) {
     if (normalized(category.name) == wanted) return &category;
   }
   return nullptr;

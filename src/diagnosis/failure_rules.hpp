@@ -10,7 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "report/finding.hpp"
+#include "model/category.hpp"
+#include "model/finding.hpp"
 #include "util/error.hpp"
 
 namespace re2 {
@@ -24,15 +25,6 @@ extern const std::vector<std::string> kDimensions;
 extern const std::vector<std::string> kRootCauses;
 // The 20 categories of the study; the shipped rules file describes each of them.
 extern const std::vector<std::string> kStudyCategories;
-
-struct FailureCategory {
-  std::string name;         // "Path Not Found"
-  std::string id;           // "path-not-found"
-  std::string dimension;    // one of kDimensions
-  std::string description;  // a paragraph
-  std::string fix;          // how it is usually fixed
-  SourceLocation where;
-};
 
 // Where output-line patterns look: the lines of the step that failed, if it is this step.
 enum class OutputScope { Any, Setup, Command };
@@ -69,8 +61,8 @@ struct FailureRule {
   std::string id;          // "path-not-found"
   std::string category;    // a category of the table
   std::string root_cause;  // one of kRootCauses
-  report::Severity severity = report::Severity::Error;
-  report::Retry retry = report::Retry::Useless;
+  model::Severity severity = model::Severity::Error;
+  model::Retry retry = model::Retry::Useless;
   std::string message;  // template; empty: the matched exception or line
   std::string hint;     // template
   Attribution attribution = Attribution::None;
@@ -84,28 +76,25 @@ class FailureRules {
   static Result<FailureRules> load(const std::filesystem::path& file);
   static Result<FailureRules> parse(const std::string& text, const std::filesystem::path& file);
 
-  const std::vector<FailureCategory>& categories() const { return categories_; }
+  const std::vector<model::Category>& categories() const { return categories_; }
   const std::vector<FailureRule>& rules() const { return rules_; }
   const std::filesystem::path& file() const { return file_; }
 
   // By name or id, ignoring case, spaces, '-', '_' and '/': "path-not-found",
   // "Path Not Found" and "PATH_NOT_FOUND" are the same category.
-  const FailureCategory* find_category(std::string_view name_or_id) const;
+  const model::Category* find_category(std::string_view name_or_id) const;
   // The rules that classify into `category` (by exact name), in file order.
   std::vector<const FailureRule*> rules_for(const std::string& category) const;
 
  private:
   std::filesystem::path file_;
-  std::vector<FailureCategory> categories_;
+  std::vector<model::Category> categories_;
   std::vector<FailureRule> rules_;
   friend class FailureRulesReader;
 };
 
 // policies/rules/failures.yaml in the data folder.
 std::filesystem::path shipped_failure_rules_file();
-
-// "Path Not Found" → "path-not-found".
-std::string category_id(std::string_view name);
 
 // 7 → "SIGBUS"; "signal 99" for one without a name here.
 std::string signal_name(int signal);

@@ -52,8 +52,8 @@ std::string relative_to(const std::string& file, const std::string& dir) {
   return file.substr(dir.size() + (dir.back() == '/' ? 0 : 1));
 }
 
-Vars variables(const RuleMatch& match, const FailedStep& step, const RunOutcome& outcome,
-               const PlatformFacts& facts) {
+Vars variables(const RuleMatch& match, const FailedStep& step, const model::RunOutcome& outcome,
+               const model::PlatformFacts& facts) {
   const harness::ExceptionEvent* exception = step.evidence.exception;
   const StepEvidence& evidence = step.evidence;
   Vars vars = {{"type", exception ? exception->type : ""},
@@ -87,7 +87,7 @@ Vars variables(const RuleMatch& match, const FailedStep& step, const RunOutcome&
 }
 
 std::optional<EnvironmentDifference> attribute(Attribution kind, Vars& vars, const FailedStep& step,
-                                               const PlatformFacts& facts) {
+                                               const model::PlatformFacts& facts) {
   switch (kind) {
     case Attribution::MissingPath:
       return missing_path(vars["path"], facts);
@@ -121,7 +121,7 @@ std::string default_message(const RuleConditions& when, const Vars& vars, const 
 
 // A place named by the rule's captures ({{file}} and {{line}}, as a SyntaxError gives it),
 // else the innermost frame in the user's code.
-SourceLocation location(const Vars& vars, const FailedStep& step, const PlatformFacts& facts) {
+SourceLocation location(const Vars& vars, const FailedStep& step, const model::PlatformFacts& facts) {
   SourceLocation where;
   const harness::ExceptionEvent* exception = step.evidence.exception;
   auto file = vars.find("file");
@@ -176,7 +176,7 @@ std::string package_of(const std::string& file) {
 
 // An exception whose traceback holds no frame of the job's code (a launcher such as torchrun,
 // `python -m pkg`) is located at its innermost frame, and says that the library itself failed.
-void note_library_only(report::Finding& finding, const FailedStep& step, const RunOutcome& outcome) {
+void note_library_only(model::Finding& finding, const FailedStep& step, const model::RunOutcome& outcome) {
   if (!step.exception || step.exception->frames.empty() || step.exception->user_frame()) return;
   const harness::Frame& inner = step.exception->frames.back();
   finding.location = {inner.file, inner.line, 0};
@@ -213,19 +213,19 @@ std::string render(const std::string& text, const std::map<std::string, std::str
   return out;
 }
 
-report::Finding compose_finding(const FailureRules& rules, const FailureRule& rule, const RuleMatch& match,
-                                const FailedStep& step, const RunOutcome& outcome,
-                                const PlatformFacts& facts) {
+model::Finding compose_finding(const FailureRules& rules, const FailureRule& rule, const RuleMatch& match,
+                                const FailedStep& step, const model::RunOutcome& outcome,
+                                const model::PlatformFacts& facts) {
   Vars vars = variables(match, step, outcome, facts);
-  report::Finding finding;
+  model::Finding finding;
   finding.rule = rule.id;
   finding.category = rule.category;
-  if (const FailureCategory* category = rules.find_category(rule.category)) {
+  if (const model::Category* category = rules.find_category(rule.category)) {
     finding.dimension = category->dimension;
   }
   finding.root_cause = rule.root_cause;
   finding.severity = rule.severity;
-  finding.phase = report::Phase::Dryrun;
+  finding.phase = model::Phase::Dryrun;
   finding.stage = step.stage;
   finding.retry = rule.retry;
   finding.message =
@@ -240,13 +240,13 @@ report::Finding compose_finding(const FailureRules& rules, const FailureRule& ru
   return finding;
 }
 
-report::Finding unmatched_finding(const FailureRules& rules, const FailedStep& step) {
-  report::Finding finding;
+model::Finding unmatched_finding(const FailureRules& rules, const FailedStep& step) {
+  model::Finding finding;
   finding.rule = "unmatched";
-  finding.severity = report::Severity::Error;
-  finding.phase = report::Phase::Dryrun;
+  finding.severity = model::Severity::Error;
+  finding.phase = model::Phase::Dryrun;
   finding.stage = step.stage;
-  finding.retry = report::Retry::MayHelp;
+  finding.retry = model::Retry::MayHelp;
   finding.message =
       fmt::format("the {} failed (exit status {}) and no rule of {} matched",
                   step.evidence.setup ? "setup step" : "job", step.evidence.exit_code, rules.file().string());

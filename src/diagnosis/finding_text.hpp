@@ -5,10 +5,10 @@
 #include <optional>
 #include <string>
 
-#include "diagnosis/evidence.hpp"
+#include "model/run_evidence.hpp"
 #include "diagnosis/failure_rules.hpp"
 #include "diagnosis/rule_match.hpp"
-#include "report/finding.hpp"
+#include "model/finding.hpp"
 
 namespace preflight::diagnosis {
 
@@ -21,12 +21,12 @@ struct FailedStep {
   std::optional<harness::Frame> last_seen;  // where, when no exception says where it failed
 };
 
-report::Finding compose_finding(const FailureRules& rules, const FailureRule& rule, const RuleMatch& match,
-                                const FailedStep& step, const RunOutcome& outcome,
-                                const PlatformFacts& facts);
+model::Finding compose_finding(const FailureRules& rules, const FailureRule& rule, const RuleMatch& match,
+                                const FailedStep& step, const model::RunOutcome& outcome,
+                                const model::PlatformFacts& facts);
 
 // A failure no rule matched (a rules file without fallbacks): still an error finding.
-report::Finding unmatched_finding(const FailureRules& rules, const FailedStep& step);
+model::Finding unmatched_finding(const FailureRules& rules, const FailedStep& step);
 
 // Replaces each {{name}} that `vars` holds; "${{...}}" (job.yaml syntax) is left as written.
 std::string render(const std::string& text, const std::map<std::string, std::string>& vars);

@@ -31,17 +31,17 @@ bool user_saves(const std::vector<Frame>& frames) {
   return innermost != frames.rend() && re2::RE2::PartialMatch(innermost->function, saving);
 }
 
-bool under_input(const std::string& path, const PlatformFacts& facts) {
+bool under_input(const std::string& path, const model::PlatformFacts& facts) {
   if (path.empty() || path[0] != '/') return false;
-  return std::any_of(facts.mounts.begin(), facts.mounts.end(), [&](const MountFact& mount) {
-    return mount.kind == MountFact::Kind::Input &&
+  return std::any_of(facts.mounts.begin(), facts.mounts.end(), [&](const model::MountFact& mount) {
+    return mount.kind == model::MountFact::Kind::Input &&
            (path == mount.container_path || is_under(path, mount.container_path));
   });
 }
 
 }  // namespace
 
-std::optional<std::string> stage_of_operation(const harness::ExceptionEvent& exception, const PlatformFacts& facts,
+std::optional<std::string> stage_of_operation(const harness::ExceptionEvent& exception, const model::PlatformFacts& facts,
                                               const std::string& stage, bool trained) {
   const auto& frames = exception.frames;
   // Reading the data, or writing beside it (a cache next to the input), prepares data.

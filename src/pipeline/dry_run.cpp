@@ -6,7 +6,6 @@
 #include <boost/process.hpp>
 #include <chrono>
 #include <deque>
-#include <future>
 #include <random>
 
 #include "diagnosis/diagnosis.hpp"
@@ -14,6 +13,7 @@
 #include "image/image_store.hpp"
 #include "pipeline/estimate.hpp"
 #include "pipeline/input_sample.hpp"
+#include "pipeline/job_report.hpp"
 #include "pipeline/job_context.hpp"
 #include "pipeline/outputs.hpp"
 #include "pipeline/predictions.hpp"
@@ -67,8 +67,8 @@ class OutputCollector {
   explicit OutputCollector(const Console& console, bool has_setup, Clock::time_point start)
       : console_(console), in_setup_{has_setup, has_setup}, start_(start) {}
 
-  void add(diagnosis::OutputLine::Stream stream, std::string_view line) {
-    const bool is_err = stream == diagnosis::OutputLine::Stream::Stderr;
+  void add(model::OutputLine::Stream stream, std::string_view line) {
+    const bool is_err = stream == model::OutputLine::Stream::Stderr;
     if (line.rfind(kSetupMarker, 0) == 0) {
       in_setup_[is_err] = false;
       setup_exit_ = std::atoi(std::string(line.substr(std::strlen(kSetupMarker))).c_str());
@@ -80,7 +80,7 @@ class OutputCollector {
     if (lines_.size() > kKeptLines) lines_.pop_front();
   }
 
-  std::vector<diagnosis::OutputLine> lines() const { return {lines_.begin(), lines_.end()}; }
+  std::vector<model::OutputLine> lines() const { return {lines_.begin(), lines_.end()}; }
   std::optional<int> setup_exit() const { return setup_exit_; }
   double setup_seconds() const { return setup_seconds_; }
 
@@ -88,7 +88,7 @@ class OutputCollector {
   const Console& console_;
   bool in_setup_[2];
   Clock::time_point start_;
-  std::deque<diagnosis::OutputLine> lines_;
+  std::deque<model::OutputLine> lines_;
   std::optional<int> setup_exit_;
   double setup_seconds_ = 0;
 };
@@ -117,12 +117,12 @@ Status sample_inputs(const spec::JobSpec& job, plan::RunPlan& plan, const Consol
     if (!sample) return std::move(sample).error().context("sampling input " + input.name);
     if (!*sample) continue;
     auto mount = std::find_if(plan.mounts.begin(), plan.mounts.end(), [&](const plan::MountPlan& m) {
-      return m.kind == diagnosis::MountFact::Kind::Input && m.name == input.name;
+      return m.kind == model::MountFact::Kind::Input && m.name == input.name;
     });
     mount->source = (*sample)->root;
     const std::string destination = mount->destination;
     for (const auto& [original, relative] : (*sample)->file_mounts)
-      plan.mounts.push_back({diagnosis::MountFact::Kind::Input, input.name,
+      plan.mounts.push_back({model::MountFact::Kind::Input, input.name,
                              (fs::path(destination) / relative).string(), original, true, fs::path()});
     notes.push_back(describe(input.name, **sample, limits));
     say(console, notes.back());
@@ -146,28 +146,14 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
   if (!static_results) return std::move(static_results).error();
   const bool certain_error = std::any_of(static_results->begin(), static_results->end(), is_certain_error);
   if (certain_error && options.stop_on_static) {
-    report::Report report;
-    report.findings = std::move(*static_results);
-    leave_unverified(report.findings, options.strict);
+    leave_unverified(*static_results, options.strict);
+    auto report = job_report(*loaded, std::move(*static_results));
     report.notes.push_back(
         "the static checks found an error that holds whatever the job does, so the job was not run "
         "(preflight run --run-anyway runs it)");
-    report.verdict = report::verdict_of(report.findings);
-    report.job_name = job.name;
-    report.job_file = fs::relative(job.file).string();
-    report.job_path = job.file;
-    report.code_dir = job.code_dir;
-    report.platform = profile.name;
-    report.image_ref = loaded->image_text;
-    report.image_digest = image.digest;
     report.duration_s = std::chrono::duration<double>(Clock::now() - started).count();
     return report;
   }
-
-  // The rules are needed only after the run: read them while the container runs.
-  auto rules_loading = std::async(std::launch::async, [] {
-    return diagnosis::FailureRules::load(diagnosis::shipped_failure_rules_file());
-  });
 
   plan::PlanContext context;
   context.job_id = make_job_id(job.name);
@@ -203,7 +189,7 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
     return std::move(exit).error();
   }
 
-  diagnosis::RunOutcome outcome;
+  model::RunOutcome outcome;
   outcome.exit_code = exit->exit_code;
   outcome.signal = exit->signal;
   outcome.oom_killed = exit->oom_killed;
@@ -231,9 +217,7 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
         "filled this machine's disk. Free space there, or set PREFLIGHT_CACHE to a folder on a larger disk",
         plan->run_dir.string(), human_size(exit->written_bytes), human_size(exit->host_free_bytes)));
 
-  auto rules = rules_loading.get();
-  if (!rules) return std::move(rules).error();
-  diagnosis::PlatformFacts facts = plan->facts;
+  model::PlatformFacts facts = plan->facts;
   facts.image = loaded->image_text;
   facts.host_has_module = host_has_module;
   facts.host_path_exists = [](const std::string& path) {
@@ -241,11 +225,9 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
     return fs::exists(path, ec);
   };
 
-  report::Report report;
   notes.insert(notes.end(), exit->unenforced.begin(), exit->unenforced.end());
   const auto uncut = report::loop_notes(outcome.events.uncut_loops, facts.code_container_dir);
   notes.insert(notes.end(), uncut.begin(), uncut.end());
-  report.notes = std::move(notes);
   RunEvidence evidence;
   evidence.watched = options.harness && outcome.events.started;
   evidence.has_setup = !plan->setup.empty();
@@ -254,22 +236,16 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
                            !exit->disk_full;
   evidence.events = &outcome.events;
   evidence.code_container_dir = facts.code_container_dir;
-  report.findings = settle_predictions(std::move(*static_results), diagnosis::diagnose(*rules, outcome, facts),
-                                       evidence, options.strict);
+  auto findings = settle_predictions(std::move(*static_results), diagnosis::diagnose(loaded->rules, outcome, facts),
+                                     evidence, options.strict);
+  findings.insert(findings.end(), lost_outputs.begin(), lost_outputs.end());
+  auto report = job_report(*loaded, std::move(findings));
+  report.notes = std::move(notes);
   report.clamps = report::clamps_of(outcome.events.clamps, facts.code_container_dir);
-  report.findings.insert(report.findings.end(), lost_outputs.begin(), lost_outputs.end());
-  report.verdict = report::verdict_of(report.findings);
   report.estimate = estimate_run(outcome.events, report.clamps, report.findings, facts);
-  report.job_name = job.name;
-  report.job_file = fs::relative(job.file).string();
-  report.job_path = job.file;
-  report.code_dir = job.code_dir;
-  report.platform = profile.name;
-  report.image_ref = loaded->image_text;
-  report.image_digest = image.digest;
   std::optional<std::string> failed_stage;
   for (const auto& finding : report.findings)
-    if (finding.severity == report::Severity::Error && finding.phase == report::Phase::Dryrun &&
+    if (finding.severity == model::Severity::Error && finding.phase == model::Phase::Dryrun &&
         !failed_stage)
       failed_stage = finding.stage;
   report.stages = stage_results(outcome.events, failed_stage, !plan->setup.empty(), output.setup_seconds(),

@@ -30,7 +30,7 @@ std::optional<CountClamp> clamp_of_kind(const std::vector<report::Clamp>& clamps
   return std::nullopt;
 }
 
-void set_step_time(report::Estimate& out, const harness::StepMeasure& step, const diagnosis::PlatformFacts& facts) {
+void set_step_time(report::Estimate& out, const harness::StepMeasure& step, const model::PlatformFacts& facts) {
   out.step_seconds_here = step.seconds;
   out.step_seconds = step.seconds;
   if (facts.gpus <= 0) {
@@ -47,14 +47,14 @@ void set_step_time(report::Estimate& out, const harness::StepMeasure& step, cons
 }
 
 // The first error finding: the failure the real run would meet first.
-const report::Finding* first_failure(const std::vector<report::Finding>& findings) {
+const model::Finding* first_failure(const std::vector<model::Finding>& findings) {
   for (const auto& finding : findings)
-    if (finding.severity == report::Severity::Error && !finding.stage.empty()) return &finding;
+    if (finding.severity == model::Severity::Error && !finding.stage.empty()) return &finding;
   return nullptr;
 }
 
 // Training steps of the real run before `failure` strikes; none when that cannot be told.
-std::optional<long long> steps_before(const report::Finding& failure, const HarnessEvents& events,
+std::optional<long long> steps_before(const model::Finding& failure, const HarnessEvents& events,
                                       const harness::StepMeasure& step, const std::optional<CountClamp>& epochs,
                                       const std::optional<CountClamp>& steps) {
   for (const char* stage : kBeforeTraining)
@@ -97,8 +97,8 @@ std::optional<long long> steps_before(const report::Finding& failure, const Harn
 }  // namespace
 
 std::optional<report::Estimate> estimate_run(const HarnessEvents& events, const std::vector<report::Clamp>& clamps,
-                                             const std::vector<report::Finding>& findings,
-                                             const diagnosis::PlatformFacts& facts) {
+                                             const std::vector<model::Finding>& findings,
+                                             const model::PlatformFacts& facts) {
   const harness::StepMeasure* step = harness::main_or_first(events.steps, events.main_pid);
   if (!step) return std::nullopt;
   report::Estimate out;
@@ -126,7 +126,7 @@ std::optional<report::Estimate> estimate_run(const HarnessEvents& events, const 
     out.total_steps = std::llround(*out.epochs * *out.steps_per_epoch);
   }
   if (out.total_steps) out.run_hours = *out.total_steps * out.step_seconds / 3600;
-  if (const report::Finding* failure = first_failure(findings)) {
+  if (const model::Finding* failure = first_failure(findings)) {
     out.failure_stage = failure->stage;
     out.failure_after_steps = steps_before(*failure, events, *step, epochs, steps);
     if (out.failure_after_steps) {

@@ -6,7 +6,7 @@
 #include <optional>
 #include <vector>
 
-#include "diagnosis/evidence.hpp"
+#include "model/run_evidence.hpp"
 #include "harness/events.hpp"
 #include "report/report.hpp"
 
@@ -20,7 +20,7 @@ inline constexpr double kSecondsPerOperator = 10e-6;
 // None when no training step was measured (a job that never trained, or trained one step).
 std::optional<report::Estimate> estimate_run(const harness::HarnessEvents& events,
                                              const std::vector<report::Clamp>& clamps,
-                                             const std::vector<report::Finding>& findings,
-                                             const diagnosis::PlatformFacts& facts);
+                                             const std::vector<model::Finding>& findings,
+                                             const model::PlatformFacts& facts);
 
 }  // namespace preflight::pipeline

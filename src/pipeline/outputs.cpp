@@ -56,7 +56,7 @@ void add_written(const fs::path& upper, const std::string& at, const plan::RunPl
 std::set<std::pair<std::string, std::uintmax_t>> kept_files(const plan::RunPlan& plan) {
   std::set<std::pair<std::string, std::uintmax_t>> kept;
   for (const auto& m : plan.mounts) {
-    if (m.kind != diagnosis::MountFact::Kind::Output) continue;
+    if (m.kind != model::MountFact::Kind::Output) continue;
     walk_job_tree(m.source, kWalkedEntries, [&](const std::string& relative, const struct stat& st) {
       if (S_ISREG(st.st_mode)) kept.emplace(fs::path(relative).filename().string(), st.st_size);
     });
@@ -64,8 +64,8 @@ std::set<std::pair<std::string, std::uintmax_t>> kept_files(const plan::RunPlan&
   return kept;
 }
 
-bool under(const std::string& path, diagnosis::MountFact::Kind kind, const plan::RunPlan& plan) {
-  return std::any_of(plan.facts.mounts.begin(), plan.facts.mounts.end(), [&](const diagnosis::MountFact& m) {
+bool under(const std::string& path, model::MountFact::Kind kind, const plan::RunPlan& plan) {
+  return std::any_of(plan.facts.mounts.begin(), plan.facts.mounts.end(), [&](const model::MountFact& m) {
     return m.kind == kind && is_under(path, m.container_path);
   });
 }
@@ -86,7 +86,7 @@ std::vector<Written> written_outside(const fs::path& upper, const plan::RunPlan&
     const bool saved = std::any_of(events.saves.begin(), events.saves.end(),
                                    [&](const harness::SaveEvent& save) { return save.path == w.path; });
     if (kept.count({fs::path(w.path).filename().string(), w.bytes}) ||
-        (!saved && under(w.path, diagnosis::MountFact::Kind::Scratch, plan)))
+        (!saved && under(w.path, model::MountFact::Kind::Scratch, plan)))
       continue;
     written.push_back(std::move(w));
   }
@@ -95,14 +95,14 @@ std::vector<Written> written_outside(const fs::path& upper, const plan::RunPlan&
 }
 
 // Keeping results is the checkpoint stage's business; a torch.save that wrote one gives its line.
-report::Finding lost(std::string rule, std::string message, std::string hint) {
-  report::Finding f;
+model::Finding lost(std::string rule, std::string message, std::string hint) {
+  model::Finding f;
   f.stage = "checkpoint";
   f.rule = std::move(rule);
   f.category = "Output Lost";
   f.dimension = "Execution Environment";
   f.root_cause = "Environment Difference";
-  f.severity = report::Severity::Warning;
+  f.severity = model::Severity::Warning;
   f.message = std::move(message);
   f.hint = std::move(hint);
   return f;
@@ -111,7 +111,7 @@ report::Finding lost(std::string rule, std::string message, std::string hint) {
 std::string outputs_hint(const plan::RunPlan& plan) {
   std::vector<std::string> outputs;
   for (const auto& m : plan.mounts)  // a kept folder of the platform's own has no name
-    if (m.kind == diagnosis::MountFact::Kind::Output)
+    if (m.kind == model::MountFact::Kind::Output)
       outputs.push_back(m.name.empty() ? m.destination : fmt::format("${{{{outputs.{}}}}}", m.name));
   if (outputs.empty())
     return "declare an output in job.yaml (outputs: {model: {}}) and write results under ${{outputs.model}}";
@@ -130,15 +130,15 @@ const harness::SaveEvent* first_save(const harness::HarnessEvents& events,
 }
 
 // Points `finding` at the torch.save line that wrote a lost file.
-void at_save(report::Finding& finding, const harness::SaveEvent* save, const plan::RunPlan& plan) {
+void at_save(model::Finding& finding, const harness::SaveEvent* save, const plan::RunPlan& plan) {
   if (save) finding.location = harness::location_in_code(save->where, plan.facts.code_container_dir);
 }
 
 }  // namespace
 
-std::vector<report::Finding> output_findings(const plan::RunPlan& plan, const fs::path& upper,
+std::vector<model::Finding> output_findings(const plan::RunPlan& plan, const fs::path& upper,
                                              const harness::HarnessEvents& events) {
-  std::vector<report::Finding> findings;
+  std::vector<model::Finding> findings;
   auto written = written_outside(upper, plan, events);
   const harness::SaveEvent* saved_elsewhere = first_save(events, written);
   if (!written.empty()) {
@@ -162,7 +162,7 @@ std::vector<report::Finding> output_findings(const plan::RunPlan& plan, const fs
   for (const auto& m : plan.mounts) {
     std::error_code ec;
     // The platform's kept folders are there whether the job uses them or not.
-    if (m.kind != diagnosis::MountFact::Kind::Output || m.name.empty() || !fs::is_empty(m.source, ec))
+    if (m.kind != model::MountFact::Kind::Output || m.name.empty() || !fs::is_empty(m.source, ec))
       continue;
     findings.push_back(
         lost("output-left-empty",

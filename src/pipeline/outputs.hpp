@@ -8,13 +8,13 @@
 
 #include "harness/events.hpp"
 #include "plan/run_plan.hpp"
-#include "report/finding.hpp"
+#include "model/finding.hpp"
 
 namespace preflight::pipeline {
 
 // `upper`: the run's overlay upper layer. The harness's events tell whether the job trained and
 // where its torch.save calls wrote: a finding about a saved file points at its torch.save line.
-std::vector<report::Finding> output_findings(const plan::RunPlan& plan, const std::filesystem::path& upper,
+std::vector<model::Finding> output_findings(const plan::RunPlan& plan, const std::filesystem::path& upper,
                                              const harness::HarnessEvents& events);
 
 }  // namespace preflight::pipeline

@@ -13,11 +13,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using report::Finding;
-using report::Prediction;
-using report::Severity;
+using model::Finding;
+using model::Prediction;
+using model::Severity;
 
-bool is_prediction(const Finding& f) { return f.phase == report::Phase::Static && f.prediction != Prediction::None; }
+bool is_prediction(const Finding& f) { return f.phase == model::Phase::Static && f.prediction != Prediction::None; }
 
 bool in_python_file(const Finding& f) { return f.location.line > 0 && f.location.file.extension() == ".py"; }
 
@@ -133,7 +133,7 @@ void settle_step_prediction(Finding& f, const RunEvidence& run, bool strict) {
 }  // namespace
 
 bool is_certain_error(const Finding& finding) {
-  return finding.phase == report::Phase::Static && finding.prediction == Prediction::None &&
+  return finding.phase == model::Phase::Static && finding.prediction == Prediction::None &&
          finding.severity == Severity::Error;
 }
 

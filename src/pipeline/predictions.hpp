@@ -8,16 +8,16 @@
 #include <vector>
 
 #include "harness/events.hpp"
-#include "report/finding.hpp"
+#include "model/finding.hpp"
 
 namespace preflight::pipeline {
 
 // A static error that holds on the platform whatever the job's inputs and branches: it stops
 // the run before the container starts.
-bool is_certain_error(const report::Finding& finding);
+bool is_certain_error(const model::Finding& finding);
 
 // The lines of the job's Python files that predictions are about, for the harness to watch.
-std::vector<SourceLocation> watched_lines(const std::vector<report::Finding>& findings);
+std::vector<SourceLocation> watched_lines(const std::vector<model::Finding>& findings);
 
 // What the dry run showed, as far as settling predictions needs it.
 struct RunEvidence {
@@ -33,12 +33,12 @@ struct RunEvidence {
 // prediction the dry run confirmed is told once, as the dry run's finding with the static
 // evidence added; a refuted one becomes `info`; one not reached a warning that says so (an
 // error still with `strict`).
-std::vector<report::Finding> settle_predictions(std::vector<report::Finding> static_findings,
-                                                std::vector<report::Finding> dry_run_findings,
+std::vector<model::Finding> settle_predictions(std::vector<model::Finding> static_findings,
+                                                std::vector<model::Finding> dry_run_findings,
                                                 const RunEvidence& run, bool strict);
 
 // Without a dry run (`preflight check`, or a run stopped by a certain error), predictions stay
 // unverified: warnings, or errors with `strict`.
-void leave_unverified(std::vector<report::Finding>& findings, bool strict);
+void leave_unverified(std::vector<model::Finding>& findings, bool strict);
 
 }  // namespace preflight::pipeline

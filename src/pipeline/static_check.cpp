@@ -13,6 +13,7 @@
 #include "check/requirements.hpp"
 #include "check/shell_lint.hpp"
 #include "check/static_checks.hpp"
+#include "pipeline/job_report.hpp"
 #include "pipeline/predictions.hpp"
 #include "plan/run_plan.hpp"
 #include "util/text.hpp"
@@ -27,11 +28,11 @@ bool runs_python(const std::string& text) {
   return text.find("python") != std::string::npos || text.find(".py") != std::string::npos;
 }
 
-report::Finding no_python(const JobContext& context) {
+model::Finding no_python(const JobContext& context) {
   auto f = check::static_finding("image-without-python", "Library Not Found", "Execution Environment",
-                                 "Environment Difference", report::Severity::Error, "", 0);
+                                 "Environment Difference", model::Severity::Error, "", 0);
   f.stage = "init";
-  f.prediction = report::Prediction::None;
+  f.prediction = model::Prediction::None;
   f.message = fmt::format("the job runs Python, but image {} has no python3 or python on its PATH",
                           context.image_text);
   f.hint = "Choose an image with Python (image: in job.yaml), or install it in the image's recipe.";
@@ -80,7 +81,7 @@ std::optional<std::string> container_file(const JobContext& context, const plan:
 
 // The setup and command lines, and the shell scripts the command runs.
 void lint_start_up(const JobContext& context, const plan::RunPlan& plan,
-                   const std::optional<check::ModuleIndex>& index, std::vector<report::Finding>& findings) {
+                   const std::optional<check::ModuleIndex>& index, std::vector<model::Finding>& findings) {
   check::ShellFacts facts;
   facts.platform = context.profile.name;
   facts.user = plan.facts.user;
@@ -118,14 +119,14 @@ void lint_start_up(const JobContext& context, const plan::RunPlan& plan,
     const bool named = plan.command.find(config.generic_string()) != std::string::npos ||
                        plan.setup.find(config.generic_string()) != std::string::npos;
     for (auto& f : paths)
-      if (!named) f.severity = report::Severity::Warning;
+      if (!named) f.severity = model::Severity::Warning;
     findings.insert(findings.end(), paths.begin(), paths.end());
   }
 }
 
 }  // namespace
 
-Result<std::vector<report::Finding>> static_findings(const JobContext& context) {
+Result<std::vector<model::Finding>> static_findings(const JobContext& context) {
   // The job as the platform lays it out: its environment, mounts, user and working folder.
   plan::PlanContext plan_context;
   plan_context.job_id = context.job.name + "-check";
@@ -133,7 +134,7 @@ Result<std::vector<report::Finding>> static_findings(const JobContext& context) 
   auto plan = plan::make_plan(context.job, context.profile, context.image.config, plan_context);
   if (!plan) return std::move(plan).error();
 
-  std::vector<report::Finding> findings;
+  std::vector<model::Finding> findings;
   auto python = check::ImagePython::find(context.image.rootfs, context.image.config.env);
   std::optional<check::ModuleIndex> index;
   if (python) {
@@ -175,18 +176,9 @@ Result<report::Report> static_check(const JobChoices& choices, const image::Prog
   if (!context) return std::move(context).error();
   auto findings = static_findings(*context);
   if (!findings) return std::move(findings).error();
-  report::Report report;
+  leave_unverified(*findings, strict);
+  auto report = job_report(*context, std::move(*findings));
   report.dry_run = false;
-  report.findings = std::move(*findings);
-  leave_unverified(report.findings, strict);
-  report.verdict = report::verdict_of(report.findings);
-  report.job_name = context->job.name;
-  report.job_file = fs::relative(context->job.file).string();
-  report.job_path = context->job.file;
-  report.code_dir = context->job.code_dir;
-  report.platform = context->profile.name;
-  report.image_ref = context->image_text;
-  report.image_digest = context->image.digest;
   report.duration_s = std::chrono::duration<double>(Clock::now() - started).count();
   return report;
 }

@@ -6,14 +6,14 @@
 #include <vector>
 
 #include "pipeline/job_context.hpp"
-#include "report/finding.hpp"
+#include "model/finding.hpp"
 #include "report/report.hpp"
 #include "util/error.hpp"
 
 namespace preflight::pipeline {
 
 // The static findings of a loaded job; the dry run starts with them too.
-Result<std::vector<report::Finding>> static_findings(const JobContext& context);
+Result<std::vector<model::Finding>> static_findings(const JobContext& context);
 
 // Predictions stay unverified: warnings, or errors with `strict` (docs/diagnosis.md "Predictions").
 Result<report::Report> static_check(const JobChoices& choices, const image::ProgressSink& progress,

@@ -15,7 +15,7 @@
 namespace preflight::plan {
 namespace {
 
-using Kind = diagnosis::MountFact::Kind;
+using Kind = model::MountFact::Kind;
 using Vars = std::map<std::string, std::string>;
 
 // A host name is one DNS label: Linux refuses longer ones (sethostname: EINVAL), and
@@ -160,7 +160,7 @@ Vars entry_vars(Vars vars, const std::string& name) {
   return vars;
 }
 
-diagnosis::MountFact fact_of(const MountPlan& mount) {
+model::MountFact fact_of(const MountPlan& mount) {
   return {mount.kind, mount.name, mount.destination, mount.source.string(), mount.read_only};
 }
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "diagnosis/evidence.hpp"
+#include "model/run_evidence.hpp"
 #include "image/image_store.hpp"
 #include "spec/job_spec.hpp"
 #include "spec/platform_profile.hpp"
@@ -25,7 +25,7 @@ inline constexpr const char* kEventsFile = "/opt/preflight/run/events.jsonl";
 
 // A folder of the host bound into the container: the code, an input, an output, Preflight's own.
 struct MountPlan {
-  diagnosis::MountFact::Kind kind = diagnosis::MountFact::Kind::Code;
+  model::MountFact::Kind kind = model::MountFact::Kind::Code;
   std::string name;              // input/output name
   std::string destination;       // in the container
   std::filesystem::path source;  // on the host
@@ -89,7 +89,7 @@ struct RunPlan {
   std::chrono::milliseconds timeout{600000};
   bool harness = true;             // the harness is injected: on timeout it is asked for its stacks first
   std::filesystem::path stdin_file;  // the process's standard input (one of `files`); empty: none
-  diagnosis::PlatformFacts facts;  // for diagnosis (functions left unset here)
+  model::PlatformFacts facts;  // for diagnosis (functions left unset here)
   std::vector<std::string> notes;  // what the platform does with the job that the user should know
 };
 

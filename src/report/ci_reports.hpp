@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "diagnosis/failure_rules.hpp"
 #include "report/report.hpp"
 
 namespace preflight::report {
@@ -23,11 +22,10 @@ struct SarifTool {
   std::string information_uri;  // empty: left out
 };
 
-// A SARIF 2.1.0 log: a rule per category that occurs, described by `categories` (the failure
-// rules file), a result per finding. Files are relative to the job's code folder, or to
+// A SARIF 2.1.0 log: a rule per category that occurs, described by the report's categories, a
+// result per finding. Files are relative to the job's code folder, or to
 // `workspace` (GITHUB_WORKSPACE; empty: none) when the job lies in it, as code scanning wants.
-nlohmann::json to_sarif(const Report& report, const std::vector<diagnosis::FailureCategory>& categories,
-                        const SarifTool& tool, const std::filesystem::path& workspace);
+nlohmann::json to_sarif(const Report& report, const SarifTool& tool, const std::filesystem::path& workspace);
 
 // One `::error file=F,line=L,title=Category::message` workflow command per finding, files
 // relative to `workspace` (GITHUB_WORKSPACE) when they lie in it.

@@ -25,13 +25,13 @@ std::string escaped(const std::string& text, bool property) {
   return out;
 }
 
-const char* command_of(Severity severity) {
+const char* command_of(model::Severity severity) {
   switch (severity) {
-    case Severity::Error:
+    case model::Severity::Error:
       return "error";
-    case Severity::Warning:
+    case model::Severity::Warning:
       return "warning";
-    case Severity::Info:
+    case model::Severity::Info:
       return "notice";
   }
   return "error";
@@ -47,7 +47,7 @@ void print_annotations(const Report& report, const std::filesystem::path& worksp
     out << "::" << command_of(f.severity) << " file=" << escaped(file.generic_string(), true);
     if (place.line > 0) out << ",line=" << place.line;
     if (place.column > 0) out << ",col=" << place.column;
-    out << ",title=" << escaped(f.category, true) << "::" << escaped(message_and_hint(f), false) << "\n";
+    out << ",title=" << escaped(f.category, true) << "::" << escaped(model::message_and_hint(f), false) << "\n";
   }
 }
 

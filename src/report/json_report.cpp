@@ -4,9 +4,9 @@
 
 namespace preflight::report {
 
-std::string verdict_of(const std::vector<Finding>& findings) {
+std::string verdict_of(const std::vector<model::Finding>& findings) {
   for (const auto& finding : findings)
-    if (finding.severity == Severity::Error) return "fail";
+    if (finding.severity == model::Severity::Error) return "fail";
   return "pass";
 }
 
@@ -16,7 +16,7 @@ int exit_status_of(const std::string& verdict) {
   return 3;
 }
 
-SourceLocation place_of(const Report& report, const Finding& finding) {
+SourceLocation place_of(const Report& report, const model::Finding& finding) {
   if (!finding.location.known()) return {report.job_path, 0, 0};
   SourceLocation place = finding.location;
   place.file = report.code_dir / finding.location.file;  // an absolute file stays as it is

@@ -71,10 +71,10 @@ struct TestCase {
 };
 
 // A finding as a failure's body: everything the terminal summary says about it.
-std::string finding_text(const Finding& f) {
-  std::string text = f.category + " (" + f.dimension + "; root cause: " + f.root_cause + ")" + where_text(f) +
-                     "\n" + message_and_hint(f) + "\n";
-  if (f.severity == Severity::Error) text += std::string("retry: ") + to_string(f.retry) + "\n";
+std::string finding_text(const model::Finding& f) {
+  std::string text = f.category + " (" + f.dimension + "; root cause: " + f.root_cause + ")" + model::where_text(f) +
+                     "\n" + model::message_and_hint(f) + "\n";
+  if (f.severity == model::Severity::Error) text += std::string("retry: ") + to_string(f.retry) + "\n";
   return text;
 }
 
@@ -87,9 +87,9 @@ TestCase stage_case(const Report& report, const StageResult& stage, const std::s
   if (stage.status == "absent") test.skipped = "absent: the job has no such stage, or it was not recognised";
   if (stage.status != "failed") return test;
   for (const auto& f : report.findings) {
-    if (f.severity != Severity::Error || f.stage != stage.name) continue;
+    if (f.severity != model::Severity::Error || f.stage != stage.name) continue;
     if (test.failure_message.empty()) {
-      test.failure_message = f.category + where_text(f) + ": " + f.message;
+      test.failure_message = f.category + model::where_text(f) + ": " + f.message;
       test.failure_type = f.category;
     }
     test.failure_text += finding_text(f);
@@ -98,7 +98,7 @@ TestCase stage_case(const Report& report, const StageResult& stage, const std::s
   return test;
 }
 
-TestCase finding_case(const Finding& f, const std::string& suite, std::map<std::string, int>& seen) {
+TestCase finding_case(const model::Finding& f, const std::string& suite, std::map<std::string, int>& seen) {
   TestCase test;
   test.classname = suite + ".finding";
   test.name = f.category + (f.location.known() ? " at " + f.location.str() : "");
@@ -106,8 +106,8 @@ TestCase finding_case(const Finding& f, const std::string& suite, std::map<std::
   if (const int count = ++seen[test.name]; count > 1) test.name += fmt::format(" #{}", count);
   test.file = f.location.file.string();
   test.line = f.location.line;
-  if (f.severity == Severity::Error) {
-    test.failure_message = f.category + where_text(f) + ": " + f.message;
+  if (f.severity == model::Severity::Error) {
+    test.failure_message = f.category + model::where_text(f) + ": " + f.message;
     test.failure_type = f.category;
     test.failure_text = finding_text(f);
   } else {

@@ -8,7 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "report/finding.hpp"
+#include "model/category.hpp"
+#include "model/finding.hpp"
 
 namespace preflight::report {
 
@@ -61,7 +62,9 @@ struct Report {
   std::string image_digest;
   bool dry_run = true;  // false for `preflight check`: static findings only, no stages
   std::vector<StageResult> stages;
-  std::vector<Finding> findings;
+  std::vector<model::Finding> findings;
+  // What the rules file says of each category among the findings (the texts SARIF carries).
+  std::vector<model::Category> categories;
   std::vector<Clamp> clamps;
   std::vector<std::string> notes;    // what the dry run changed about the job: "input X sampled: ..."
   std::optional<Estimate> estimate;  // when a training step was measured
@@ -69,13 +72,13 @@ struct Report {
 };
 
 // "fail" when a finding is an error, else "pass".
-std::string verdict_of(const std::vector<Finding>& findings);
+std::string verdict_of(const std::vector<model::Finding>& findings);
 // The exit status the contract gives a verdict: pass 0, fail 1, error 3.
 int exit_status_of(const std::string& verdict);
 
 // Where CI tools show a finding: its file made absolute against the code folder, or the job
 // file when the finding has no place in the code (code scanning refuses a result without one).
-SourceLocation place_of(const Report& report, const Finding& finding);
+SourceLocation place_of(const Report& report, const model::Finding& finding);
 
 nlohmann::json to_json(const Report& report);
 Status write_json(const Report& report, const std::filesystem::path& file);

@@ -50,8 +50,8 @@ std::string first_sentence(const std::string& text) {
   return end == std::string::npos ? text : text.substr(0, end + 1);
 }
 
-json rule_of(const std::string& category, const std::vector<diagnosis::FailureCategory>& categories) {
-  json rule = {{"id", diagnosis::category_id(category)},
+json rule_of(const std::string& category, const std::vector<model::Category>& categories) {
+  json rule = {{"id", model::category_id(category)},
                {"name", pascal_name(category)},
                {"shortDescription", {{"text", category + "."}}},
                {"properties", {{"category", category}}}};
@@ -65,13 +65,13 @@ json rule_of(const std::string& category, const std::vector<diagnosis::FailureCa
   return rule;
 }
 
-const char* sarif_level(Severity severity) {
+const char* sarif_level(model::Severity severity) {
   switch (severity) {
-    case Severity::Error:
+    case model::Severity::Error:
       return "error";
-    case Severity::Warning:
+    case model::Severity::Warning:
       return "warning";
-    case Severity::Info:
+    case model::Severity::Info:
       return "note";
   }
   return "error";
@@ -97,7 +97,7 @@ std::string folder_uri(const fs::path& dir) {
   return uri.back() == '/' ? uri : uri + "/";
 }
 
-json location_of(const Report& report, const Finding& finding, const UriBase& base) {
+json location_of(const Report& report, const model::Finding& finding, const UriBase& base) {
   const SourceLocation place = place_of(report, finding);
   json artifact = {{"uri", file_uri(place.file.lexically_normal())}};
   if (auto relative = relative_within(place.file, base.dir))
@@ -112,7 +112,7 @@ json location_of(const Report& report, const Finding& finding, const UriBase& ba
 
 }  // namespace
 
-nlohmann::json to_sarif(const Report& report, const std::vector<diagnosis::FailureCategory>& categories,
+nlohmann::json to_sarif(const Report& report,
                         const SarifTool& tool, const std::filesystem::path& workspace) {
   json rules = json::array();
   std::vector<std::string> rule_categories;
@@ -121,7 +121,7 @@ nlohmann::json to_sarif(const Report& report, const std::vector<diagnosis::Failu
   for (const auto& f : report.findings) {
     auto known = std::find(rule_categories.begin(), rule_categories.end(), f.category);
     if (known == rule_categories.end()) {
-      rules.push_back(rule_of(f.category, categories));
+      rules.push_back(rule_of(f.category, report.categories));
       known = rule_categories.insert(rule_categories.end(), f.category);
     }
     json properties = {{"rule", f.rule},
@@ -131,10 +131,10 @@ nlohmann::json to_sarif(const Report& report, const std::vector<diagnosis::Failu
                        {"retry", to_string(f.retry)}};
     if (!f.stage.empty()) properties["stage"] = f.stage;
     if (const char* prediction = to_string(f.prediction)) properties["prediction"] = prediction;
-    results.push_back({{"ruleId", diagnosis::category_id(f.category)},
+    results.push_back({{"ruleId", model::category_id(f.category)},
                        {"ruleIndex", known - rule_categories.begin()},
                        {"level", sarif_level(f.severity)},
-                       {"message", {{"text", message_and_hint(f)}}},
+                       {"message", {{"text", model::message_and_hint(f)}}},
                        {"locations", location_of(report, f, base)},
                        {"properties", properties}});
   }

@@ -28,13 +28,13 @@ std::string stage_mark(const StageResult& stage, const Palette& p) {
   return p.dim(stage.name + " -");
 }
 
-std::string severity_label(Severity severity, const Palette& p) {
+std::string severity_label(model::Severity severity, const Palette& p) {
   switch (severity) {
-    case Severity::Error:
+    case model::Severity::Error:
       return p.red("error");
-    case Severity::Warning:
+    case model::Severity::Warning:
       return p.yellow("warning");
-    case Severity::Info:
+    case model::Severity::Info:
       return p.dim("info");
   }
   return "";
@@ -113,13 +113,13 @@ void print_summary(const Report& report, std::ostream& out, bool color) {
   }
   if (report.dry_run) out << p.bold("stages") << ": " << (stages.empty() ? "none reached" : stages) << "\n";
   for (const auto& f : report.findings) {
-    out << severity_label(f.severity, p) << ": " << p.bold(f.category) << where_text(f) << "\n  " << f.message
+    out << severity_label(f.severity, p) << ": " << p.bold(f.category) << model::where_text(f) << "\n  " << f.message
         << "\n";
     for (const auto& evidence : f.predicted)
       out << "  " << p.dim("predicted by the static checks:") << " " << evidence.message
           << (same_place(evidence.location, f.location) ? "" : " (" + evidence.location.str() + ")") << "\n";
-    if (!f.hint.empty() && f.prediction != Prediction::Refuted) out << "  " << p.dim("hint:") << " " << f.hint << "\n";
-    if (f.severity == Severity::Error && f.retry == Retry::Useless)
+    if (!f.hint.empty() && f.prediction != model::Prediction::Refuted) out << "  " << p.dim("hint:") << " " << f.hint << "\n";
+    if (f.severity == model::Severity::Error && f.retry == model::Retry::Useless)
       out << "  " << p.dim("retry: useless, the failure is deterministic") << "\n";
   }
   for (const auto& note : report.notes) out << p.dim("note:") << " " << note << "\n";
@@ -127,8 +127,8 @@ void print_summary(const Report& report, std::ostream& out, bool color) {
   if (report.estimate) print_estimate(*report.estimate, out, p);
   int errors = 0, warnings = 0;
   for (const auto& f : report.findings) {
-    errors += f.severity == Severity::Error;
-    warnings += f.severity == Severity::Warning;
+    errors += f.severity == model::Severity::Error;
+    warnings += f.severity == model::Severity::Warning;
   }
   std::string verdict = report.verdict == "pass"   ? p.green("PASS")
                         : report.verdict == "fail" ? p.red("FAIL")

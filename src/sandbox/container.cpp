@@ -117,7 +117,7 @@ class ContainerGuard {
 // A pipe whose read end stays with us and whose write end goes to the container.
 struct OutputPipe {
   bp::pipe pipe;
-  diagnosis::OutputLine::Stream stream;
+  model::OutputLine::Stream stream;
   std::size_t max_line;
   std::string line;  // the current line so far, at most max_line
   bool cut = false;  // the current line is longer: what follows is dropped up to its newline
@@ -257,8 +257,8 @@ Result<ContainerExit> run_container(const plan::RunPlan& plan, const fs::path& i
   fs::path bundle = plan.run_dir / "bundle";
   std::ofstream(bundle / "config.json") << make_oci_config(plan, root.path(), cgroup_path).dump(2);
 
-  OutputPipe out{{}, diagnosis::OutputLine::Stream::Stdout, max_line_bytes, {}, false, true};
-  OutputPipe err{{}, diagnosis::OutputLine::Stream::Stderr, max_line_bytes, {}, false, true};
+  OutputPipe out{{}, model::OutputLine::Stream::Stdout, max_line_bytes, {}, false, true};
+  OutputPipe err{{}, model::OutputLine::Stream::Stderr, max_line_bytes, {}, false, true};
   fs::path pid_file = plan.run_dir / "container.pid";
   ContainerGuard guard(plan.container_id);
   const auto started = Clock::now();

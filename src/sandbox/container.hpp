@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "diagnosis/evidence.hpp"
+#include "model/run_evidence.hpp"
 #include "plan/run_plan.hpp"
 #include "util/error.hpp"
 
@@ -33,7 +33,7 @@ struct ContainerExit {
 };
 
 // Called for each complete line the job prints, as it prints it.
-using LineSink = std::function<void(diagnosis::OutputLine::Stream, std::string_view)>;
+using LineSink = std::function<void(model::OutputLine::Stream, std::string_view)>;
 
 // Deletes the container `id` with whatever is left of it (processes, cgroup); true when it
 // existed. Safe to call for a container that never was.

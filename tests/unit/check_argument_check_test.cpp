@@ -28,7 +28,7 @@ check::ArgParser parser() {
 }
 
 std::vector<std::string> messages(const check::ArgParser& p, std::vector<std::string> args) {
-  std::vector<report::Finding> out;
+  std::vector<model::Finding> out;
   check::check_arguments(p, {"train.py", std::move(args), 1}, {"job.yaml", 2, 0}, out);
   std::vector<std::string> text;
   for (const auto& f : out) {

@@ -164,7 +164,7 @@ TEST(CheckRequirements, PinsTheImageContradictsAreWarningsAtTheirLine) {
   auto findings = check::requirement_findings(dir.path(), *index);
   ASSERT_EQ(findings.size(), 2u) << "wandb is not in the image: the import check speaks for it";
   EXPECT_EQ(findings[0].category, "Library Not Found");
-  EXPECT_EQ(findings[0].severity, report::Severity::Warning);
+  EXPECT_EQ(findings[0].severity, model::Severity::Warning);
   EXPECT_EQ(findings[0].location.str(), "requirements.txt:2");
   EXPECT_EQ(findings[0].stage, "init") << "the job starts with the image's version";
   EXPECT_NE(findings[0].message.find("asks for torch==2.1.0, and the image has torch 1.13.0a0+gitunknown"),

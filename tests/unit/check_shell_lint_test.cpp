@@ -24,7 +24,7 @@ std::vector<std::pair<std::string, int>> rules_and_lines(const std::string& text
                                                          const check::ShellFacts& facts) {
   std::vector<std::pair<std::string, int>> out;
   for (const auto& f : check::lint_shell({text, {"job.yaml", 4, 0}, "setup"}, facts)) {
-    EXPECT_EQ(f.phase, report::Phase::Static);
+    EXPECT_EQ(f.phase, model::Phase::Static);
     EXPECT_EQ(f.stage, "setup");
     out.emplace_back(f.rule, f.location.line);
   }
@@ -114,7 +114,7 @@ struct OfflinePip {
     };
   }
 
-  std::vector<report::Finding> lint(const std::string& text) const {
+  std::vector<model::Finding> lint(const std::string& text) const {
     return check::lint_shell({text, {"job.yaml", 4, 0}, "setup"}, facts);
   }
 };

@@ -89,7 +89,7 @@ struct StaticJob {
     entry = check::entry_point(plan.command, job.code_dir);
   }
 
-  std::vector<report::Finding> findings(const check::CodeScan& scan) const {
+  std::vector<model::Finding> findings(const check::CodeScan& scan) const {
     fs::path root = dir.path() / "root";
     return check::code_findings(scan, {plan, root, index, entry, false, {}, {}});
   }
@@ -117,14 +117,14 @@ TEST(CheckStatic, ImportsTheImageLacksAreErrorsOnlyWhereTheyBreakTheStart) {
   auto findings = job.findings(scan);
   ASSERT_EQ(findings.size(), 3u);
   EXPECT_EQ(findings[0].category, "Library Not Found");
-  EXPECT_EQ(findings[0].severity, report::Severity::Error) << "module level of the entry script";
+  EXPECT_EQ(findings[0].severity, model::Severity::Error) << "module level of the entry script";
   EXPECT_EQ(findings[0].location.file, "train.py");
   EXPECT_EQ(findings[0].location.line, 3);
   EXPECT_NE(findings[0].message.find("\"tensorboardX\""), std::string::npos) << findings[0].message;
   EXPECT_EQ(findings[1].location.line, 9);
-  EXPECT_EQ(findings[1].severity, report::Severity::Warning) << "inside a function";
+  EXPECT_EQ(findings[1].severity, model::Severity::Warning) << "inside a function";
   EXPECT_EQ(findings[2].location.file, "tools/export.py");
-  EXPECT_EQ(findings[2].severity, report::Severity::Warning) << "not imported by the entry script";
+  EXPECT_EQ(findings[2].severity, model::Severity::Warning) << "not imported by the entry script";
 }
 
 TEST(CheckStatic, EnvironmentReadsTheProfileDoesNotSet) {
@@ -148,7 +148,7 @@ TEST(CheckStatic, EnvironmentReadsTheProfileDoesNotSet) {
   EXPECT_EQ(findings[0].location.line, 5);
   EXPECT_NE(findings[0].hint.find("Did you mean PHILLY_JOB_ID"), std::string::npos) << findings[0].hint;
   EXPECT_EQ(findings[1].rule, "env-maybe-unset");
-  EXPECT_EQ(findings[1].severity, report::Severity::Warning);
+  EXPECT_EQ(findings[1].severity, model::Severity::Warning);
 }
 
 TEST(CheckStatic, AnotherPlatformsVariableGetsThisPlatformsEquivalent) {
@@ -173,12 +173,12 @@ TEST(CheckStatic, PathsThePlatformWillNotHave) {
     train.paths.push_back({path, static_cast<int>(train.paths.size()) + 1, "", ""});
   scan.files = {train};
   auto findings = job.findings(scan);
-  std::vector<std::pair<int, report::Severity>> got;
+  std::vector<std::pair<int, model::Severity>> got;
   for (const auto& f : findings) {
     EXPECT_EQ(f.category, "Path Not Found");
     got.emplace_back(f.location.line, f.severity);
   }
-  using S = report::Severity;
+  using S = model::Severity;
   EXPECT_EQ(got, (std::vector<std::pair<int, S>>{
                      {1, S::Error}, {2, S::Error}, {3, S::Warning}, {4, S::Error}, {9, S::Warning}}));
 }
@@ -201,7 +201,7 @@ TEST(CheckStatic, RelativePathsFromTheFolderPythonRunsIn) {
   auto in_src = findings_in({"/philly/code/src", "after `cd src` in job.yaml:2"});
   ASSERT_EQ(in_src.size(), 2u);
   EXPECT_EQ(in_src[0].location.line, 2);
-  EXPECT_EQ(in_src[0].severity, report::Severity::Error);
+  EXPECT_EQ(in_src[0].severity, model::Severity::Error);
   EXPECT_EQ(in_src[0].stage, "data");
   EXPECT_EQ(in_src[0].message,
             "the path \"../labels.csv\" resolves, from the working folder /philly/code/src (after `cd src` in "
@@ -254,7 +254,7 @@ TEST(CheckStatic, PerformancePatternsAreWarnings) {
   ASSERT_EQ(findings.size(), 2u);
   for (const auto& f : findings) {
     EXPECT_EQ(f.category, "Slow Input Pipeline");
-    EXPECT_EQ(f.severity, report::Severity::Warning);
+    EXPECT_EQ(f.severity, model::Severity::Warning);
   }
   EXPECT_EQ(findings[1].location.line, 9);
   EXPECT_EQ(findings[1].stage, "data");
@@ -274,8 +274,8 @@ TEST(CheckStatic, OnlyFilesTheJobRunsHaveErrors) {
   scan.files = {train, model, tool};
   auto findings = job.findings(scan);
   ASSERT_EQ(findings.size(), 2u);
-  EXPECT_EQ(findings[0].severity, report::Severity::Error) << "imported by the entry script";
-  EXPECT_EQ(findings[1].severity, report::Severity::Warning) << "never imported";
+  EXPECT_EQ(findings[0].severity, model::Severity::Error) << "imported by the entry script";
+  EXPECT_EQ(findings[1].severity, model::Severity::Warning) << "never imported";
 }
 
 TEST(CheckStatic, ShellVariablesThePlatformDoesNotSet) {
@@ -289,7 +289,7 @@ TEST(CheckStatic, ShellVariablesThePlatformDoesNotSet) {
   auto findings = check::shell_env_findings({script, {"run.sh", 1, 0}, "init"}, job.plan);
   ASSERT_EQ(findings.size(), 1u) << "reported once, defaults and positional parameters are fine";
   EXPECT_EQ(findings[0].rule, "shell-env-not-set");
-  EXPECT_EQ(findings[0].severity, report::Severity::Warning);
+  EXPECT_EQ(findings[0].severity, model::Severity::Warning);
   EXPECT_EQ(findings[0].location.str(), "run.sh:4");
   EXPECT_NE(findings[0].message.find("$DATA_ROOT"), std::string::npos) << findings[0].message;
 }

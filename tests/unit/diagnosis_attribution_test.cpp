@@ -13,15 +13,15 @@ namespace {
 using namespace fixtures;
 
 // This machine has these paths and python modules.
-PlatformFacts laptop_with(std::set<std::string> paths, std::set<std::string> modules = {}) {
-  PlatformFacts facts = philly();
+model::PlatformFacts laptop_with(std::set<std::string> paths, std::set<std::string> modules = {}) {
+  model::PlatformFacts facts = philly();
   facts.host_path_exists = [paths](const std::string& path) { return paths.count(path) > 0; };
   facts.host_has_module = [modules](const std::string& name) { return modules.count(name) > 0; };
   return facts;
 }
 
-RunOutcome not_found(const std::string& path) {
-  RunOutcome outcome =
+model::RunOutcome not_found(const std::string& path) {
+  model::RunOutcome outcome =
       crashed("FileNotFoundError", "[Errno 2] No such file or directory: '" + path + "'", "data");
   outcome.events.exceptions[0].errno_value = 2;
   outcome.events.exceptions[0].path = path;
@@ -29,7 +29,7 @@ RunOutcome not_found(const std::string& path) {
 }
 
 TEST(DiagnosisAttribution, APathOfThisMachineThatIsNotMounted) {
-  report::Finding finding =
+  model::Finding finding =
       only_finding(not_found("/data/mnist/train.csv"), laptop_with({"/data/mnist/train.csv"}));
   EXPECT_EQ(finding.category, "Path Not Found");
   EXPECT_EQ(finding.root_cause, "Environment Difference");
@@ -43,23 +43,23 @@ TEST(DiagnosisAttribution, APathOfThisMachineThatIsNotMounted) {
 }
 
 TEST(DiagnosisAttribution, ALaptopHomePath) {
-  report::Finding finding = only_finding(not_found("/home/alice/datasets/cifar"), laptop_with({}));
+  model::Finding finding = only_finding(not_found("/home/alice/datasets/cifar"), laptop_with({}));
   EXPECT_TRUE(contains(finding.message, "home folder of alice")) << finding.message;
   EXPECT_TRUE(contains(finding.hint, "${{inputs.cifar}}")) << finding.hint;
 
-  report::Finding mac = only_finding(not_found("/Users/bob/x.csv"), philly());
+  model::Finding mac = only_finding(not_found("/Users/bob/x.csv"), philly());
   EXPECT_TRUE(contains(mac.message, "home folder of bob")) << mac.message;
 
-  report::Finding windows = only_finding(not_found("C:\\data\\x.csv"), philly());
+  model::Finding windows = only_finding(not_found("C:\\data\\x.csv"), philly());
   EXPECT_TRUE(contains(windows.message, "Windows path")) << windows.message;
 
   // The platform user's own home is not a laptop path.
-  report::Finding own = only_finding(not_found("/home/job/.cache/x"), philly());
+  model::Finding own = only_finding(not_found("/home/job/.cache/x"), philly());
   EXPECT_FALSE(contains(own.message, "home folder")) << own.message;
 }
 
 TEST(DiagnosisAttribution, AFileMissingFromTheMountedInput) {
-  report::Finding finding =
+  model::Finding finding =
       only_finding(not_found("/job/inputs/mnist/raw/train-images"), laptop_with({"/home/alice/mnist/data"}));
   EXPECT_TRUE(contains(finding.message,
                        "the local copy of input \"mnist\" (/home/alice/mnist/data) has no "
@@ -69,42 +69,42 @@ TEST(DiagnosisAttribution, AFileMissingFromTheMountedInput) {
 }
 
 TEST(DiagnosisAttribution, AnOutputReadBeforeItWasWritten) {
-  report::Finding finding = only_finding(not_found("/job/outputs/model/last.pt"), philly());
+  model::Finding finding = only_finding(not_found("/job/outputs/model/last.pt"), philly());
   EXPECT_TRUE(contains(finding.message, "outputs start empty on the platform")) << finding.message;
 }
 
 TEST(DiagnosisAttribution, TildeIsNotExpanded) {
-  report::Finding finding = only_finding(not_found("~/data/x.csv"), philly());
+  model::Finding finding = only_finding(not_found("~/data/x.csv"), philly());
   EXPECT_TRUE(contains(finding.message, "does not expand \"~\"")) << finding.message;
   EXPECT_TRUE(contains(finding.hint, "/home/job")) << finding.hint;
 }
 
 TEST(DiagnosisAttribution, NoDifferenceKeepsTheRulesHint) {
-  report::Finding finding = only_finding(not_found("/data/typo.csv"), laptop_with({}));
+  model::Finding finding = only_finding(not_found("/data/typo.csv"), laptop_with({}));
   EXPECT_EQ(finding.message, "FileNotFoundError: [Errno 2] No such file or directory: '/data/typo.csv'");
   EXPECT_TRUE(contains(finding.hint, "/data/typo.csv does not exist in the container")) << finding.hint;
 }
 
 TEST(DiagnosisAttribution, AModuleOfThisMachineMissingFromTheImage) {
-  RunOutcome outcome = crashed("ModuleNotFoundError", "No module named 'cv2'", "init");
-  report::Finding finding = only_finding(outcome, laptop_with({}, {"cv2"}));
+  model::RunOutcome outcome = crashed("ModuleNotFoundError", "No module named 'cv2'", "init");
+  model::Finding finding = only_finding(outcome, laptop_with({}, {"cv2"}));
   EXPECT_TRUE(contains(finding.message, "cv2 is installed on this machine but not in image pytorch"))
       << finding.message;
   EXPECT_TRUE(contains(finding.hint, "pip install --user opencv-python-headless")) << finding.hint;
 
-  report::Finding absent = only_finding(outcome, laptop_with({}, {}));
+  model::Finding absent = only_finding(outcome, laptop_with({}, {}));
   EXPECT_FALSE(contains(absent.message, "installed on this machine")) << absent.message;
   EXPECT_TRUE(contains(absent.hint, "no module cv2")) << absent.hint;
 
-  RunOutcome submodule = crashed("ModuleNotFoundError", "No module named 'timm.models'", "init");
+  model::RunOutcome submodule = crashed("ModuleNotFoundError", "No module named 'timm.models'", "init");
   EXPECT_TRUE(contains(only_finding(submodule, laptop_with({}, {"timm"})).message,
                        "timm is installed on this machine"));
 }
 
 TEST(DiagnosisAttribution, WritingIntoTheReadOnlyCodeFolder) {
-  RunOutcome outcome =
+  model::RunOutcome outcome =
       crashed("PermissionError", "[Errno 13] Permission denied: 'checkpoints/model.pt'", "checkpoint");
-  report::Finding finding = only_finding(outcome);
+  model::Finding finding = only_finding(outcome);
   EXPECT_EQ(finding.category, "Permission Denied");
   EXPECT_EQ(finding.stage, "checkpoint");
   EXPECT_TRUE(contains(finding.message, "the code folder /job/code is read-only on the platform"))
@@ -113,8 +113,8 @@ TEST(DiagnosisAttribution, WritingIntoTheReadOnlyCodeFolder) {
 }
 
 TEST(DiagnosisAttribution, TorchSaveWithoutErrnoIsTiedToTheMount) {
-  RunOutcome outcome = crashed("RuntimeError", "File /job/code/ckpt.pt cannot be opened.", "checkpoint");
-  report::Finding finding = only_finding(outcome);
+  model::RunOutcome outcome = crashed("RuntimeError", "File /job/code/ckpt.pt cannot be opened.", "checkpoint");
+  model::Finding finding = only_finding(outcome);
   EXPECT_EQ(finding.category, "Permission Denied");
   EXPECT_EQ(finding.rule, "torch-save-cannot-open");
   EXPECT_TRUE(contains(finding.message, "the code folder /job/code is read-only")) << finding.message;
@@ -122,24 +122,24 @@ TEST(DiagnosisAttribution, TorchSaveWithoutErrnoIsTiedToTheMount) {
 }
 
 TEST(DiagnosisAttribution, ReadOnlyInputAndNoOutputDeclared) {
-  PlatformFacts facts = philly();
+  model::PlatformFacts facts = philly();
   facts.mounts.erase(facts.mounts.begin() + 2);  // no output
-  RunOutcome outcome = crashed("OSError", "[Errno 30] Read-only file system: '/job/inputs/mnist/cache'");
-  report::Finding finding = only_finding(outcome, facts);
+  model::RunOutcome outcome = crashed("OSError", "[Errno 30] Read-only file system: '/job/inputs/mnist/cache'");
+  model::Finding finding = only_finding(outcome, facts);
   EXPECT_TRUE(contains(finding.message, "the input \"mnist\" at /job/inputs/mnist is read-only"))
       << finding.message;
   EXPECT_TRUE(contains(finding.hint, "declare an output in job.yaml")) << finding.hint;
 }
 
 TEST(DiagnosisAttribution, WritingIntoRootOwnedImageFolders) {
-  RunOutcome outcome = crashed("PermissionError", "[Errno 13] Permission denied: '/opt/cache'");
-  report::Finding finding = only_finding(outcome);
+  model::RunOutcome outcome = crashed("PermissionError", "[Errno 13] Permission denied: '/opt/cache'");
+  model::Finding finding = only_finding(outcome);
   EXPECT_TRUE(contains(finding.message, "the job runs as job (uid 1000), not root")) << finding.message;
   EXPECT_TRUE(contains(finding.hint, "${{outputs.model}}")) << finding.hint;
 }
 
 TEST(DiagnosisAttribution, PipInstallingIntoTheImagesPython) {
-  report::Finding finding = only_finding(
+  model::Finding finding = only_finding(
       setup_failed(1, {"ERROR: Could not install packages due to an OSError: [Errno 13] Permission denied: "
                        "'/usr/local/lib/python3.11/dist-packages/timm'",
                        "Consider using the `--user` option or check the permissions."}));
@@ -150,16 +150,16 @@ TEST(DiagnosisAttribution, PipInstallingIntoTheImagesPython) {
   EXPECT_TRUE(contains(finding.hint, "pip install --user")) << finding.hint;
 
   // Building a local package inside the read-only code folder.
-  report::Finding local = only_finding(
+  model::Finding local = only_finding(
       setup_failed(1, {"ERROR: Could not install packages due to an OSError: [Errno 30] Read-only file "
                        "system: '/job/code/build'"}));
   EXPECT_TRUE(contains(local.message, "the code folder /job/code is read-only")) << local.message;
 }
 
 TEST(DiagnosisAttribution, AnEnvironmentVariableThePlatformDoesNotSet) {
-  RunOutcome outcome = crashed("KeyError", "'SM_MODEL_DIR'", "init",
+  model::RunOutcome outcome = crashed("KeyError", "'SM_MODEL_DIR'", "init",
                                {user_frame(), library_frame("/usr/lib/python3.11/os.py")});
-  report::Finding finding = only_finding(outcome);
+  model::Finding finding = only_finding(outcome);
   EXPECT_EQ(finding.category, "Key Not Found");
   EXPECT_EQ(finding.root_cause, "Environment Difference");
   EXPECT_TRUE(contains(finding.message, "SM_MODEL_DIR is not set on platform philly")) << finding.message;
@@ -167,11 +167,11 @@ TEST(DiagnosisAttribution, AnEnvironmentVariableThePlatformDoesNotSet) {
 }
 
 TEST(DiagnosisAttribution, MountOfTakesTheLongestPrefix) {
-  std::vector<MountFact> mounts = {{MountFact::Kind::Code, "", "/job", "", true},
-                                   {MountFact::Kind::Output, "m", "/job/outputs/m", "", false}};
+  std::vector<model::MountFact> mounts = {{model::MountFact::Kind::Code, "", "/job", "", true},
+                                   {model::MountFact::Kind::Output, "m", "/job/outputs/m", "", false}};
   EXPECT_EQ(mount_of(mounts, "/job/outputs/m/x.pt")->name, "m");
   EXPECT_EQ(mount_of(mounts, "/job/outputs/m")->name, "m");
-  EXPECT_EQ(mount_of(mounts, "/job/outputs/mm")->kind, MountFact::Kind::Code);
+  EXPECT_EQ(mount_of(mounts, "/job/outputs/mm")->kind, model::MountFact::Kind::Code);
   EXPECT_EQ(mount_of(mounts, "/jobs"), nullptr);
 }
 

@@ -22,11 +22,11 @@ class DiagnosisCategories : public ::testing::TestWithParam<ExceptionCase> {};
 
 TEST_P(DiagnosisCategories, ExceptionIsClassified) {
   const ExceptionCase& c = GetParam();
-  report::Finding finding = only_finding(crashed(c.type, c.message));
+  model::Finding finding = only_finding(crashed(c.type, c.message));
   EXPECT_EQ(finding.category, c.category) << c.type << ": " << c.message;
   EXPECT_EQ(finding.rule, c.rule) << c.type << ": " << c.message;
   EXPECT_EQ(finding.stage, "train");
-  EXPECT_EQ(finding.phase, report::Phase::Dryrun);
+  EXPECT_EQ(finding.phase, model::Phase::Dryrun);
   EXPECT_FALSE(finding.dimension.empty());
   EXPECT_FALSE(finding.root_cause.empty());
   EXPECT_FALSE(finding.hint.empty());
@@ -124,37 +124,37 @@ TEST(DiagnosisCategoriesCoverage, EveryCategoryHasACase) {
                                    "Output Lost",    // pipeline_outputs_test.cpp
                                    "Slow Input Pipeline"};  // static only: check_static_test.cpp
   for (const ExceptionCase& c : kCases) covered.insert(c.category);
-  for (const FailureCategory& category : shipped_rules().categories()) {
+  for (const model::Category& category : shipped_rules().categories()) {
     EXPECT_TRUE(covered.count(category.name)) << category.name;
   }
 }
 
 TEST(DiagnosisCategoriesDetails, LocatesTheInnermostUserFrameRelativeToTheCode) {
-  RunOutcome outcome =
+  model::RunOutcome outcome =
       crashed("KeyError", "'label'", "data",
               {user_frame("/job/code/main.py", 80), user_frame("/job/code/data/dataset.py", 17),
                library_frame("/usr/lib/python3.11/collections/__init__.py")});
-  report::Finding finding = only_finding(outcome);
+  model::Finding finding = only_finding(outcome);
   EXPECT_EQ(finding.location.file, "data/dataset.py");
   EXPECT_EQ(finding.location.line, 17);
   EXPECT_EQ(finding.stage, "data");
   EXPECT_EQ(finding.root_cause, "Common Programming Error");
   EXPECT_EQ(finding.dimension, "General Code Error");
-  EXPECT_EQ(finding.retry, report::Retry::Useless);
+  EXPECT_EQ(finding.retry, model::Retry::Useless);
 }
 
 TEST(DiagnosisCategoriesDetails, SyntaxErrorIsLocatedAtTheBrokenFile) {
-  RunOutcome outcome =
+  model::RunOutcome outcome =
       crashed("SyntaxError", "invalid syntax (model.py, line 3)", "init",
               {user_frame("/job/code/main.py", 1), user_frame("/job/code/nets/model.py", 1)});
-  report::Finding finding = only_finding(outcome);
+  model::Finding finding = only_finding(outcome);
   EXPECT_EQ(finding.location.file, "nets/model.py");
   EXPECT_EQ(finding.location.line, 3);
 }
 
 TEST(DiagnosisCategoriesDetails, UnexpectedKeywordFromAFrameworkIsApiMisuse) {
   const std::string message = "softmax() got an unexpected keyword argument 'axis'";
-  report::Finding in_library = only_finding(
+  model::Finding in_library = only_finding(
       crashed("TypeError", message, "model",
               {user_frame(), library_frame("/usr/lib/python3/dist-packages/keras/activations.py")}));
   EXPECT_EQ(in_library.category, "Framework API Misuse");

@@ -10,8 +10,8 @@ namespace {
 
 using namespace fixtures;
 
-RunOutcome missing_after_clamp(const std::string& file, const std::string& original, const std::string& kind) {
-  RunOutcome outcome = crashed("FileNotFoundError", "[Errno 2] No such file or directory: '" + file + "'", "evaluate",
+model::RunOutcome missing_after_clamp(const std::string& file, const std::string& original, const std::string& kind) {
+  model::RunOutcome outcome = crashed("FileNotFoundError", "[Errno 2] No such file or directory: '" + file + "'", "evaluate",
                                {harness::Frame{"/job/code/super_resolve.py", 12, "<module>", true}});
   outcome.events.exceptions[0].errno_value = 2;
   outcome.events.exceptions[0].path = file;
@@ -21,27 +21,27 @@ RunOutcome missing_after_clamp(const std::string& file, const std::string& origi
 }
 
 TEST(DiagnosisClampConsequence, AFileNamedByTheLastEpochIsAConsequenceOfTheClamp) {
-  report::Finding f = only_finding(missing_after_clamp("model_epoch_30.pth", "30", "epochs"));
+  model::Finding f = only_finding(missing_after_clamp("model_epoch_30.pth", "30", "epochs"));
   EXPECT_EQ(f.category, "Path Not Found");
-  EXPECT_EQ(f.severity, report::Severity::Warning);
+  EXPECT_EQ(f.severity, model::Severity::Warning);
   EXPECT_TRUE(contains(f.message, "a consequence of the dry run, not of the job")) << f.message;
   EXPECT_TRUE(contains(f.message, "2 epochs instead of 30 (argparse --nEpochs at main.py:20)")) << f.message;
   EXPECT_TRUE(contains(f.hint, "dryrun: {args: {nEpochs: 30}}")) << f.hint;
 }
 
 TEST(DiagnosisClampConsequence, AMissingFileWithoutTheClampedCountIsTheJobsFailure) {
-  report::Finding f = only_finding(missing_after_clamp("model_best.pth", "30", "epochs"));
-  EXPECT_EQ(f.severity, report::Severity::Error);
+  model::Finding f = only_finding(missing_after_clamp("model_best.pth", "30", "epochs"));
+  EXPECT_EQ(f.severity, model::Severity::Error);
 }
 
 TEST(DiagnosisClampConsequence, ANumberThatIsPartOfALargerOneDoesNotCount) {
-  report::Finding f = only_finding(missing_after_clamp("model_epoch_300.pth", "30", "epochs"));
-  EXPECT_EQ(f.severity, report::Severity::Error);
+  model::Finding f = only_finding(missing_after_clamp("model_epoch_300.pth", "30", "epochs"));
+  EXPECT_EQ(f.severity, model::Severity::Error);
 }
 
 TEST(DiagnosisClampConsequence, AnIntervalClampIsNotACount) {
-  report::Finding f = only_finding(missing_after_clamp("log_30.txt", "30", "interval"));
-  EXPECT_EQ(f.severity, report::Severity::Error);
+  model::Finding f = only_finding(missing_after_clamp("log_30.txt", "30", "interval"));
+  EXPECT_EQ(f.severity, model::Severity::Error);
 }
 
 }  // namespace

@@ -24,8 +24,8 @@ harness::NonfiniteEvent nan_at(int step, int pid = 10, const std::string& value 
 }
 
 // A run that exited 0 after its loss went NaN at `step`.
-RunOutcome diverged(int step) {
-  RunOutcome outcome;
+model::RunOutcome diverged(int step) {
+  model::RunOutcome outcome;
   outcome.exit_code = 0;
   outcome.events.started = true;
   outcome.events.command_started = true;
@@ -36,13 +36,13 @@ RunOutcome diverged(int step) {
 }
 
 TEST(DiagnosisLossNaN, AJobThatCarriesOnAfterANaNLossFails) {
-  report::Finding finding = only_finding(diverged(3));
+  model::Finding finding = only_finding(diverged(3));
   EXPECT_EQ(finding.category, "Loss NaN");
   EXPECT_EQ(finding.dimension, "Deep Learning Specific");
   EXPECT_EQ(finding.root_cause, "Inappropriate Model Parameter/Structure");
   EXPECT_EQ(finding.rule, "loss-nan");
-  EXPECT_EQ(finding.severity, report::Severity::Error);
-  EXPECT_EQ(finding.retry, report::Retry::Useless);
+  EXPECT_EQ(finding.severity, model::Severity::Error);
+  EXPECT_EQ(finding.retry, model::Retry::Useless);
   EXPECT_EQ(finding.stage, "train");
   EXPECT_EQ(finding.location.file, "train.py");
   EXPECT_EQ(finding.location.line, 31);
@@ -54,33 +54,33 @@ TEST(DiagnosisLossNaN, AJobThatCarriesOnAfterANaNLossFails) {
 }
 
 TEST(DiagnosisLossNaN, AnInfiniteLossIsNamedSo) {
-  RunOutcome outcome = diverged(1);
+  model::RunOutcome outcome = diverged(1);
   outcome.events.nonfinite = {nan_at(1, 10, "inf")};
   EXPECT_TRUE(contains(only_finding(outcome).message, "infinite at training step 1"));
 }
 
 TEST(DiagnosisLossNaN, NotRepeatedWhenTheJobThenDiedOfIt) {
-  RunOutcome outcome = crashed("RuntimeError", "loss is nan, stopping", "train");
+  model::RunOutcome outcome = crashed("RuntimeError", "loss is nan, stopping", "train");
   outcome.events.main_pid = 10;
   outcome.events.nonfinite = {nan_at(4)};
-  report::Finding finding = only_finding(outcome);
+  model::Finding finding = only_finding(outcome);
   EXPECT_EQ(finding.category, "Loss NaN");
   EXPECT_TRUE(contains(finding.message, "step 4")) << finding.message;
   EXPECT_FALSE(contains(finding.message, "exited 0")) << finding.message;
 }
 
 TEST(DiagnosisLossNaN, NotRepeatedWhenALossNaNLineEndedTheJob) {
-  RunOutcome outcome = diverged(2);
+  model::RunOutcome outcome = diverged(2);
   outcome.exit_code = 1;
-  outcome.output = {line("step 3 loss: nan", false, OutputLine::Stream::Stdout)};
+  outcome.output = {line("step 3 loss: nan", false, model::OutputLine::Stream::Stdout)};
   EXPECT_EQ(only_finding(outcome).category, "Loss NaN");
 }
 
 TEST(DiagnosisLossNaN, ComesBeforeAnotherFailureItLikelyCaused) {
-  RunOutcome outcome = crashed("ValueError", "Input contains NaN.", "evaluate");
+  model::RunOutcome outcome = crashed("ValueError", "Input contains NaN.", "evaluate");
   outcome.events.main_pid = 10;
   outcome.events.nonfinite = {nan_at(2)};
-  std::vector<report::Finding> findings = diagnose(shipped_rules(), outcome, philly());
+  std::vector<model::Finding> findings = diagnose(shipped_rules(), outcome, philly());
   ASSERT_EQ(findings.size(), 2u);
   EXPECT_EQ(findings[0].category, "Loss NaN");
   EXPECT_EQ(findings[0].stage, "train");
@@ -89,11 +89,11 @@ TEST(DiagnosisLossNaN, ComesBeforeAnotherFailureItLikelyCaused) {
 }
 
 TEST(DiagnosisLossNaN, TheMainProcessIsPreferredAndLibraryFramesAreNotALocation) {
-  RunOutcome outcome = diverged(5);
+  model::RunOutcome outcome = diverged(5);
   harness::NonfiniteEvent other = nan_at(1, 11);
   outcome.events.nonfinite = {other, nan_at(5)};
   outcome.events.nonfinite[1].where = library_frame();
-  report::Finding finding = only_finding(outcome);
+  model::Finding finding = only_finding(outcome);
   EXPECT_TRUE(contains(finding.message, "step 5")) << finding.message;
   EXPECT_FALSE(finding.location.known());
 }
@@ -109,16 +109,16 @@ harness::StepMeasure step_of(std::uint64_t live, std::uint64_t step_bytes, int b
   return step;
 }
 
-PlatformFacts with_gpus(int gpus, std::uint64_t memory = 2ull << 30) {
-  PlatformFacts facts = philly();
+model::PlatformFacts with_gpus(int gpus, std::uint64_t memory = 2ull << 30) {
+  model::PlatformFacts facts = philly();
   facts.gpus = gpus;
   facts.gpu_name = "Quadro P620";
   facts.gpu_memory_bytes = memory;
   return facts;
 }
 
-RunOutcome trained(std::vector<harness::StepMeasure> steps) {
-  RunOutcome outcome = diverged(1);
+model::RunOutcome trained(std::vector<harness::StepMeasure> steps) {
+  model::RunOutcome outcome = diverged(1);
   outcome.events.nonfinite.clear();
   outcome.events.steps = std::move(steps);
   return outcome;
@@ -127,10 +127,10 @@ RunOutcome trained(std::vector<harness::StepMeasure> steps) {
 constexpr std::uint64_t MiB = 1ull << 20;
 
 TEST(DiagnosisGpuMemory, AStepLargerThanTheGpuIsAPredictedOutOfMemory) {
-  report::Finding finding = only_finding(trained({step_of(100 * MiB, 2000 * MiB, 24)}), with_gpus(1));
+  model::Finding finding = only_finding(trained({step_of(100 * MiB, 2000 * MiB, 24)}), with_gpus(1));
   EXPECT_EQ(finding.category, "GPU Out of Memory");
   EXPECT_EQ(finding.stage, "train");
-  EXPECT_EQ(finding.severity, report::Severity::Error);
+  EXPECT_EQ(finding.severity, model::Severity::Error);
   EXPECT_EQ(finding.location.str(), "train.py:58");
   // 100 MiB kept + 2000 MiB for the step + 400 MiB of CUDA context + 20 MiB of cuBLAS workspace.
   EXPECT_TRUE(contains(finding.message, "2.5 GiB")) << finding.message;
@@ -167,9 +167,9 @@ TEST(DiagnosisGpuMemory, DataParallelSplitsTheStepAndTheLargestProcessCounts) {
 }
 
 TEST(DiagnosisGpuMemory, ComesBeforeANaNLoss) {
-  RunOutcome outcome = trained({step_of(0, 3000 * MiB)});
+  model::RunOutcome outcome = trained({step_of(0, 3000 * MiB)});
   outcome.events.nonfinite = {nan_at(3)};
-  std::vector<report::Finding> findings = diagnose(shipped_rules(), outcome, with_gpus(1));
+  std::vector<model::Finding> findings = diagnose(shipped_rules(), outcome, with_gpus(1));
   ASSERT_EQ(findings.size(), 2u);
   EXPECT_EQ(findings[0].category, "GPU Out of Memory");
   EXPECT_EQ(findings[1].category, "Loss NaN");

@@ -25,13 +25,13 @@ TEST(DiagnosisFailureRules, ShippedFileLoads) {
 TEST(DiagnosisFailureRules, ShippedFileDescribesEveryStudyCategoryWithARule) {
   FailureRules rules = shipped();
   for (const std::string& name : kStudyCategories) {
-    const FailureCategory* category = rules.find_category(name);
+    const model::Category* category = rules.find_category(name);
     ASSERT_NE(category, nullptr) << name;
     EXPECT_FALSE(category->description.empty()) << name;
     EXPECT_FALSE(category->fix.empty()) << name;
     EXPECT_FALSE(rules.rules_for(name).empty()) << name << " has no rule";
   }
-  for (const FailureCategory& category : rules.categories()) {
+  for (const model::Category& category : rules.categories()) {
     // Found by inspecting the run (pipeline/outputs.cpp), or by the static checks alone.
     if (category.name == "Output Lost" || category.name == "Slow Input Pipeline") continue;
     EXPECT_FALSE(rules.rules_for(category.name).empty()) << category.name << " has no rule";
@@ -50,7 +50,7 @@ TEST(DiagnosisFailureRules, ShippedDimensionsFollowTheStudy) {
 TEST(DiagnosisFailureRules, FindsCategoriesByNameOrIdIgnoringCase) {
   FailureRules rules = shipped();
   for (const char* spelling : {"path-not-found", "Path Not Found", "PATH_NOT_FOUND", "path not found"}) {
-    const FailureCategory* category = rules.find_category(spelling);
+    const model::Category* category = rules.find_category(spelling);
     ASSERT_NE(category, nullptr) << spelling;
     EXPECT_EQ(category->name, "Path Not Found");
     EXPECT_EQ(category->id, "path-not-found");
@@ -60,8 +60,8 @@ TEST(DiagnosisFailureRules, FindsCategoriesByNameOrIdIgnoringCase) {
 }
 
 TEST(DiagnosisFailureRules, CategoryIdsAreSlugs) {
-  EXPECT_EQ(category_id("GPU Out of Memory"), "gpu-out-of-memory");
-  EXPECT_EQ(category_id("Timeout/Hang"), "timeout-hang");
+  EXPECT_EQ(model::category_id("GPU Out of Memory"), "gpu-out-of-memory");
+  EXPECT_EQ(model::category_id("Timeout/Hang"), "timeout-hang");
 }
 
 constexpr const char* kHeader = R"(categories:
@@ -91,8 +91,8 @@ TEST(DiagnosisFailureRules, AMinimalUserFileLoads) {
   ASSERT_TRUE(rules.ok()) << rules.error().str();
   ASSERT_EQ(rules->rules().size(), 1u);
   const FailureRule& rule = rules->rules()[0];
-  EXPECT_EQ(rule.retry, report::Retry::MayHelp);
-  EXPECT_EQ(rule.severity, report::Severity::Warning);
+  EXPECT_EQ(rule.retry, model::Retry::MayHelp);
+  EXPECT_EQ(rule.severity, model::Severity::Warning);
   EXPECT_EQ(rule.when.exceptions.size(), 2u);
   EXPECT_TRUE(rule.when.about_exception());
 }

@@ -20,8 +20,8 @@ inline const FailureRules& shipped_rules() {
 
 // philly: code and input read-only, one output, running as uid 1000; this machine's side is
 // a laptop under /home/alice.
-inline PlatformFacts philly() {
-  PlatformFacts facts;
+inline model::PlatformFacts philly() {
+  model::PlatformFacts facts;
   facts.platform = "philly";
   facts.image = "pytorch";
   facts.user = "job (uid 1000)";
@@ -30,10 +30,10 @@ inline PlatformFacts philly() {
   facts.code_container_dir = "/job/code";
   facts.code_host_dir = "/home/alice/mnist";
   facts.mounts = {
-      {MountFact::Kind::Code, "", "/job/code", "/home/alice/mnist", true},
-      {MountFact::Kind::Input, "mnist", "/job/inputs/mnist", "/home/alice/mnist/data", true},
-      {MountFact::Kind::Output, "model", "/job/outputs/model", "/tmp/run/outputs/model", false},
-      {MountFact::Kind::Writable, "", "/tmp", "", false},
+      {model::MountFact::Kind::Code, "", "/job/code", "/home/alice/mnist", true},
+      {model::MountFact::Kind::Input, "mnist", "/job/inputs/mnist", "/home/alice/mnist/data", true},
+      {model::MountFact::Kind::Output, "model", "/job/outputs/model", "/tmp/run/outputs/model", false},
+      {model::MountFact::Kind::Writable, "", "/tmp", "", false},
   };
   return facts;
 }
@@ -48,10 +48,10 @@ inline harness::Frame library_frame(
 }
 
 // A command that died on an uncaught exception in the main process, in stage `stage`.
-inline RunOutcome crashed(const std::string& type, const std::string& message,
+inline model::RunOutcome crashed(const std::string& type, const std::string& message,
                           const std::string& stage = "train",
                           std::vector<harness::Frame> frames = {user_frame()}) {
-  RunOutcome outcome;
+  model::RunOutcome outcome;
   outcome.exit_code = 1;
   outcome.events.started = true;
   outcome.events.stages = {{"init", 0.1, 10, "", std::nullopt}, {stage, 0.5, 10, "", std::nullopt}};
@@ -66,14 +66,14 @@ inline RunOutcome crashed(const std::string& type, const std::string& message,
   return outcome;
 }
 
-inline OutputLine line(const std::string& text, bool setup = false,
-                       OutputLine::Stream stream = OutputLine::Stream::Stderr) {
-  return OutputLine{stream, setup, text};
+inline model::OutputLine line(const std::string& text, bool setup = false,
+                       model::OutputLine::Stream stream = model::OutputLine::Stream::Stderr) {
+  return model::OutputLine{stream, setup, text};
 }
 
 // A setup step that failed with `exit` after printing `lines` on stderr.
-inline RunOutcome setup_failed(int exit, const std::vector<std::string>& lines) {
-  RunOutcome outcome;
+inline model::RunOutcome setup_failed(int exit, const std::vector<std::string>& lines) {
+  model::RunOutcome outcome;
   outcome.exit_code = exit;
   outcome.setup_exit = exit;
   for (const std::string& text : lines) outcome.output.push_back(line(text, true));
@@ -81,10 +81,10 @@ inline RunOutcome setup_failed(int exit, const std::vector<std::string>& lines) 
 }
 
 // The one finding of a failed run (a failed assertion if there is not exactly one).
-inline report::Finding only_finding(const RunOutcome& outcome, const PlatformFacts& facts = philly()) {
-  std::vector<report::Finding> findings = diagnose(shipped_rules(), outcome, facts);
+inline model::Finding only_finding(const model::RunOutcome& outcome, const model::PlatformFacts& facts = philly()) {
+  std::vector<model::Finding> findings = diagnose(shipped_rules(), outcome, facts);
   EXPECT_EQ(findings.size(), 1u);
-  return findings.empty() ? report::Finding{} : findings.front();
+  return findings.empty() ? model::Finding{} : findings.front();
 }
 
 inline bool contains(const std::string& text, const std::string& part) {

@@ -21,10 +21,10 @@ harness::Frame torch_frame(const char* file, const std::string& function) {
 }
 
 // A run that trained, then failed in `stage` with these frames.
-RunOutcome failed_after_training(const std::string& stage, std::vector<harness::Frame> frames,
+model::RunOutcome failed_after_training(const std::string& stage, std::vector<harness::Frame> frames,
                                  const std::string& type = "RuntimeError",
                                  const std::string& message = "File best.pt cannot be opened.") {
-  RunOutcome outcome = crashed(type, message, stage, std::move(frames));
+  model::RunOutcome outcome = crashed(type, message, stage, std::move(frames));
   outcome.events.stages.insert(outcome.events.stages.begin() + 1, {"train", 0.3, 10, "", std::nullopt});
   return outcome;
 }
@@ -46,14 +46,14 @@ TEST(DiagnosisOperationStage, AJobFunctionThatSavesIsACheckpointFailureWhateverI
 }
 
 TEST(DiagnosisOperationStage, ACacheWrittenBesideTheInputIsDataPreparation) {
-  RunOutcome outcome = crashed("PermissionError", "[Errno 30] Read-only file system: '/job/inputs/mnist/cache.pt'",
+  model::RunOutcome outcome = crashed("PermissionError", "[Errno 30] Read-only file system: '/job/inputs/mnist/cache.pt'",
                                "checkpoint", {in_function("prepare", 12), torch_frame(kSerialization, "save")});
   outcome.events.exceptions[0].path = "/job/inputs/mnist/cache.pt";
   EXPECT_EQ(only_finding(outcome).stage, "data");
 }
 
 TEST(DiagnosisOperationStage, ASaveWhileTheDataIsPreparedBeforeTrainingStaysData) {
-  RunOutcome outcome = crashed("RuntimeError", "File /job/code/features.pt cannot be opened.", "data",
+  model::RunOutcome outcome = crashed("RuntimeError", "File /job/code/features.pt cannot be opened.", "data",
                                {in_function("build_features", 12), torch_frame(kSerialization, "save")});
   EXPECT_EQ(only_finding(outcome).stage, "data");
 }
@@ -66,7 +66,7 @@ TEST(DiagnosisOperationStage, LoadingTheTrainedModelToTestItIsEvaluation) {
 }
 
 TEST(DiagnosisOperationStage, LoadingWeightsBeforeTrainingKeepsTheJobsStage) {
-  RunOutcome outcome = crashed("FileNotFoundError", "[Errno 2] No such file or directory: 'resnet.pt'", "model",
+  model::RunOutcome outcome = crashed("FileNotFoundError", "[Errno 2] No such file or directory: 'resnet.pt'", "model",
                                {in_function("main", 20), torch_frame(kSerialization, "load")});
   EXPECT_EQ(only_finding(outcome).stage, "model");
 }

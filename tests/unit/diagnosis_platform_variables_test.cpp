@@ -52,7 +52,7 @@ TEST(DiagnosisPlatformVariables, AMalformedTableIsBadInputAtItsLine) {
 }
 
 TEST(DiagnosisPlatformVariables, TheDryRunHintNamesTheEquivalent) {
-  diagnosis::PlatformFacts facts;
+  model::PlatformFacts facts;
   facts.platform = "slurm";
   facts.environment = {"SLURM_PROCID", "PATH"};
   auto difference = diagnosis::missing_env_var("RANK", "/usr/lib/python3.11/os.py", facts);

@@ -10,16 +10,16 @@ namespace {
 using namespace fixtures;
 
 TEST(DiagnosisPrecedence, APassingRunHasNoFinding) {
-  RunOutcome outcome;
-  outcome.output = {line("epoch 1 loss 0.3", false, OutputLine::Stream::Stdout)};
+  model::RunOutcome outcome;
+  outcome.output = {line("epoch 1 loss 0.3", false, model::OutputLine::Stream::Stdout)};
   EXPECT_TRUE(diagnose(shipped_rules(), outcome, philly()).empty());
 }
 
 TEST(DiagnosisPrecedence, OomKillBeatsTheExceptionItCaused) {
-  RunOutcome outcome = crashed("RuntimeError", "DataLoader worker (pid 77) is killed by signal: Killed.");
+  model::RunOutcome outcome = crashed("RuntimeError", "DataLoader worker (pid 77) is killed by signal: Killed.");
   outcome.exit_code = 137;
   outcome.oom_killed = true;
-  report::Finding finding = only_finding(outcome);
+  model::Finding finding = only_finding(outcome);
   EXPECT_EQ(finding.rule, "oom-killed");
   EXPECT_EQ(finding.category, "CPU Out of Memory");
   EXPECT_EQ(finding.stage, "train");
@@ -27,14 +27,14 @@ TEST(DiagnosisPrecedence, OomKillBeatsTheExceptionItCaused) {
 }
 
 TEST(DiagnosisPrecedence, AKillWithoutExceptionIsLocatedWhereTheJobWasLastSeen) {
-  RunOutcome outcome;
+  model::RunOutcome outcome;
   outcome.exit_code = 137;
   outcome.signal = 9;
   outcome.oom_killed = true;
   outcome.events.started = outcome.events.command_started = true;
   harness::Frame where{"/job/code/train.py", 19, "main", true};
   outcome.events.stages = {{"data", 0.5, 10, "Dataset created: Frames", where}};
-  report::Finding finding = only_finding(outcome);
+  model::Finding finding = only_finding(outcome);
   EXPECT_EQ(finding.category, "CPU Out of Memory");
   EXPECT_EQ(finding.stage, "data");
   EXPECT_EQ(finding.location.file, "train.py");
@@ -43,10 +43,10 @@ TEST(DiagnosisPrecedence, AKillWithoutExceptionIsLocatedWhereTheJobWasLastSeen) 
 
 TEST(DiagnosisPrecedence, ALibraryFailingWithNoFrameOfTheJobIsLocatedInsideIt) {
   const std::string api = "/usr/lib/python3/dist-packages/torch/distributed/elastic/multiprocessing/api.py";
-  RunOutcome outcome = crashed("AttributeError", "'NoneType' object has no attribute 'get'", "init",
+  model::RunOutcome outcome = crashed("AttributeError", "'NoneType' object has no attribute 'get'", "init",
                                {{"/usr/bin/torchrun", 33, "<module>", false}, {api, 162, "to_map", false}});
   outcome.events.python_version = "3.11.2";
-  report::Finding finding = only_finding(outcome);
+  model::Finding finding = only_finding(outcome);
   EXPECT_EQ(finding.category, "Null Reference");
   EXPECT_EQ(finding.location.file, api);
   EXPECT_EQ(finding.location.line, 162);
@@ -62,7 +62,7 @@ TEST(DiagnosisPrecedence, ALibraryFailingWithNoFrameOfTheJobIsLocatedInsideIt) {
 }
 
 TEST(DiagnosisPrecedence, TimeoutIsItsOwnCategoryWithTheLastStage) {
-  RunOutcome outcome;
+  model::RunOutcome outcome;
   outcome.exit_code = 137;
   outcome.signal = 9;
   outcome.timed_out = true;
@@ -70,10 +70,10 @@ TEST(DiagnosisPrecedence, TimeoutIsItsOwnCategoryWithTheLastStage) {
   outcome.events.started = true;
   outcome.events.stages = {{"init", 0.1, 10, "", std::nullopt},
                            {"data", 1.0, 10, "DataLoader iterated", std::nullopt}};
-  report::Finding finding = only_finding(outcome);
+  model::Finding finding = only_finding(outcome);
   EXPECT_EQ(finding.category, "Timeout/Hang");
   EXPECT_EQ(finding.rule, "dryrun-timeout");
-  EXPECT_EQ(finding.retry, report::Retry::Useless);
+  EXPECT_EQ(finding.retry, model::Retry::Useless);
   EXPECT_EQ(finding.stage, "data");
   EXPECT_TRUE(contains(finding.message, "within 10m")) << finding.message;
   EXPECT_TRUE(contains(finding.hint, "dryrun")) << finding.hint;
@@ -83,7 +83,7 @@ TEST(DiagnosisPrecedence, TimeoutIsItsOwnCategoryWithTheLastStage) {
 // one that outgrew it between two measures and then exited 0 has failed all the same.
 TEST(DiagnosisPrecedence, ADiskFullStopIsTheFailureWhateverTheExitStatus) {
   for (int exit_code : {137, 0}) {
-    RunOutcome outcome;
+    model::RunOutcome outcome;
     outcome.exit_code = exit_code;
     outcome.signal = exit_code ? 9 : 0;
     outcome.disk_full = true;
@@ -91,9 +91,9 @@ TEST(DiagnosisPrecedence, ADiskFullStopIsTheFailureWhateverTheExitStatus) {
     outcome.events.started = outcome.events.command_started = true;
     harness::Frame where{"/job/code/train.py", 24, "__init__", true};
     outcome.events.stages = {{"data", 0.5, 10, "Dataset created: Shards", where}};
-    PlatformFacts facts = philly();
+    model::PlatformFacts facts = philly();
     facts.disk_bytes = 64 << 20;
-    report::Finding finding = only_finding(outcome, facts);
+    model::Finding finding = only_finding(outcome, facts);
     EXPECT_EQ(finding.rule, "disk-quota");
     EXPECT_EQ(finding.category, "Disk Full");
     EXPECT_EQ(finding.stage, "data");
@@ -105,13 +105,13 @@ TEST(DiagnosisPrecedence, ADiskFullStopIsTheFailureWhateverTheExitStatus) {
 }
 
 TEST(DiagnosisPrecedence, TheExceptionBeatsOutputLines) {
-  RunOutcome outcome = crashed("KeyError", "'label'");
+  model::RunOutcome outcome = crashed("KeyError", "'label'");
   outcome.output = {line("sudo: a password is required"), line("Bus error")};
   EXPECT_EQ(only_finding(outcome).category, "Key Not Found");
 }
 
 TEST(DiagnosisPrecedence, TheMainProcessExceptionBeatsAWorkers) {
-  RunOutcome outcome = crashed("ZeroDivisionError", "division by zero");
+  model::RunOutcome outcome = crashed("ZeroDivisionError", "division by zero");
   harness::ExceptionEvent worker;
   worker.type = "KeyError";
   worker.message = "'x'";
@@ -123,13 +123,13 @@ TEST(DiagnosisPrecedence, TheMainProcessExceptionBeatsAWorkers) {
 
   // Without a main-process exception, the worker's explains the failure.
   outcome.events.exceptions.erase(outcome.events.exceptions.begin());
-  report::Finding finding = only_finding(outcome);
+  model::Finding finding = only_finding(outcome);
   EXPECT_EQ(finding.category, "Key Not Found");
   EXPECT_EQ(finding.stage, "data");
 }
 
 TEST(DiagnosisPrecedence, AReRaisedWorkerExceptionIsLocatedInTheWorker) {
-  RunOutcome outcome =
+  model::RunOutcome outcome =
       crashed("KeyError",
               "Caught KeyError in DataLoader worker process 0.\nOriginal Traceback (most recent call "
               "last):\n  File \"/usr/lib/python3/dist-packages/torch/utils/data/_utils/worker.py\", line "
@@ -137,7 +137,7 @@ TEST(DiagnosisPrecedence, AReRaisedWorkerExceptionIsLocatedInTheWorker) {
               "\"/job/code/dataset.py\", line 21, in __getitem__\n    return row['label']\nKeyError: "
               "'label'\n",
               "train", {user_frame("/job/code/main.py", 60)});
-  report::Finding finding = only_finding(outcome);
+  model::Finding finding = only_finding(outcome);
   EXPECT_EQ(finding.category, "Key Not Found");
   EXPECT_EQ(finding.location.file, "dataset.py");
   EXPECT_EQ(finding.location.line, 21);
@@ -145,11 +145,11 @@ TEST(DiagnosisPrecedence, AReRaisedWorkerExceptionIsLocatedInTheWorker) {
 }
 
 TEST(DiagnosisPrecedence, ASignalWithoutExceptionTakesTheLastStage) {
-  RunOutcome outcome;
+  model::RunOutcome outcome;
   outcome.exit_code = 135;  // 128 + SIGBUS, as the launcher's shell reports it
   outcome.events.started = true;
   outcome.events.stages = {{"init", 0.1, 10, "", std::nullopt}, {"train", 2.0, 10, "", std::nullopt}};
-  report::Finding finding = only_finding(outcome);
+  model::Finding finding = only_finding(outcome);
   EXPECT_EQ(finding.category, "Shared Memory Exhausted");
   EXPECT_EQ(finding.rule, "bus-error");
   EXPECT_EQ(finding.stage, "train");
@@ -157,47 +157,47 @@ TEST(DiagnosisPrecedence, ASignalWithoutExceptionTakesTheLastStage) {
 }
 
 TEST(DiagnosisPrecedence, SigkillWithoutOomRecordIsLikelyMemory) {
-  RunOutcome outcome;
+  model::RunOutcome outcome;
   outcome.exit_code = 137;
   outcome.signal = 9;
-  report::Finding finding = only_finding(outcome);
+  model::Finding finding = only_finding(outcome);
   EXPECT_EQ(finding.rule, "killed");
-  EXPECT_EQ(finding.retry, report::Retry::MayHelp);
+  EXPECT_EQ(finding.retry, model::Retry::MayHelp);
   EXPECT_EQ(finding.stage, "init");
 }
 
 TEST(DiagnosisPrecedence, ANonZeroExitWithNothingElseIsUnclassified) {
-  RunOutcome outcome;
+  model::RunOutcome outcome;
   outcome.exit_code = 3;
   outcome.output = {line("giving up")};
-  report::Finding finding = only_finding(outcome);
+  model::Finding finding = only_finding(outcome);
   EXPECT_EQ(finding.rule, "nonzero-exit");
   EXPECT_EQ(finding.category, "Unclassified");
   EXPECT_TRUE(contains(finding.hint, "status 3")) << finding.hint;
 }
 
 TEST(DiagnosisPrecedence, ArgparseUsageErrors) {
-  RunOutcome outcome;
+  model::RunOutcome outcome;
   outcome.exit_code = 2;
   outcome.output = {line("usage: main.py [-h] [--epochs EPOCHS]"),
                     line("main.py: error: unrecognized arguments: --save-dir /job/outputs/model")};
-  report::Finding finding = only_finding(outcome);
+  model::Finding finding = only_finding(outcome);
   EXPECT_EQ(finding.category, "Illegal Argument");
   EXPECT_EQ(finding.rule, "argparse-error");
   EXPECT_TRUE(contains(finding.message, "unrecognized arguments")) << finding.message;
 }
 
 TEST(DiagnosisPrecedence, NaNLossPrintedBeforeAnExit) {
-  RunOutcome outcome;
+  model::RunOutcome outcome;
   outcome.exit_code = 1;
-  outcome.output = {line("step 3 loss: nan", false, OutputLine::Stream::Stdout)};
+  outcome.output = {line("step 3 loss: nan", false, model::OutputLine::Stream::Stdout)};
   EXPECT_EQ(only_finding(outcome).category, "Loss NaN");
 }
 
 TEST(DiagnosisPrecedence, SetupFailuresAreStagedSetupAndMatchSetupLines) {
-  report::Finding pip = only_finding(setup_failed(
+  model::Finding pip = only_finding(setup_failed(
       1, {"Defaulting to user installation because normal site-packages is not writeable",
-          "WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) "
+          "WARNING: Retrying (model::Retry(total=4, connect=None, read=None, redirect=None, status=None)) "
           "after connection broken by 'NewConnectionError(': Failed to establish a new "
           "connection: [Errno -3] Temporary failure in name resolution')'",
           "ERROR: Could not find a version that satisfies the requirement timm (from versions: none)",
@@ -205,53 +205,53 @@ TEST(DiagnosisPrecedence, SetupFailuresAreStagedSetupAndMatchSetupLines) {
   EXPECT_EQ(pip.category, "Library Not Found");
   EXPECT_EQ(pip.rule, "pip-no-network");
   EXPECT_EQ(pip.stage, "setup");
-  EXPECT_EQ(pip.retry, report::Retry::Useless);
+  EXPECT_EQ(pip.retry, model::Retry::Useless);
   EXPECT_TRUE(contains(pip.message, "no network")) << pip.message;
   EXPECT_TRUE(contains(pip.message, "No matching distribution found for timm")) << pip.message;
 
-  report::Finding missing = only_finding(setup_failed(127, {"sh: 1: conda: not found"}));
+  model::Finding missing = only_finding(setup_failed(127, {"sh: 1: conda: not found"}));
   EXPECT_EQ(missing.category, "Library Not Found");
   EXPECT_EQ(missing.rule, "setup-command-not-found");
   EXPECT_TRUE(contains(missing.message, "conda")) << missing.message;
 
-  report::Finding sudo = only_finding(setup_failed(127, {"sh: 1: sudo: not found"}));
+  model::Finding sudo = only_finding(setup_failed(127, {"sh: 1: sudo: not found"}));
   EXPECT_EQ(sudo.category, "Permission Denied");
   EXPECT_EQ(sudo.rule, "setup-sudo");
   EXPECT_EQ(sudo.stage, "setup");
 }
 
 TEST(DiagnosisPrecedence, NetworkRulesForSetupDoNotFireOnTheCommand) {
-  RunOutcome outcome;
+  model::RunOutcome outcome;
   outcome.exit_code = 1;
   outcome.output = {line("ERROR: No matching distribution found for timm")};
   EXPECT_EQ(only_finding(outcome).rule, "nonzero-exit");
 }
 
 TEST(DiagnosisPrecedence, CommandNotFoundInTheCommand) {
-  RunOutcome outcome;
+  model::RunOutcome outcome;
   outcome.exit_code = 127;
   outcome.output = {line("/bin/sh: 1: python2: not found")};
-  report::Finding finding = only_finding(outcome);
+  model::Finding finding = only_finding(outcome);
   EXPECT_EQ(finding.category, "Library Not Found");
   EXPECT_EQ(finding.rule, "command-not-found");
   EXPECT_EQ(finding.stage, "init");
 }
 
 TEST(DiagnosisPrecedence, SetupThatPassedIsNotBlamed) {
-  RunOutcome outcome = crashed("NameError", "name 'x' is not defined");
+  model::RunOutcome outcome = crashed("NameError", "name 'x' is not defined");
   outcome.setup_exit = 0;
   outcome.output = {line("sudo: something odd", true)};
   EXPECT_EQ(only_finding(outcome).category, "Undefined Variable");
 }
 
 TEST(DiagnosisPrecedence, WithoutTheHarnessTheTracebackOnStderrIsRead) {
-  RunOutcome outcome;
+  model::RunOutcome outcome;
   outcome.exit_code = 1;
-  outcome.output = {line("Epoch 1", false, OutputLine::Stream::Stdout),
+  outcome.output = {line("Epoch 1", false, model::OutputLine::Stream::Stdout),
                     line("Traceback (most recent call last):"),
                     line("  File \"/job/code/train.py\", line 12, in <module>"), line("    import timm"),
                     line("ModuleNotFoundError: No module named 'timm'")};
-  report::Finding finding = only_finding(outcome);
+  model::Finding finding = only_finding(outcome);
   EXPECT_EQ(finding.category, "Library Not Found");
   EXPECT_EQ(finding.rule, "module-not-found");
   EXPECT_EQ(finding.location.file, "train.py");
@@ -261,7 +261,7 @@ TEST(DiagnosisPrecedence, WithoutTheHarnessTheTracebackOnStderrIsRead) {
 }
 
 TEST(DiagnosisPrecedence, APythonScriptInSetupFailsWithATraceback) {
-  report::Finding finding = only_finding(setup_failed(
+  model::Finding finding = only_finding(setup_failed(
       1, {"Traceback (most recent call last):", "  File \"/job/code/prepare.py\", line 3, in <module>",
           "KeyError: 'label'"}));
   EXPECT_EQ(finding.category, "Key Not Found");
@@ -272,11 +272,11 @@ TEST(DiagnosisPrecedence, APythonScriptInSetupFailsWithATraceback) {
 TEST(DiagnosisPrecedence, RulesWithoutAFallbackStillReportTheFailure) {
   auto rules = FailureRules::parse("categories: {}\nrules: []\n", "empty.yaml");
   ASSERT_TRUE(rules.ok()) << rules.error().str();
-  RunOutcome outcome;
+  model::RunOutcome outcome;
   outcome.exit_code = 4;
-  std::vector<report::Finding> findings = diagnose(*rules, outcome, philly());
+  std::vector<model::Finding> findings = diagnose(*rules, outcome, philly());
   ASSERT_EQ(findings.size(), 1u);
-  EXPECT_EQ(findings[0].severity, report::Severity::Error);
+  EXPECT_EQ(findings[0].severity, model::Severity::Error);
   EXPECT_TRUE(contains(findings[0].message, "exit status 4")) << findings[0].message;
 }
 

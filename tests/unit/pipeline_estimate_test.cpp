@@ -27,8 +27,8 @@ harness::HarnessEvents trained(int epochs_ended, int batches_per_epoch = 500) {
   return events;
 }
 
-diagnosis::PlatformFacts p100s(int gpus) {
-  diagnosis::PlatformFacts facts = philly();
+model::PlatformFacts p100s(int gpus) {
+  model::PlatformFacts facts = philly();
   facts.gpus = gpus;
   facts.gpu_name = "Tesla P100-PCIE-16GB";
   facts.gpu_memory_bytes = 16ull << 30;
@@ -40,10 +40,10 @@ report::Clamp epochs_clamp(int original, int value = 2) {
   return {"argparse --epochs", original, value, {}, "epochs"};
 }
 
-report::Finding failure_in(const std::string& stage, const std::string& category = "Key Not Found") {
-  report::Finding finding;
+model::Finding failure_in(const std::string& stage, const std::string& category = "Key Not Found") {
+  model::Finding finding;
   finding.category = category;
-  finding.severity = report::Severity::Error;
+  finding.severity = model::Severity::Error;
   finding.stage = stage;
   return finding;
 }

@@ -15,7 +15,7 @@ struct LeftBehind {
   LeftBehind() {
     plan.facts.home = "/home/job";
     std::filesystem::create_directories(dir.path() / "outputs" / "model");
-    plan.mounts.push_back({diagnosis::MountFact::Kind::Output, "model", "/philly/models/model",
+    plan.mounts.push_back({model::MountFact::Kind::Output, "model", "/philly/models/model",
                            dir.path() / "outputs" / "model", false, std::filesystem::path()});
   }
   std::filesystem::path upper() const { return dir.path() / "upper"; }
@@ -34,7 +34,7 @@ TEST(PipelineOutputs, FilesOutsideTheOutputsAreAWarningNamingThem) {
   auto findings = pipeline::output_findings(run.plan, run.upper(), trained());
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].category, "Output Lost");
-  EXPECT_EQ(findings[0].severity, report::Severity::Warning);
+  EXPECT_EQ(findings[0].severity, model::Severity::Warning);
   EXPECT_NE(findings[0].message.find("/tmp/checkpoint.pt (2.0 KiB)"), std::string::npos) << findings[0].message;
   EXPECT_NE(findings[0].hint.find("${{outputs.model}}"), std::string::npos);
 }
@@ -51,7 +51,7 @@ TEST(PipelineOutputs, CachesUserInstallsAndBytecodeAreExpectedScratch) {
 
 TEST(PipelineOutputs, FilesWrittenIntoACopyOnWriteCodeFolderAreNamedAtTheirContainerPath) {
   LeftBehind run;
-  run.plan.mounts.push_back({diagnosis::MountFact::Kind::Code, "", "/opt/ml/code", run.dir.path() / "src",
+  run.plan.mounts.push_back({model::MountFact::Kind::Code, "", "/opt/ml/code", run.dir.path() / "src",
                              false, run.dir.path() / "code"});
   run.dir.write("code/upper/runs/last.pt", "weights");
   run.dir.write("code/upper/__pycache__/train.cpython-311.pyc", "b");
@@ -113,7 +113,7 @@ TEST(PipelineOutputs, AFileAlsoCopiedIntoAnOutputIsNotLost) {
 
 TEST(PipelineOutputs, SymbolicLinksAndMountPointsAreNotWrittenFiles) {
   LeftBehind run;
-  run.plan.mounts.push_back({diagnosis::MountFact::Kind::Input, "table", "/mnt/azureml/wd/INPUT_table",
+  run.plan.mounts.push_back({model::MountFact::Kind::Input, "table", "/mnt/azureml/wd/INPUT_table",
                              run.dir.path() / "table.csv", true, std::filesystem::path()});
   run.dir.write("upper/mnt/azureml/wd/INPUT_table", "");
   run.dir.write("outputs/model/model.pt", "weights");
@@ -124,7 +124,7 @@ TEST(PipelineOutputs, SymbolicLinksAndMountPointsAreNotWrittenFiles) {
 
 TEST(PipelineOutputs, TheScratchFolderHoldsIntermediatesButNotTheModel) {
   LeftBehind run;
-  run.plan.facts.mounts.push_back({diagnosis::MountFact::Kind::Scratch, "", "/philly/job", "", false});
+  run.plan.facts.mounts.push_back({model::MountFact::Kind::Scratch, "", "/philly/job", "", false});
   run.dir.write("upper/philly/job/corpus/train.txt", std::string(4096, 't'));
   run.dir.write("outputs/model/log.txt", "done");
   EXPECT_TRUE(pipeline::output_findings(run.plan, run.upper(), trained()).empty());

@@ -7,18 +7,18 @@
 namespace preflight::pipeline {
 namespace {
 
-using report::Finding;
-using report::Prediction;
-using report::Severity;
+using model::Finding;
+using model::Prediction;
+using model::Severity;
 
-Finding prediction(const std::string& category, const std::string& file, int line, const std::string& subject,
-                   const std::string& stage = "init", Severity severity = Severity::Error) {
-  Finding f;
+model::Finding prediction(const std::string& category, const std::string& file, int line, const std::string& subject,
+                   const std::string& stage = "init", model::Severity severity = model::Severity::Error) {
+  model::Finding f;
   f.rule = "env-not-set";
   f.category = category;
   f.severity = severity;
-  f.phase = report::Phase::Static;
-  f.prediction = Prediction::Unverified;
+  f.phase = model::Phase::Static;
+  f.prediction = model::Prediction::Unverified;
   f.stage = stage;
   f.subject = subject;
   f.message = "train.py reads " + subject;
@@ -26,9 +26,9 @@ Finding prediction(const std::string& category, const std::string& file, int lin
   return f;
 }
 
-Finding failure(const std::string& category, const std::string& file, int line, const std::string& message,
+model::Finding failure(const std::string& category, const std::string& file, int line, const std::string& message,
                 const std::string& stage = "init") {
-  Finding f;
+  model::Finding f;
   f.rule = "dry-run";
   f.category = category;
   f.stage = stage;
@@ -62,8 +62,8 @@ TEST(PipelinePredictions, AFailureAtThePredictedLineIsOneConfirmedFinding) {
                                 {failure("Key Not Found", "train.py", 5, "KeyError: 'WORLD_SIZE'")}, run.evidence,
                                 false);
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].phase, report::Phase::Dryrun);
-  EXPECT_EQ(out[0].prediction, Prediction::Confirmed);
+  EXPECT_EQ(out[0].phase, model::Phase::Dryrun);
+  EXPECT_EQ(out[0].prediction, model::Prediction::Confirmed);
   ASSERT_EQ(out[0].predicted.size(), 1u);
   EXPECT_EQ(out[0].predicted[0].location.str(), "train.py:5");
 }
@@ -75,7 +75,7 @@ TEST(PipelinePredictions, AFailureForThePredictedCauseElsewhereConfirmsToo) {
       {failure("Path Not Found", "train.py", 11, "No such file or directory: '/home/alice/data/train.csv'", "data")},
       run.evidence, false);
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].prediction, Prediction::Confirmed);
+  EXPECT_EQ(out[0].prediction, model::Prediction::Confirmed);
   EXPECT_EQ(out[0].stage, "data");
 }
 
@@ -85,8 +85,8 @@ TEST(PipelinePredictions, ANameInsideALongerNameDoesNotConfirm) {
                                 {failure("Key Not Found", "train.py", 9, "KeyError: 'LOCAL_RANK'")}, run.evidence,
                                 false);
   ASSERT_EQ(out.size(), 2u);
-  EXPECT_EQ(out[0].prediction, Prediction::NotReached);
-  EXPECT_EQ(out[1].prediction, Prediction::None);
+  EXPECT_EQ(out[0].prediction, model::Prediction::NotReached);
+  EXPECT_EQ(out[1].prediction, model::Prediction::None);
 }
 
 TEST(PipelinePredictions, ALineThatRanWithoutFailingRefutesTheRisk) {
@@ -94,8 +94,8 @@ TEST(PipelinePredictions, ALineThatRanWithoutFailingRefutesTheRisk) {
   run.reached("train.py", 5);
   auto out = settle_predictions({prediction("Key Not Found", "train.py", 5, "WORLD_SIZE")}, {}, run.evidence, false);
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].prediction, Prediction::Refuted);
-  EXPECT_EQ(out[0].severity, Severity::Info);
+  EXPECT_EQ(out[0].prediction, model::Prediction::Refuted);
+  EXPECT_EQ(out[0].severity, model::Severity::Info);
 }
 
 TEST(PipelinePredictions, ALineNeverReachedIsAWarningWithTheStageOfItsFunction) {
@@ -103,8 +103,8 @@ TEST(PipelinePredictions, ALineNeverReachedIsAWarningWithTheStageOfItsFunction) 
   run.entered("train.py", 1, 200, "init").entered("train.py", 40, 60, "evaluate");
   auto out = settle_predictions({prediction("Key Not Found", "train.py", 52, "WORLD_SIZE")}, {}, run.evidence, false);
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].prediction, Prediction::NotReached);
-  EXPECT_EQ(out[0].severity, Severity::Warning);
+  EXPECT_EQ(out[0].prediction, model::Prediction::NotReached);
+  EXPECT_EQ(out[0].severity, model::Severity::Warning);
   EXPECT_EQ(out[0].stage, "evaluate");
   EXPECT_EQ(out[0].message.rfind("not reached in the dry run; if the job gets there on the platform, ", 0), 0u) << out[0].message;
 }
@@ -112,10 +112,10 @@ TEST(PipelinePredictions, ALineNeverReachedIsAWarningWithTheStageOfItsFunction) 
 TEST(PipelinePredictions, StrictKeepsAnUnrefutedPredictionAnError) {
   DryRun run(true);
   auto out = settle_predictions({prediction("Key Not Found", "train.py", 52, "WORLD_SIZE")}, {}, run.evidence, true);
-  EXPECT_EQ(out[0].severity, Severity::Error);
+  EXPECT_EQ(out[0].severity, model::Severity::Error);
   run.reached("train.py", 52);
   out = settle_predictions({prediction("Key Not Found", "train.py", 52, "WORLD_SIZE")}, {}, run.evidence, true);
-  EXPECT_EQ(out[0].severity, Severity::Info);
+  EXPECT_EQ(out[0].severity, model::Severity::Info);
 }
 
 TEST(PipelinePredictions, AStartUpLineIsSettledByItsStep) {
@@ -124,12 +124,12 @@ TEST(PipelinePredictions, AStartUpLineIsSettledByItsStep) {
   run.evidence.setup_exit = 0;
   auto setup_line = prediction("Library Not Found", "job.yaml", 3, "", "setup");
   auto out = settle_predictions({setup_line}, {}, run.evidence, false);
-  EXPECT_EQ(out[0].prediction, Prediction::Refuted);
+  EXPECT_EQ(out[0].prediction, model::Prediction::Refuted);
   run.evidence.setup_exit = 1;
   out = settle_predictions({setup_line}, {failure("Library Not Found", "", 0, "No matching distribution", "setup")},
                            run.evidence, false);
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].prediction, Prediction::Confirmed);
+  EXPECT_EQ(out[0].prediction, model::Prediction::Confirmed);
   EXPECT_EQ(out[0].location.str(), "job.yaml:3");  // the line the failure came from
 }
 
@@ -139,20 +139,20 @@ TEST(PipelinePredictions, APathThatRanInAJobThatFailedElsewhereStaysOpen) {
   auto out = settle_predictions({prediction("Path Not Found", "train.py", 6, "/home/alice/x")},
                                 {failure("Key Not Found", "train.py", 30, "KeyError: 'label'")}, run.evidence, false);
   ASSERT_EQ(out.size(), 2u);
-  EXPECT_EQ(out[0].prediction, Prediction::Unverified);
-  EXPECT_EQ(out[0].severity, Severity::Warning);
+  EXPECT_EQ(out[0].prediction, model::Prediction::Unverified);
+  EXPECT_EQ(out[0].severity, model::Severity::Warning);
 }
 
 TEST(PipelinePredictions, CertainErrorsAndAdviceAreNotPredictions) {
-  Finding certain = prediction("Syntax Error", "train.py", 3, "");
-  certain.prediction = Prediction::None;
+  model::Finding certain = prediction("Syntax Error", "train.py", 3, "");
+  certain.prediction = model::Prediction::None;
   EXPECT_TRUE(is_certain_error(certain));
-  Finding risk = prediction("Key Not Found", "train.py", 5, "X");
+  model::Finding risk = prediction("Key Not Found", "train.py", 5, "X");
   EXPECT_FALSE(is_certain_error(risk));
-  std::vector<Finding> findings = {certain, risk};
+  std::vector<model::Finding> findings = {certain, risk};
   leave_unverified(findings, false);
-  EXPECT_EQ(findings[0].severity, Severity::Error);
-  EXPECT_EQ(findings[1].severity, Severity::Warning);
+  EXPECT_EQ(findings[0].severity, model::Severity::Error);
+  EXPECT_EQ(findings[1].severity, model::Severity::Warning);
   auto lines = watched_lines(findings);
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_EQ(lines[0].str(), "train.py:5");

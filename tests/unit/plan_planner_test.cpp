@@ -100,7 +100,7 @@ TEST(PlanPlanner, SageMakerWritesItsConfigFilesReadOnlyAndRunsAsRoot) {
   const auto* model = p.mount_at("/opt/ml/model");
   ASSERT_NE(model, nullptr);
   EXPECT_FALSE(model->read_only);
-  EXPECT_EQ(model->kind, diagnosis::MountFact::Kind::Output);
+  EXPECT_EQ(model->kind, model::MountFact::Kind::Output);
   EXPECT_TRUE(model->name.empty());
 }
 
@@ -214,7 +214,7 @@ TEST(PlanPlanner, AWritableCodeFolderIsACopyOnWriteLayerOfTheRunWithItsKeptFolde
   // AzureML uploads ./outputs and ./logs: kept folders of the run, bound after the code.
   const auto* outputs = p.mount_at(code + "/outputs");
   ASSERT_NE(outputs, nullptr);
-  EXPECT_EQ(outputs->kind, diagnosis::MountFact::Kind::Output);
+  EXPECT_EQ(outputs->kind, model::MountFact::Kind::Output);
   EXPECT_GT(outputs - mount, 0);
   EXPECT_NE(p.mount_at(code + "/logs"), nullptr);
 }

@@ -17,33 +17,30 @@ namespace fs = std::filesystem;
 // The golden report: a failed checkpoint, a located warning and a note without a place.
 report::Report ci_sample() {
   report::Report r = report::fixtures::sample_report();
-  report::Finding warning;
+  model::Finding warning;
   warning.rule = "dataloader-without-workers";
   warning.category = "Slow Input Pipeline";
   warning.dimension = "Execution Environment";
   warning.root_cause = "Inappropriate Model Parameter/Structure";
-  warning.severity = report::Severity::Warning;
-  warning.phase = report::Phase::Static;
+  warning.severity = model::Severity::Warning;
+  warning.phase = model::Phase::Static;
   warning.stage = "data";
   warning.message = "the DataLoader runs without workers on a GPU job";
   warning.location = {"data/load.py", 7, 12};
   warning.hint = "pass num_workers=4";
-  report::Finding note = r.findings[0];
+  model::Finding note = r.findings[0];
   note.rule = "tmp-not-kept";
-  note.prediction = report::Prediction::None;
+  note.prediction = model::Prediction::None;
   note.predicted.clear();
-  note.severity = report::Severity::Info;
+  note.severity = model::Severity::Info;
   note.stage = "";
   note.message = "the platform's /tmp is not kept after the job";
   note.location = {};
   note.hint = "";
   r.findings.push_back(warning);
   r.findings.push_back(note);
-  return r;
-}
-
-std::vector<diagnosis::FailureCategory> categories() {
-  return {{"Permission Denied",
+  // As the rules file describes the categories among the findings.
+  r.categories = {{"Permission Denied",
            "permission-denied",
            "Execution Environment",
            "The job lacked permission. It wrote where the platform allows no writing.",
@@ -55,6 +52,7 @@ std::vector<diagnosis::FailureCategory> categories() {
            "Loading data keeps the GPU waiting.",
            "Use DataLoader workers.",
            {}}};
+  return r;
 }
 
 const report::SarifTool kTool{"Preflight", "0.1.0", "https://preflight.example/docs"};
@@ -63,8 +61,8 @@ std::string golden(const std::string& name) {
   return read_file(testing::source_dir() / "tests" / "golden" / name).value_or("missing golden " + name);
 }
 
-report::Finding with_message(std::string message, SourceLocation location) {
-  report::Finding f = report::fixtures::sample_report().findings[0];
+model::Finding with_message(std::string message, SourceLocation location) {
+  model::Finding f = report::fixtures::sample_report().findings[0];
   f.message = std::move(message);
   f.location = std::move(location);
   return f;
@@ -75,7 +73,7 @@ TEST(ReportCiReports, JunitMatchesTheGolden) {
 }
 
 TEST(ReportCiReports, SarifMatchesTheGolden) {
-  const auto sarif = report::to_sarif(ci_sample(), categories(), kTool, {});
+  const auto sarif = report::to_sarif(ci_sample(), kTool, {});
   EXPECT_EQ(sarif, nlohmann::json::parse(golden("report.sarif.json"))) << sarif.dump(2);
 }
 
@@ -116,7 +114,7 @@ TEST(ReportCiReports, SarifUrisArePercentEncodedAndRelativeToTheCodeFolder) {
   report::Report r = ci_sample();
   r.code_dir = "/home/ana/my job/";
   r.findings = {with_message("m", {"data sets/load 100%.py", 2, 4})};
-  const auto run = report::to_sarif(r, categories(), kTool, {})["runs"][0];
+  const auto run = report::to_sarif(r, kTool, {})["runs"][0];
   EXPECT_EQ(run["originalUriBaseIds"]["CODE"]["uri"], "file:///home/ana/my%20job/");
   const auto physical = run["results"][0]["locations"][0]["physicalLocation"];
   EXPECT_EQ(physical["artifactLocation"]["uri"], "data%20sets/load%20100%25.py");
@@ -129,26 +127,26 @@ TEST(ReportCiReports, SarifNamesFilesOutsideTheCodeFolderByAbsoluteUri) {
   report::Report r = ci_sample();
   r.findings = {with_message("m", {"/usr/lib/python3/dist-packages/torch/serialization.py", 9, 0})};
   const auto artifact =
-      report::to_sarif(r, categories(), kTool,
+      report::to_sarif(r, kTool,
                        {})["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"];
   EXPECT_EQ(artifact["uri"], "file:///usr/lib/python3/dist-packages/torch/serialization.py");
   EXPECT_FALSE(artifact.contains("uriBaseId"));
 }
 
 TEST(ReportCiReports, SarifUnderGithubActionsIsRelativeToTheRepository) {
-  const auto run = report::to_sarif(ci_sample(), categories(), kTool, "/home/ana")["runs"][0];
+  const auto run = report::to_sarif(ci_sample(), kTool, "/home/ana")["runs"][0];
   EXPECT_EQ(run["originalUriBaseIds"]["SRCROOT"]["uri"], "file:///home/ana/");
   const auto artifact = run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"];
   EXPECT_EQ(artifact["uri"], "mnist/train.py");
   EXPECT_EQ(artifact["uriBaseId"], "SRCROOT");
   // A job outside the repository keeps its own folder as the base.
-  EXPECT_TRUE(report::to_sarif(ci_sample(), categories(), kTool, "/srv/repo")["runs"][0]["originalUriBaseIds"]
+  EXPECT_TRUE(report::to_sarif(ci_sample(), kTool, "/srv/repo")["runs"][0]["originalUriBaseIds"]
                   .contains("CODE"));
 }
 
 TEST(ReportCiReports, AnnotationsEscapeDataAndProperties) {
   report::Report r = ci_sample();
-  report::Finding f = with_message("100% sure\r\nsecond line", {"dir,with:colon/train.py", 4, 0});
+  model::Finding f = with_message("100% sure\r\nsecond line", {"dir,with:colon/train.py", 4, 0});
   f.category = "Type: Mismatch, really";
   f.hint = "";
   r.findings = {f};

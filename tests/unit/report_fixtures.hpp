@@ -19,7 +19,7 @@ inline Report sample_report() {
   r.stages = {{"setup", "absent", 0},      {"init", "passed", 0.5},        {"data", "passed", 0.25},
               {"model", "passed", 0.125},  {"train", "passed", 1.5},       {"validate", "passed", 0.25},
               {"checkpoint", "failed", 0}, {"evaluate", "not_reached", 0}, {"predict", "not_reached", 0}};
-  Finding f;
+  model::Finding f;
   f.rule = "torch-save-read-only";
   f.category = "Permission Denied";
   f.dimension = "Execution Environment";
@@ -28,7 +28,7 @@ inline Report sample_report() {
   f.message = "torch.save cannot write /philly/code/model.pt: the code folder is read-only on the platform";
   f.location = {"train.py", 18, 0};
   f.hint = "write checkpoints to ${{outputs.model}}";
-  f.prediction = Prediction::Confirmed;
+  f.prediction = model::Prediction::Confirmed;
   f.predicted = {{"path-not-on-platform", "the path \"model.pt\" is in the code folder, read-only on philly",
                   {"train.py", 12, 0}}};
   r.findings = {f};

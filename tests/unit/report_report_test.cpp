@@ -70,8 +70,8 @@ TEST(ReportReport, NoClampLineWithoutClamps) {
 }
 
 TEST(ReportReport, VerdictAndExitStatusFollowTheContract) {
-  report::Finding warning;
-  warning.severity = report::Severity::Warning;
+  model::Finding warning;
+  warning.severity = model::Severity::Warning;
   EXPECT_EQ(report::verdict_of({}), "pass");
   EXPECT_EQ(report::verdict_of({warning}), "pass");
   EXPECT_EQ(report::verdict_of(sample_report().findings), "fail");

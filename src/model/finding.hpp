@@ -8,7 +8,7 @@
 
 #include "util/error.hpp"
 
-namespace preflight::report {
+namespace preflight::model {
 
 enum class Severity { Error, Warning, Info };
 enum class Phase { Static, Dryrun };
@@ -54,4 +54,4 @@ std::string where_text(const Finding& finding);
 // The message, then "hint: ..." on a line of its own when there is a hint.
 std::string message_and_hint(const Finding& finding);
 
-}  // namespace preflight::report
+}  // namespace preflight::model

@@ -12,7 +12,7 @@
 
 #include "harness/events.hpp"
 
-namespace preflight::diagnosis {
+namespace preflight::model {
 
 struct OutputLine {
   enum class Stream { Stdout, Stderr };
@@ -71,4 +71,4 @@ struct PlatformFacts {
   std::function<bool(const std::string&)> host_path_exists;
 };
 
-}  // namespace preflight::diagnosis
+}  // namespace preflight::model

@@ -1,6 +1,6 @@
-#include "report/finding.hpp"
+#include "model/finding.hpp"
 
-namespace preflight::report {
+namespace preflight::model {
 
 // The spellings of report.json v1 (docs/formats.md).
 const char* to_string(Severity severity) {
@@ -46,4 +46,4 @@ std::string message_and_hint(const Finding& finding) {
   return finding.hint.empty() ? finding.message : finding.message + "\nhint: " + finding.hint;
 }
 
-}  // namespace preflight::report
+}  // namespace preflight::model

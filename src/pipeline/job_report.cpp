@@ -1,0 +1,28 @@
+#include "pipeline/job_report.hpp"
+
+#include <algorithm>
+
+namespace preflight::pipeline {
+namespace fs = std::filesystem;
+
+report::Report job_report(const JobContext& context, std::vector<model::Finding> findings) {
+  report::Report report;
+  report.job_name = context.job.name;
+  report.job_file = fs::relative(context.job.file).string();
+  report.job_path = context.job.file;
+  report.code_dir = context.job.code_dir;
+  report.platform = context.profile.name;
+  report.image_ref = context.image_text;
+  report.image_digest = context.image.digest;
+  report.findings = std::move(findings);
+  report.verdict = report::verdict_of(report.findings);
+  for (const auto& finding : report.findings) {
+    const auto* category = context.rules.find_category(finding.category);
+    const auto described = [&](const model::Category& c) { return c.name == finding.category; };
+    if (category && std::none_of(report.categories.begin(), report.categories.end(), described))
+      report.categories.push_back(*category);
+  }
+  return report;
+}
+
+}  // namespace preflight::pipeline

@@ -1,0 +1,17 @@
+// What every command's report says of its job, whichever command wrote it.
+#pragma once
+
+#include <vector>
+
+#include "model/finding.hpp"
+#include "pipeline/job_context.hpp"
+#include "report/report.hpp"
+
+namespace preflight::pipeline {
+
+// The report of the job in `context` with `findings`: the job, platform and image, the verdict
+// of the findings and the rules file's description of each of their categories. Stages, clamps,
+// notes, the estimate and the duration are the caller's.
+report::Report job_report(const JobContext& context, std::vector<model::Finding> findings);
+
+}  // namespace preflight::pipeline

@@ -37,9 +37,10 @@ save_*, to_csv, SummaryWriter...), "model" (from_pretrained, load_state_dict, lo
 "error": "<type>: <message>" and empty lists; the other files are unaffected. Environment
 variables the job's code sets are not reported as reads. `main` says the file runs code under
 `if __name__ == "__main__":`, an import's `conditional` that it sits at module level under
-an `if` other than that one or in a loop (it may not run), `parser` that it builds an ArgumentParser, `cuda` the first line
-that names CUDA (`.cuda`, `"cuda"`, `"cuda:0"`); an option's `default` is its literal text
-default, else null (`preflight init` reads them). Lines and columns are 1-based.
+an `if` other than that one or in a loop (it may not run), `parser` that it builds an
+ArgumentParser, `cuda` the first line that names CUDA (`.cuda`, `"cuda"`, `"cuda:0"`); an
+option's `default` is its literal text default, else null (`preflight init` reads them). Lines
+and columns are 1-based.
 Standard library only, Python 3.6 to 3.13; each tree is walked once."""
 
 import ast
@@ -220,7 +221,8 @@ class FileScan(object):
             ast.ListComp: self.visit_comprehension, ast.SetComp: self.visit_comprehension,
             ast.DictComp: self.visit_comprehension, ast.GeneratorExp: self.visit_comprehension,
             ast.Subscript: self.visit_subscript, ast.Compare: self.visit_compare,
-            ast.BoolOp: self.visit_bool_op, ast.IfExp: self.visit_if_exp, ast.Module: self.visit_module, ast.Call: self.visit_call, ast.Assign: self.visit_assign,
+            ast.BoolOp: self.visit_bool_op, ast.IfExp: self.visit_if_exp, ast.Module: self.visit_module,
+            ast.Call: self.visit_call, ast.Assign: self.visit_assign,
         })
         if hasattr(ast, "TryStar"):  # except*, Python 3.11+
             self.handlers[ast.TryStar] = self.visit_try
@@ -625,9 +627,12 @@ class FileScan(object):
         # Only a loader that shuffles or samples feeds training: waiting for an evaluation
         # loader's batches holds no training step. DataLoader(dataset, batch_size, shuffle,
         # sampler, batch_sampler, num_workers, ...).
-        given = lambda name, position: keywords.get(name, node.args[position] if len(node.args) > position else None)
+        def given(name, position):
+            return keywords.get(name, node.args[position] if len(node.args) > position else None)
+
         feeds_training = any(value is not None and json_literal(value) not in (None, False, 0)
-                             for value in (given("shuffle", 2), given("sampler", 3), given("batch_sampler", 4)))
+                             for value in (given("shuffle", 2), given("sampler", 3),
+                                           given("batch_sampler", 4)))
         if feeds_training:
             self.add_perf("torch-dataloader-no-workers", node.lineno, "num_workers")
 

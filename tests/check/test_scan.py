@@ -24,10 +24,12 @@ def scan(files, entry=None):
     request = {"files": [{"path": path, "text": textwrap.dedent(text) if isinstance(text, str) else text}
                          for path, text in files],
                "entry": entry}
-    run = subprocess.run([sys.executable, "-I", "-S", "-B", SCANNER], input=json.dumps(request).encode("utf-8"),
+    run = subprocess.run([sys.executable, "-I", "-S", "-B", SCANNER],
+                         input=json.dumps(request).encode("utf-8"),
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
     if run.returncode != 0:
-        raise AssertionError("scan.py exited %d: %s" % (run.returncode, run.stderr.decode("utf-8", "replace")))
+        raise AssertionError("scan.py exited %d: %s"
+                             % (run.returncode, run.stderr.decode("utf-8", "replace")))
     return json.loads(run.stdout.decode("ascii"))  # ASCII whatever the image's locale
 
 
@@ -571,7 +573,8 @@ class ArgparseTest(unittest.TestCase):
         self.assertEqual(self.options["save_model"]["action"], "store_true")
 
     def test_dest_and_type_names(self):
-        self.assertEqual((self.options["output"]["flags"], self.options["output"]["type"]), (["--out"], "Path"))
+        self.assertEqual((self.options["output"]["flags"], self.options["output"]["type"]),
+                         (["--out"], "Path"))
         self.assertEqual(self.options["verbose"]["action"], "count")  # added to a group
 
     def test_non_literal_choices_and_action(self):

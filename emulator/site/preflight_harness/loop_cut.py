@@ -43,7 +43,7 @@ class Shape(object):
         self.code, self.start, self.end = code, start, end
         instructions = list(dis.get_instructions(code))
         at = dict((ins.offset, ins) for ins in instructions)
-        starts = [(o, l) for o, l in dis.findlinestarts(code) if l is not None]
+        starts = [(o, number) for o, number in dis.findlinestarts(code) if number is not None]
         # A jump's target is the EXTENDED_ARG before an instruction with a long argument (the
         # FOR_ITER of a long loop body): the loop starts at any of these offsets.
         self.starts = set([start])
@@ -54,10 +54,10 @@ class Shape(object):
                 self.starts.add(head.offset)
         self.is_for = head is not None and head.opname == "FOR_ITER"
         self.line = _line_at(starts, start)
-        covered = [l for o, l in starts if start <= o <= end]
+        covered = [number for o, number in starts if start <= o <= end]
         self.line = min([self.line] + covered) if self.line is not None else (
             min(covered) if covered else None)
-        head_first = min([o for o, l in starts if l == self.line and o <= start] or [start])
+        head_first = min([o for o, number in starts if number == self.line and o <= start] or [start])
         self.head = self.is_for or _tests_exit(instructions, start, starts, end)
         self.exit_line, self.why = _exit_line(instructions, at, starts, head_first, start, end)
         self.kind = "for loop" if self.is_for else "while loop"
@@ -97,10 +97,10 @@ def _handlers_of(code, instructions, start, end):
 
 def _line_at(starts, offset):
     line = None
-    for o, l in starts:
+    for o, number in starts:
         if o > offset:
             break
-        line = l
+        line = number
     return line
 
 
@@ -144,7 +144,7 @@ def _exit_line(instructions, at, starts, head_first, start, end):
             continue
         break
     line = dict(starts).get(offset)
-    first = min([o for o, l in starts if l == line]) if line is not None else None
+    first = min([o for o, number in starts if number == line]) if line is not None else None
     if line is None or first != offset:
         # The line there also runs inside the loop (an implicit return carries the line of
         # the last statement): f_lineno would land in the loop again.

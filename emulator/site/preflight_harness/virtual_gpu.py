@@ -106,7 +106,7 @@ def _patch_cuda_module(torch, gpus):
         try:
             gpus.index(device, torch)
         except RuntimeError:
-            raise AssertionError("Invalid device id")  # what torch.cuda raises here
+            raise AssertionError("Invalid device id") from None  # what torch.cuda raises here
         return properties
 
     class device(object):
@@ -146,8 +146,12 @@ def _patch_cuda_module(torch, gpus):
         def wait(self, stream=None):
             pass
 
-    none = lambda *args, **kwargs: None
-    zero = lambda *args, **kwargs: 0
+    def none(*args, **kwargs):
+        return None
+
+    def zero(*args, **kwargs):
+        return 0
+
     functions = dict(
         is_available=lambda: True, is_initialized=lambda: True, init=none,
         device_count=lambda: gpus.count, current_device=lambda: gpus.current,

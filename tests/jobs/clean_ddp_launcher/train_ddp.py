@@ -72,7 +72,8 @@ def main():
 
     train_set = synthetic_split(args.train_samples, seed=1)
     val_set = synthetic_split(args.train_samples // 5, seed=2)
-    sampler = DistributedSampler(train_set, num_replicas=world_size, rank=rank, shuffle=True) if distributed else None
+    sampler = (DistributedSampler(train_set, num_replicas=world_size, rank=rank, shuffle=True)
+               if distributed else None)
     train_loader = DataLoader(train_set, batch_size=args.batch_size, sampler=sampler,
                               shuffle=sampler is None, num_workers=2, pin_memory=True, drop_last=True)
     val_loader = DataLoader(val_set, batch_size=256)
@@ -102,7 +103,8 @@ def main():
             with torch.no_grad():
                 for x, y in val_loader:
                     correct += (model(x.to(device)).argmax(1) == y.to(device)).sum().item()
-            print("epoch %d: val acc %.3f (%.1fs)" % (epoch, correct / len(val_set), time.time() - started), flush=True)
+            print("epoch %d: val acc %.3f (%.1fs)" % (epoch, correct / len(val_set), time.time() - started),
+                  flush=True)
             state = model.module.state_dict() if distributed else model.state_dict()
             torch.save({"epoch": epoch, "model": state, "optimizer": optimizer.state_dict()},
                        os.path.join(args.output_dir, "last.pt"))

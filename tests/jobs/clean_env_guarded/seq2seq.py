@@ -95,7 +95,8 @@ def main():
         model.eval()
         pred = model.greedy(val_src, val_out.size(1))
         exact = (pred == val_out).all(dim=1).float().mean().item()
-        print("epoch %d loss %.3f exact-match %.3f" % (epoch, total / args.batches_per_epoch, exact), flush=True)
+        print("epoch %d loss %.3f exact-match %.3f" % (epoch, total / args.batches_per_epoch, exact),
+              flush=True)
 
     if LOCAL_RANK == 0:
         os.makedirs(args.out, exist_ok=True)

@@ -40,11 +40,13 @@ parser.add_argument("--lr", "--learning-rate", default=0.1, type=float, metavar=
 parser.add_argument("--momentum", default=0.9, type=float, metavar="M")
 parser.add_argument("--wd", "--weight-decay", default=1e-4, type=float, metavar="W", dest="weight_decay")
 parser.add_argument("-p", "--print-freq", default=10, type=int, metavar="N")
-parser.add_argument("--crop-size", default=224, type=int, help="training crop (validation resizes to 8/7 of it)")
+parser.add_argument("--crop-size", default=224, type=int,
+                    help="training crop (validation resizes to 8/7 of it)")
 parser.add_argument("--resume", default="", type=str, metavar="PATH", help="path to latest checkpoint")
 parser.add_argument("-e", "--evaluate", dest="evaluate", action="store_true",
                     help="evaluate model on validation set")
-parser.add_argument("--checkpoint-dir", default=".", help="where checkpoint.pth.tar and model_best.pth.tar go")
+parser.add_argument("--checkpoint-dir", default=".",
+                    help="where checkpoint.pth.tar and model_best.pth.tar go")
 parser.add_argument("--world-size", default=-1, type=int, help="number of nodes for distributed training")
 parser.add_argument("--rank", default=-1, type=int, help="node rank for distributed training")
 parser.add_argument("--dist-url", default="tcp://224.66.41.62:23456", type=str,
@@ -66,10 +68,10 @@ def main():
         torch.manual_seed(args.seed)
         cudnn.deterministic = True
         warnings.warn("You have chosen to seed training: deterministic cuDNN, slower, and "
-                      "restarts from checkpoints may behave unexpectedly.")
+                      "restarts from checkpoints may behave unexpectedly.", stacklevel=2)
 
     if args.gpu is not None:
-        warnings.warn("You have chosen a specific GPU. This disables data parallelism.")
+        warnings.warn("You have chosen a specific GPU. This disables data parallelism.", stacklevel=2)
 
     if args.dist_url == "env://" and args.world_size == -1:
         args.world_size = int(os.environ["WORLD_SIZE"])
@@ -160,7 +162,8 @@ def main_worker(gpu, ngpus_per_node, args):
 
     if args.distributed:
         train_sampler = torch.utils.data.distributed.DistributedSampler(train_dataset)
-        val_sampler = torch.utils.data.distributed.DistributedSampler(val_dataset, shuffle=False, drop_last=True)
+        val_sampler = torch.utils.data.distributed.DistributedSampler(val_dataset, shuffle=False,
+                                                                      drop_last=True)
     else:
         train_sampler = None
         val_sampler = None

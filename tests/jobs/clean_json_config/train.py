@@ -45,7 +45,7 @@ class FastTextClassifier(nn.Module):
 
     def bigram_ids(self, words):
         return [self.vocab_size + zlib.crc32((a + " " + b).encode()) % self.buckets
-                for a, b in zip(words, words[1:])]
+                for a, b in zip(words, words[1:], strict=False)]
 
     def forward(self, ids, offsets):
         return self.fc(self.embedding(ids, offsets))
@@ -100,14 +100,17 @@ def main():
                               vocab=train_set.vocab, labels=train_set.labels)
 
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    model = FastTextClassifier(len(train_set.vocab), len(train_set.labels), **config["arch"]["args"]).to(device)
+    model = FastTextClassifier(len(train_set.vocab), len(train_set.labels),
+                               **config["arch"]["args"]).to(device)
     collate = make_collate(model)
     train_loader = DataLoader(train_set, batch_size=dl_cfg["batch_size"], shuffle=dl_cfg["shuffle"],
                               num_workers=dl_cfg["num_workers"], collate_fn=collate)
     valid_loader = DataLoader(valid_set, batch_size=dl_cfg["batch_size"], collate_fn=collate)
 
-    optimizer = getattr(torch.optim, config["optimizer"]["type"])(model.parameters(), **config["optimizer"]["args"])
-    scheduler = getattr(torch.optim.lr_scheduler, config["lr_scheduler"]["type"])(optimizer, **config["lr_scheduler"]["args"])
+    optimizer = getattr(torch.optim, config["optimizer"]["type"])(model.parameters(),
+                                                                  **config["optimizer"]["args"])
+    scheduler = getattr(torch.optim.lr_scheduler, config["lr_scheduler"]["type"])(
+        optimizer, **config["lr_scheduler"]["args"])
 
     mode, metric = tr_cfg["monitor"].split()
     best = float("-inf") if mode == "max" else float("inf")
@@ -139,7 +142,8 @@ def main():
 
         improved = log[metric] > best if mode == "max" else log[metric] < best
         state = {"arch": config["arch"]["type"], "epoch": epoch, "state_dict": model.state_dict(),
-                 "optimizer": optimizer.state_dict(), "monitor_best": max(best, log[metric]) if improved else best,
+                 "optimizer": optimizer.state_dict(),
+                 "monitor_best": max(best, log[metric]) if improved else best,
                  "config": config, "vocab": train_set.vocab, "labels": train_set.labels}
         if improved:
             best, not_improved = log[metric], 0
@@ -150,7 +154,8 @@ def main():
         if epoch % tr_cfg["save_period"] == 0:
             torch.save(state, os.path.join(save_dir, "checkpoint-epoch{}.pth".format(epoch)))
         if not_improved > tr_cfg["early_stop"]:
-            print("Validation performance didn't improve for {} epochs. Training stops.".format(tr_cfg["early_stop"]))
+            print("Validation performance didn't improve for {} epochs. "
+                  "Training stops.".format(tr_cfg["early_stop"]))
             break
 
 

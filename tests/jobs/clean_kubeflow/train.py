@@ -46,7 +46,8 @@ def main():
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--samples", type=int, default=20000)
     parser.add_argument("--lr", type=float, default=5e-4)
-    parser.add_argument("--backend", default=dist.Backend.GLOO, choices=[dist.Backend.GLOO, dist.Backend.NCCL])
+    parser.add_argument("--backend", default=dist.Backend.GLOO,
+                        choices=[dist.Backend.GLOO, dist.Backend.NCCL])
     parser.add_argument("--model-dir", default="/tmp/model")
     args = parser.parse_args()
 

@@ -58,8 +58,10 @@ class Block(nn.Module):
         self.ln1 = nn.LayerNorm(n_embd)
         self.attn = nn.MultiheadAttention(n_embd, n_head, dropout=dropout, batch_first=True)
         self.ln2 = nn.LayerNorm(n_embd)
-        self.mlp = nn.Sequential(nn.Linear(n_embd, 4 * n_embd), nn.GELU(), nn.Linear(4 * n_embd, n_embd), nn.Dropout(dropout))
-        self.register_buffer("mask", torch.triu(torch.ones(block_size, block_size, dtype=torch.bool), diagonal=1))
+        self.mlp = nn.Sequential(nn.Linear(n_embd, 4 * n_embd), nn.GELU(), nn.Linear(4 * n_embd, n_embd),
+                                 nn.Dropout(dropout))
+        self.register_buffer("mask",
+                             torch.triu(torch.ones(block_size, block_size, dtype=torch.bool), diagonal=1))
 
     def forward(self, x):
         t = x.size(1)
@@ -82,7 +84,8 @@ class GPT(nn.Module):
         pos = torch.arange(idx.size(1), device=idx.device)
         x = self.blocks(self.drop(self.tok(idx) + self.pos(pos)))
         logits = self.head(self.ln_f(x))
-        loss = None if targets is None else F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
+        loss = (None if targets is None
+                else F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1)))
         return logits, loss
 
 

@@ -77,7 +77,8 @@ def main():
         with torch.no_grad():
             rmse = torch.sqrt(nn.functional.mse_loss(model(tu, ti).clamp(1, 5), tr)).item()
         if epoch % 5 == 0 or epoch == 1:
-            print("epoch %3d train mse %.3f test rmse %.3f rss %.0f MiB" % (epoch, loss.item(), rmse, rss_mb()), flush=True)
+            print("epoch %3d train mse %.3f test rmse %.3f rss %.0f MiB"
+                  % (epoch, loss.item(), rmse, rss_mb()), flush=True)
 
     os.makedirs(args.out, exist_ok=True)
     torch.save(model.state_dict(), os.path.join(args.out, "mf.pt"))

@@ -79,7 +79,8 @@ def train(args):
             dist.get_rank(), args.num_gpus))
 
     torch.manual_seed(args.seed)
-    train_loader, train_sampler, stats = _get_train_data_loader(args.batch_size, args.data_dir, is_distributed, **kwargs)
+    train_loader, train_sampler, stats = _get_train_data_loader(args.batch_size, args.data_dir,
+                                                                is_distributed, **kwargs)
     test_loader = _get_test_data_loader(args.test_batch_size, args.data_dir, stats, **kwargs)
 
     model = WineNet().to(device)
@@ -153,9 +154,12 @@ if __name__ == "__main__":
                         help="input batch size for training (default: 64)")
     parser.add_argument("--test-batch-size", type=int, default=1000, metavar="N",
                         help="input batch size for testing (default: 1000)")
-    parser.add_argument("--epochs", type=int, default=10, metavar="N", help="number of epochs to train (default: 10)")
-    parser.add_argument("--learning-rate", type=float, default=0.01, metavar="LR", help="learning rate (default: 0.01)")
-    parser.add_argument("--momentum", type=float, default=0.5, metavar="M", help="SGD momentum (default: 0.5)")
+    parser.add_argument("--epochs", type=int, default=10, metavar="N",
+                        help="number of epochs to train (default: 10)")
+    parser.add_argument("--learning-rate", type=float, default=0.01, metavar="LR",
+                        help="learning rate (default: 0.01)")
+    parser.add_argument("--momentum", type=float, default=0.5, metavar="M",
+                        help="SGD momentum (default: 0.5)")
     parser.add_argument("--seed", type=int, default=1, metavar="S", help="random seed (default: 1)")
     parser.add_argument("--log-interval", type=int, default=5, metavar="N",
                         help="how many batches to wait before logging training status")

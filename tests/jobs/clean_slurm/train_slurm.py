@@ -37,7 +37,7 @@ class Sequences(Dataset):
         records = read_fasta(path)
         families = [dict(kv.split("=") for kv in h.split()[1:])["family"] for h, _ in records]
         self.classes = sorted(set(families))
-        self.items = [(s, self.classes.index(fam)) for (_, s), fam in zip(records, families)]
+        self.items = [(s, self.classes.index(fam)) for (_, s), fam in zip(records, families, strict=True)]
         self.max_len = max_len
 
     def __len__(self):
@@ -80,12 +80,13 @@ def main():
                                 init_method="tcp://%s:%d" % (master, args.port),
                                 world_size=world_size, rank=rank)
     device = torch.device("cuda", local_rank) if torch.cuda.is_available() else torch.device("cpu")
-    print("task %d/%d on %s, job %s, %d loader workers" % (rank, world_size, socket.gethostname(), job_id, workers),
-          flush=True)
+    print("task %d/%d on %s, job %s, %d loader workers"
+          % (rank, world_size, socket.gethostname(), job_id, workers), flush=True)
 
     dataset = Sequences(args.fasta)
     n_val = len(dataset) // 6
-    train_set, val_set = random_split(dataset, [len(dataset) - n_val, n_val], torch.Generator().manual_seed(42))
+    train_set, val_set = random_split(dataset, [len(dataset) - n_val, n_val],
+                                      torch.Generator().manual_seed(42))
     sampler = DistributedSampler(train_set) if world_size > 1 else None
     train_loader = DataLoader(train_set, batch_size=args.batch_size, sampler=sampler,
                               shuffle=sampler is None, num_workers=workers)
@@ -123,8 +124,8 @@ def main():
             with torch.no_grad():
                 for x, y in val_loader:
                     correct += (model(x.to(device)).argmax(1) == y.to(device)).sum().item()
-            print("epoch %d loss %.3f val acc %.3f %.1fs" % (epoch, loss.item(), correct / n_val, time.time() - t0),
-                  flush=True)
+            print("epoch %d loss %.3f val acc %.3f %.1fs"
+                  % (epoch, loss.item(), correct / n_val, time.time() - t0), flush=True)
             os.makedirs(ckpt_dir, exist_ok=True)
             torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch,
                         "classes": dataset.classes}, ckpt + ".tmp")

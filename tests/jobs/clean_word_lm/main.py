@@ -100,9 +100,11 @@ print("corpus: %d training tokens, vocabulary of %d" % (corpus.train.numel(), le
 
 ntokens = len(corpus.dictionary)
 if args.model == "Transformer":
-    model = model.TransformerModel(ntokens, args.emsize, args.nhead, args.nhid, args.nlayers, args.dropout).to(device)
+    model = model.TransformerModel(ntokens, args.emsize, args.nhead, args.nhid, args.nlayers,
+                                   args.dropout).to(device)
 else:
-    model = model.RNNModel(args.model, ntokens, args.emsize, args.nhid, args.nlayers, args.dropout, args.tied).to(device)
+    model = model.RNNModel(args.model, ntokens, args.emsize, args.nhid, args.nlayers, args.dropout,
+                           args.tied).to(device)
 if args.distributed:
     model = nn.parallel.DistributedDataParallel(model)
 
@@ -208,7 +210,8 @@ try:
         val_loss = evaluate(val_data)
         print("-" * 89)
         print("| end of epoch {:3d} | time: {:5.2f}s | valid loss {:5.2f} | "
-              "valid ppl {:8.2f}".format(epoch, (time.time() - epoch_start_time), val_loss, math.exp(val_loss)))
+              "valid ppl {:8.2f}".format(epoch, (time.time() - epoch_start_time), val_loss,
+                                         math.exp(val_loss)))
         print("-" * 89, flush=True)
         # Save the model if the validation loss is the best we've seen so far.
         if not best_val_loss or val_loss < best_val_loss:

@@ -20,7 +20,7 @@ class RNNModel(nn.Module):
                 nonlinearity = {"RNN_TANH": "tanh", "RNN_RELU": "relu"}[rnn_type]
             except KeyError:
                 raise ValueError("An invalid option for `--model` was supplied, "
-                                 "options are ['LSTM', 'GRU', 'RNN_TANH' or 'RNN_RELU']")
+                                 "options are ['LSTM', 'GRU', 'RNN_TANH' or 'RNN_RELU']") from None
             self.rnn = nn.RNN(ninp, nhid, nlayers, nonlinearity=nonlinearity, dropout=dropout)
         self.decoder = nn.Linear(nhid, ntoken)
 

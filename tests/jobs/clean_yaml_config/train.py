@@ -27,7 +27,8 @@ class Ellipses(Dataset):
         for _ in range(int(torch.randint(1, 4, (1,), generator=g))):
             cx, cy = (torch.rand(2, generator=g) * 1.2 - 0.6).tolist()
             ax, ay = (torch.rand(2, generator=g) * 0.3 + 0.1).tolist()
-            mask = torch.maximum(mask, ((((self.xs - cx) / ax) ** 2 + ((self.ys - cy) / ay) ** 2) < 1).float())
+            inside = (((self.xs - cx) / ax) ** 2 + ((self.ys - cy) / ay) ** 2) < 1
+            mask = torch.maximum(mask, inside.float())
         image = mask * 0.6 + torch.randn(self.size, self.size, generator=g) * 0.3
         return image.unsqueeze(0), mask.unsqueeze(0)
 
@@ -41,8 +42,10 @@ class UNet(nn.Module):
     def __init__(self, base_channels=16, depth=3):
         super().__init__()
         chans = [base_channels * 2 ** i for i in range(depth + 1)]
-        self.down = nn.ModuleList([block(1, chans[0])] + [block(chans[i], chans[i + 1]) for i in range(depth)])
-        self.up = nn.ModuleList([nn.ConvTranspose2d(chans[i + 1], chans[i], 2, stride=2) for i in reversed(range(depth))])
+        self.down = nn.ModuleList([block(1, chans[0])] +
+                                  [block(chans[i], chans[i + 1]) for i in range(depth)])
+        self.up = nn.ModuleList([nn.ConvTranspose2d(chans[i + 1], chans[i], 2, stride=2)
+                                 for i in reversed(range(depth))])
         self.merge = nn.ModuleList([block(chans[i] * 2, chans[i]) for i in reversed(range(depth))])
         self.head = nn.Conv2d(chans[0], 1, 1)
 
@@ -52,7 +55,7 @@ class UNet(nn.Module):
             x = down(x if i == 0 else F.max_pool2d(x, 2))
             skips.append(x)
         skips.pop()
-        for up, merge in zip(self.up, self.merge):
+        for up, merge in zip(self.up, self.merge, strict=True):
             x = merge(torch.cat([up(x), skips.pop()], dim=1))
         return self.head(x)
 
@@ -88,10 +91,11 @@ def main():
 
     dcfg, tcfg = cfg["data"], cfg["train"]
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    train_loader = DataLoader(Ellipses(dcfg["num_train"], dcfg["image_size"], seed=1), batch_size=tcfg["batch_size"],
-                              shuffle=True, num_workers=dcfg["num_workers"], drop_last=True)
-    val_loader = DataLoader(Ellipses(dcfg["num_val"], dcfg["image_size"], seed=2), batch_size=tcfg["batch_size"],
-                            num_workers=dcfg["num_workers"])
+    train_loader = DataLoader(Ellipses(dcfg["num_train"], dcfg["image_size"], seed=1),
+                              batch_size=tcfg["batch_size"], shuffle=True, num_workers=dcfg["num_workers"],
+                              drop_last=True)
+    val_loader = DataLoader(Ellipses(dcfg["num_val"], dcfg["image_size"], seed=2),
+                            batch_size=tcfg["batch_size"], num_workers=dcfg["num_workers"])
 
     model = UNet(**cfg["model"]).to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=tcfg["lr"], weight_decay=tcfg["weight_decay"])
@@ -99,7 +103,7 @@ def main():
     best = 0.0
     for epoch in range(1, tcfg["epochs"] + 1):
         model.train()
-        for step, (image, mask) in enumerate(train_loader):
+        for _step, (image, mask) in enumerate(train_loader):
             image, mask = image.to(device), mask.to(device)
             optimizer.zero_grad(set_to_none=True)
             with torch.autocast(device_type=device.type, enabled=tcfg["amp"] and device.type == "cuda"):

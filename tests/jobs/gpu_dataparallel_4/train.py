@@ -27,7 +27,8 @@ def main():
     args = parser.parse_args()
 
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    print("GPUs:", torch.cuda.device_count(), torch.cuda.get_device_name(0) if torch.cuda.is_available() else "")
+    print("GPUs:", torch.cuda.device_count(),
+          torch.cuda.get_device_name(0) if torch.cuda.is_available() else "")
     torch.manual_seed(0)
     x, y = torch.randn(512, 20), torch.randint(0, 4, (512,))
     loader = DataLoader(TensorDataset(x, y), batch_size=32 * max(1, torch.cuda.device_count()), shuffle=True)

@@ -24,7 +24,7 @@ def main():
     x, y = load(args.data)
     model = torch.nn.Linear(3, 2)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    for epoch in range(20):
+    for _epoch in range(20):
         loss = torch.nn.functional.cross_entropy(model(x), y)
         optimizer.zero_grad()
         loss.backward()

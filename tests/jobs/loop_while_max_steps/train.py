@@ -52,5 +52,6 @@ while step < max_steps:
 model.eval()
 with torch.no_grad():
     x, y = get_batch(held_out, 256, cfg["seq_len"])
-    print(f"held-out loss {F.cross_entropy(model(x).flatten(0, 1), y.flatten()).item():.3f} after {step} steps")
+    held_out_loss = F.cross_entropy(model(x).flatten(0, 1), y.flatten()).item()
+    print(f"held-out loss {held_out_loss:.3f} after {step} steps")
 torch.save(model.state_dict(), os.path.join(os.environ["OUTPUT_DIR"], "final.pt"))

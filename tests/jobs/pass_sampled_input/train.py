@@ -12,7 +12,8 @@ class Folders(Dataset):
     def __init__(self, root):
         self.classes = sorted(os.listdir(root))
         self.items = [(os.path.join(root, c, name), i)
-                      for i, c in enumerate(self.classes) for name in sorted(os.listdir(os.path.join(root, c)))]
+                      for i, c in enumerate(self.classes)
+                      for name in sorted(os.listdir(os.path.join(root, c)))]
 
     def __len__(self):
         return len(self.items)
@@ -35,7 +36,7 @@ def main():
     print("images", len(dataset), "classes", dataset.classes)
     model = torch.nn.Linear(16, len(dataset.classes))
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    for epoch in range(3):
+    for _epoch in range(3):
         for x, y in DataLoader(dataset, batch_size=4, shuffle=True):
             loss = torch.nn.functional.cross_entropy(model(x), y)
             optimizer.zero_grad()

@@ -20,7 +20,7 @@ def main():
     x, y = torch.randn(300, 6), torch.randint(0, 3, (300,))
     model = torch.nn.Linear(6, 3)
     optimizer = torch.optim.Adam(model.parameters(), lr=0.05)
-    for epoch in range(5):
+    for _epoch in range(5):
         model.train()
         for xb, yb in DataLoader(TensorDataset(x, y), batch_size=32, shuffle=True):
             loss = torch.nn.functional.cross_entropy(model(xb), yb)

@@ -12,7 +12,7 @@ if args.wandb:
     wandb.init(project="curve-fit", config=vars(args))
 
 w = 0.0
-for epoch in range(args.epochs):
+for _epoch in range(args.epochs):
     grad = sum(2 * (w * x - math.sin(x)) * x for x in [i / 10 for i in range(20)])
     w -= 0.001 * grad
     if args.wandb:

@@ -34,7 +34,7 @@ args = parser.parse_args()
 loader = DataLoader(Readings(args.data), batch_size=16, shuffle=True)
 model = nn.Linear(3, 1)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
-for epoch in range(args.epochs):
+for _epoch in range(args.epochs):
     for xb, yb in loader:
         optimizer.zero_grad()
         nn.functional.mse_loss(model(xb), yb).backward()

@@ -9,6 +9,6 @@ def pipeline(files):
 
 
 def train(session, loss, steps):
-    for step in range(steps):
+    for _step in range(steps):
         scale = tf.constant(0.5)
         session.run([loss, scale])

@@ -34,7 +34,8 @@ class NameGRU(nn.Module):
         self.out = nn.Linear(hidden, n_classes)
 
     def forward(self, padded, lengths):
-        packed = nn.utils.rnn.pack_padded_sequence(self.embed(padded), lengths, batch_first=True, enforce_sorted=False)
+        packed = nn.utils.rnn.pack_padded_sequence(self.embed(padded), lengths, batch_first=True,
+                                                   enforce_sorted=False)
         _, h = self.gru(packed)
         return self.out(h[-1])
 
@@ -84,8 +85,8 @@ def main():
         with torch.no_grad():
             for padded, lengths, labels in batches(val_pairs, 256, shuffle=False):
                 correct += (model(padded, lengths).argmax(1) == labels).sum().item()
-        print("epoch %2d loss %.3f val acc %.3f (%.1fs)" % (epoch, loss.item(), correct / n_val, time.time() - t0),
-              flush=True)
+        print("epoch %2d loss %.3f val acc %.3f (%.1fs)"
+              % (epoch, loss.item(), correct / n_val, time.time() - t0), flush=True)
 
     os.makedirs(args.out, exist_ok=True)
     torch.save({"model": model.state_dict(), "languages": languages}, os.path.join(args.out, "names_gru.pt"))

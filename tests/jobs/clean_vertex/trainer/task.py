@@ -51,7 +51,8 @@ def main():
     n_val = max(1, len(dataset) // 5)
     train_set, val_set = torch.utils.data.random_split(dataset, [len(dataset) - n_val, n_val],
                                                        generator=torch.Generator().manual_seed(0))
-    train_loader = torch.utils.data.DataLoader(train_set, batch_size=args.batch_size, shuffle=True, num_workers=2)
+    train_loader = torch.utils.data.DataLoader(train_set, batch_size=args.batch_size, shuffle=True,
+                                               num_workers=2)
     val_loader = torch.utils.data.DataLoader(val_set, batch_size=args.batch_size, num_workers=2)
 
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -82,10 +83,12 @@ def main():
         with torch.no_grad():
             for x, y in val_loader:
                 correct += (model(x.to(device)).argmax(1) == y.to(device)).sum().item()
-        print("epoch %d loss %.3f val acc %.3f (%.1fs)" % (epoch, loss.item(), correct / n_val, time.time() - started), flush=True)
+        print("epoch %d loss %.3f val acc %.3f (%.1fs)"
+              % (epoch, loss.item(), correct / n_val, time.time() - started), flush=True)
         if is_chief:
             os.makedirs(ckpt_dir, exist_ok=True)
-            torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch}, last)
+            torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch},
+                       last)
 
     if is_chief:
         os.makedirs(model_dir, exist_ok=True)

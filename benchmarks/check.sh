@@ -70,7 +70,7 @@ with open(os.path.join(root, "job.yaml"), "w") as f:
     f.write("command: python train.py --epochs 3\n")
 PY
 lines=$(cat "$work"/repo/*.py "$work"/repo/models/*.py | wc -l)
-files=$(ls "$work"/repo/*.py "$work"/repo/models/*.py | wc -l)
+files=$(printf '%s\n' "$work"/repo/*.py "$work"/repo/models/*.py | wc -l)
 
 "$preflight" check "$work/repo/job.yaml" >/dev/null 2>&1 || true  # warm: image and index cached
 digest=$("$preflight" image inspect pytorch --json 2>/dev/null | jq -r .digest)

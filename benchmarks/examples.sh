@@ -31,12 +31,19 @@ runs_dir=${PREFLIGHT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/preflight}/runs
 # PREFLIGHT gives the binary, emulator/ and policies/ unless PREFLIGHT_DATA_DIR gives them);
 # PREFLIGHT_VERSION names it instead (for copies made from a commit).
 version=${PREFLIGHT_VERSION:-commit $(git rev-parse --short HEAD)}
-paths=$([[ -n ${PREFLIGHT:-} ]] || echo src; [[ -n ${PREFLIGHT_DATA_DIR:-} ]] || echo emulator policies)
-changed=$([[ -n ${PREFLIGHT_VERSION:-} || -z $paths ]] || git status --porcelain -- $paths)
+paths=()
+[[ -n ${PREFLIGHT:-} ]] || paths+=(src)
+[[ -n ${PREFLIGHT_DATA_DIR:-} ]] || paths+=(emulator policies)
+changed=$([[ -n ${PREFLIGHT_VERSION:-} || ${#paths[@]} == 0 ]] || git status --porcelain -- "${paths[@]}")
 [[ -z $changed ]] || version+=" with uncommitted changes to $(awk '{print $2}' <<<"$changed" | cut -d/ -f1 | sort -u | paste -sd, -)"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+
+# The run folders Preflight keeps of a job, sorted: RUNS_DIR/NAME-*.
+run_folders() {  # NAME
+  find "$runs_dir" -mindepth 1 -maxdepth 1 -name "$1-*" 2>/dev/null | sort || true
+}
 
 # One run kept for the check: the report ($work/TAG.json), the job's printed lines
 # ($work/TAG.log), its events ($work/TAG.events) and its output files ($work/TAG.outputs),
@@ -45,9 +52,9 @@ checked_run() {  # TAG JOB_FILE [ARGS...]
   local tag=$1 job=$2 name before run
   shift 2
   name=$(sed -n 's/^name: *//p' "$job")
-  before=$(ls -d "$runs_dir/$name"-* 2>/dev/null | sort || true)
+  before=$(run_folders "$name")
   "$preflight" run --json "$work/$tag.json" "$@" "$job" >/dev/null 2>"$work/$tag.err" || true
-  run=$(comm -13 <(echo "$before") <(ls -d "$runs_dir/$name"-* 2>/dev/null | sort))
+  run=$(comm -13 <(echo "$before") <(run_folders "$name"))
   if [[ -z $run || $run == *$'\n'* ]]; then
     echo "examples.sh: cannot tell the run folder of $job: ${run:-none}" >&2
     exit 1

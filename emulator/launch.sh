@@ -13,4 +13,4 @@ if [ -n "$setup" ]; then
   printf '\036preflight:setup-exit %d\n' "$status" >&2
   [ "$status" -eq 0 ] || exit "$status"
 fi
-PREFLIGHT_PHASE=command exec "$@" "$command"
+PREFLIGHT_PHASE='command' exec "$@" "$command"

@@ -25,7 +25,7 @@ check_equal "os" "Debian GNU/Linux 12 (bookworm)" "$(jq -r .os "$work/pytorch.js
 check_equal "no framework in python" "{}" "$(jq -c .frameworks "$work/python.json")"
 digest=$(jq -r .digest "$work/python.json")
 cache=${PREFLIGHT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/preflight}
-check_equal "index cached by digest" "1" "$(ls "$cache/index/${digest#sha256:}"-*.json 2>/dev/null | wc -l)"
+check_equal "index cached by digest" "1" "$(find "$cache/index" -maxdepth 1 -name "${digest#sha256:}-*.json" 2>/dev/null | wc -l)"
 
 "$preflight" image inspect python >"$work/text" 2>&1 || fail "inspect text: $(cat "$work/text")"
 check_contains "text names Python" "python: 3.11.2 (/usr/bin/python3)" "$(cat "$work/text")"

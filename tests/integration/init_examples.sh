@@ -22,9 +22,9 @@ for example in "$root"/examples/*/; do
   [[ -f $code/job.yaml ]] || { fail "$name: no job.yaml: $(cat "$work/err")"; continue; }
   entry=$(grep -o 'python [^ ]*\.py' "$example/job.yaml" | head -1)
   check_contains "$name: entry script" "command: $entry" "$(cat "$code/job.yaml")"
-  for input in $(grep -o '{path: [^}]*}' "$example/job.yaml" | sed 's/{path: \(.*\)}/\1/'); do
+  while IFS= read -r input; do
     check_contains "$name: input $input" "{path: $input}" "$(cat "$code/job.yaml")"
-  done
+  done < <(grep -o '{path: [^}]*}' "$example/job.yaml" | sed 's/{path: \(.*\)}/\1/')
   "$preflight" check "$code/job.yaml" >"$work/check" 2>&1
   check_equal "$name: check exit status" 0 "$?"
   check_contains "$name: check verdict" "verdict: PASS" "$(cat "$work/check")"

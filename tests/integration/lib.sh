@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared checks for the integration suites: each failed check is printed, `finish` exits
 # non-zero if any failed. A missing prerequisite exits 77, which CTest reports as a skip.
 

@@ -13,7 +13,6 @@
 #include "check/argument_check.hpp"
 #include "check/shell_words.hpp"
 #include "check/stages.hpp"
-#include "diagnosis/platform_variables.hpp"
 #include "util/did_you_mean.hpp"
 #include "util/text.hpp"
 
@@ -126,9 +125,9 @@ void import_findings(const CodeScan& scan, const StaticContext& context, const R
       if (use.guarded || top.empty() || local_tops.count(top) || context.index->importable(top)) continue;
       if (!reported.insert(top).second) continue;
       const bool fatal = use.module_scope && reached.count(file.path) && !context.setup_installs;
-      auto f = static_finding(
-          "import-not-in-image", "Library Not Found", "Execution Environment", "Environment Difference",
-          fatal ? model::Severity::Error : model::Severity::Warning, file.path, use.line);
+      auto f = static_finding("import-not-in-image", "Library Not Found", "Execution Environment",
+                              "Environment Difference",
+                              fatal ? model::Severity::Error : model::Severity::Warning, file.path, use.line);
       f.subject = top;
       f.stage = use.module_scope ? "init" : "";
       // Certain only for the entry script's own unconditional module-level imports.
@@ -194,7 +193,7 @@ void env_findings(const CodeScan& scan, const StaticContext& context, const Reac
       f.message =
           fmt::format("{} reads the environment variable {}, which {} does not set{}", file.path, read.name,
                       context.plan.platform, raises ? " (KeyError)" : ": the read gives None");
-      if (auto same = diagnosis::PlatformVariables::shipped().equivalent(read.name, names))
+      if (auto same = context.policies.variables.equivalent(read.name, names))
         f.hint = fmt::format("On {}, {} holds {}: read that instead. ", context.plan.platform, same->name,
                              same->meaning);
       else if (auto suggestion = closest_match(read.name, platform_names))
@@ -254,9 +253,9 @@ bool replaced_by_command(const PathLiteral& literal, const ScannedFile& file, co
 
 // What is wrong with a path on the platform, if anything: the message's end and its severity.
 std::optional<std::pair<std::string, model::Severity>> path_problem(const std::string& value,
-                                                                     const plan::RunPlan& plan,
-                                                                     const fs::path& image_rootfs,
-                                                                     const WorkingFolder& folder) {
+                                                                    const plan::RunPlan& plan,
+                                                                    const fs::path& image_rootfs,
+                                                                    const WorkingFolder& folder) {
   static const re2::RE2 windows(R"(^[A-Za-z]:[\\/])");
   static const re2::RE2 laptop_home(R"(^/(?:home|Users)/([^/]+)(?:/|$))");
   const std::string& home = plan.facts.home;
@@ -282,11 +281,12 @@ std::optional<std::pair<std::string, model::Severity>> path_problem(const std::s
                                 ? "is in the read-only code folder, and the uploaded code has no such file"
                                 : "is neither in the image nor mounted";
   if (relative)
-    return std::make_pair(fmt::format("resolves, from the working folder {} ({}), to {}, which {}", *folder.path,
-                                      folder.why, resolved, lacks),
+    return std::make_pair(fmt::format("resolves, from the working folder {} ({}), to {}, which {}",
+                                      *folder.path, folder.why, resolved, lacks),
                           model::Severity::Error);
-  return std::make_pair(place == Place::CodeLacks ? std::string(lacks)
-                                                  : std::string("is neither in the image nor one of the platform's mounts"),
+  return std::make_pair(place == Place::CodeLacks
+                            ? std::string(lacks)
+                            : std::string("is neither in the image nor one of the platform's mounts"),
                         model::Severity::Warning);
 }
 
@@ -309,7 +309,7 @@ std::string name_before(const std::string& line, std::size_t at) {
 }
 
 model::Finding path_finding(const std::string& value, const std::string& problem, model::Severity severity,
-                             const std::string& file, int line) {
+                            const std::string& file, int line) {
   auto f = static_finding("path-not-on-platform", "Path Not Found", "Execution Environment",
                           "Environment Difference", severity, file, line);
   f.subject = value;
@@ -328,8 +328,8 @@ void path_findings(const CodeScan& scan, const StaticContext& context, const Rea
       if (replaced_by_command(literal, file, context)) continue;
       auto problem = path_problem(literal.value, context.plan, context.image_rootfs, code_folder(context));
       if (!problem) continue;
-      auto f = path_finding(literal.value, problem->first, reach.severity(file.path, problem->second), file.path,
-                            literal.line);
+      auto f = path_finding(literal.value, problem->first, reach.severity(file.path, problem->second),
+                            file.path, literal.line);
       f.stage = path_stage(literal.option, literal.use, literal.value);
       out.push_back(std::move(f));
     }
@@ -386,8 +386,8 @@ void perf_findings(const CodeScan& scan, const StaticContext& context, std::vect
 }  // namespace
 
 model::Finding static_finding(const char* rule, const char* category, const char* dimension,
-                               const char* root_cause, model::Severity severity, const std::string& file,
-                               int line) {
+                              const char* root_cause, model::Severity severity, const std::string& file,
+                              int line) {
   model::Finding f;
   f.rule = rule;
   f.category = category;
@@ -442,8 +442,9 @@ std::optional<EntryPoint> entry_point(const std::string& command, const fs::path
         auto folder = now.folder().path ? in_code_mount(*now.folder().path, plan) : std::nullopt;
         if (!folder) continue;
         std::error_code ec;
-        script = fs::is_regular_file(code_dir / *folder / (module + ".py"), ec) ? *folder / (module + ".py")
-                                                                                : *folder / module / "__main__.py";
+        script = fs::is_regular_file(code_dir / *folder / (module + ".py"), ec)
+                     ? *folder / (module + ".py")
+                     : *folder / module / "__main__.py";
       } else if (words[i].size() > 3 && words[i].compare(words[i].size() - 3, 3, ".py") == 0) {
         if (auto path = now.absolute(words[i])) script = in_code_mount(*path, plan);
       }
@@ -458,9 +459,9 @@ std::optional<EntryPoint> entry_point(const std::string& command, const fs::path
 }
 
 std::vector<model::Finding> text_path_findings(const std::string& text, const SourceLocation& first_line,
-                                                const std::string& stage, const plan::RunPlan& plan,
-                                                const fs::path& image_rootfs, bool relative_paths,
-                                                const std::optional<WorkingFolder>& start) {
+                                               const std::string& stage, const plan::RunPlan& plan,
+                                               const fs::path& image_rootfs, bool relative_paths,
+                                               const std::optional<WorkingFolder>& start) {
   // A path-like token: absolute with two parts or more, under ~, a Windows drive, or ../;
   // after a space, a quote, =, : or [ (so --data=/x and key: /x count).
   static const re2::RE2 token(

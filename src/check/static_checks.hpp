@@ -11,8 +11,9 @@
 #include "check/module_index.hpp"
 #include "check/shell_lint.hpp"
 #include "check/working_folder.hpp"
-#include "plan/run_plan.hpp"
+#include "diagnosis/policies.hpp"
 #include "model/finding.hpp"
+#include "plan/run_plan.hpp"
 
 namespace preflight::check {
 
@@ -24,14 +25,15 @@ struct StaticContext {
   bool setup_installs = false;                // the setup step runs pip install
   SourceLocation command_where;               // job.yaml's command, for argument findings
   WorkingFolder code_folder;                  // where the job's Python runs; empty why: the plan's
+  const diagnosis::Policies& policies;        // the rules and the platforms' equivalent variables
 };
 
 std::vector<model::Finding> code_findings(const CodeScan& scan, const StaticContext& context);
 
 // A finding of the static phase, located at file:line.
 model::Finding static_finding(const char* rule, const char* category, const char* dimension,
-                               const char* root_cause, model::Severity severity, const std::string& file,
-                               int line);
+                              const char* root_cause, model::Severity severity, const std::string& file,
+                              int line);
 
 // Path-like words of a setup line, the command, a script it runs or a configuration file of the
 // code folder, where the platform will not have them (as for path literals in code).
@@ -40,9 +42,9 @@ model::Finding static_finding(const char* rule, const char* category, const char
 // file, whose relative paths may be relative to anything. `stage` "setup" for the setup step;
 // otherwise a path's stage follows the option or key it is given with (check/stages.hpp).
 std::vector<model::Finding> text_path_findings(const std::string& text, const SourceLocation& first_line,
-                                                const std::string& stage, const plan::RunPlan& plan,
-                                                const std::filesystem::path& image_rootfs, bool relative_paths,
-                                                const std::optional<WorkingFolder>& start = std::nullopt);
+                                               const std::string& stage, const plan::RunPlan& plan,
+                                               const std::filesystem::path& image_rootfs, bool relative_paths,
+                                               const std::optional<WorkingFolder>& start = std::nullopt);
 
 // `$NAME` in a setup line, the command or a script the command runs, where the platform does
 // not set NAME: a warning (the shell expands it to nothing).

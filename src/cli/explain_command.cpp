@@ -2,14 +2,14 @@
 #include <memory>
 
 #include "cli/command.hpp"
-#include "diagnosis/failure_rules.hpp"
+#include "diagnosis/policies.hpp"
 #include "util/did_you_mean.hpp"
 
 namespace preflight::cli {
 namespace {
 
 int explain(const std::string& name) {
-  auto rules = diagnosis::FailureRules::load(diagnosis::shipped_failure_rules_file());
+  auto rules = diagnosis::FailureRules::load(diagnosis::shipped_rules_dir() / "failures.yaml");
   if (!rules) return report_error(rules.error());
   const auto* category = rules->find_category(name);
   if (!category) {
@@ -33,7 +33,7 @@ int explain(const std::string& name) {
 }
 
 int list() {
-  auto rules = diagnosis::FailureRules::load(diagnosis::shipped_failure_rules_file());
+  auto rules = diagnosis::FailureRules::load(diagnosis::shipped_rules_dir() / "failures.yaml");
   if (!rules) return report_error(rules.error());
   for (const auto& c : rules->categories())
     std::cout << c.id << "\t" << c.name << "\t" << c.dimension << "\n";

@@ -165,7 +165,8 @@ std::string absolute_in_container(const std::string& path, const model::Platform
   return joined(facts.code_container_dir, rest);
 }
 
-std::optional<EnvironmentDifference> missing_path(const std::string& given, const model::PlatformFacts& facts) {
+std::optional<EnvironmentDifference> missing_path(const std::string& given,
+                                                  const model::PlatformFacts& facts) {
   if (given.empty()) return std::nullopt;
   if (given[0] == '~') {
     return EnvironmentDifference{
@@ -191,7 +192,8 @@ std::optional<EnvironmentDifference> missing_path(const std::string& given, cons
   return std::nullopt;
 }
 
-std::optional<EnvironmentDifference> missing_module(const std::string& module, const model::PlatformFacts& facts) {
+std::optional<EnvironmentDifference> missing_module(const std::string& module,
+                                                    const model::PlatformFacts& facts) {
   // Distribution names that differ from the module imported.
   static const std::map<std::string, std::string> packages = {
       {"cv2", "opencv-python-headless"}, {"PIL", "Pillow"},  {"sklearn", "scikit-learn"},
@@ -210,7 +212,8 @@ std::optional<EnvironmentDifference> missing_module(const std::string& module, c
           package + ")"};
 }
 
-std::optional<EnvironmentDifference> write_denied(const std::string& given, const model::PlatformFacts& facts) {
+std::optional<EnvironmentDifference> write_denied(const std::string& given,
+                                                  const model::PlatformFacts& facts) {
   if (given.empty()) return std::nullopt;
   const std::string path = absolute_in_container(given, facts);
   const std::string instead = write_to_output_hint(facts);
@@ -247,13 +250,14 @@ std::optional<EnvironmentDifference> write_denied(const std::string& given, cons
 }
 
 std::optional<EnvironmentDifference> missing_env_var(const std::string& name, const std::string& raised_in,
-                                                     const model::PlatformFacts& facts) {
+                                                     const model::PlatformFacts& facts,
+                                                     const PlatformVariables& variables) {
   // Python 3.11 and later run os from a frozen module: its frames are "<frozen os>".
   const bool environ = raised_in == "os.py" || raised_in == "<frozen os>" || raised_in.ends_with("/os.py");
   if (name.empty() || !environ) return std::nullopt;
   const std::string platform = facts.platform.empty() ? "the platform" : "platform " + facts.platform;
   const std::string note = "the environment variable " + name + " is not set on " + platform;
-  if (auto same = PlatformVariables::shipped().equivalent(name, facts.environment))
+  if (auto same = variables.equivalent(name, facts.environment))
     return EnvironmentDifference{note, same->name + " holds " + same->meaning + " on " + platform +
                                            ": read that instead, or set " + name +
                                            " in job.yaml under environment_variables"};

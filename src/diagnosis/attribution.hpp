@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "diagnosis/platform_variables.hpp"
 #include "model/run_evidence.hpp"
 
 namespace preflight::diagnosis {
@@ -27,12 +28,15 @@ std::string absolute_in_container(const std::string& path, const model::Platform
 // from the local copy of an input, an output read before it was written.
 std::optional<EnvironmentDifference> missing_path(const std::string& path, const model::PlatformFacts& facts);
 // A module the image lacks while this machine's python has it.
-std::optional<EnvironmentDifference> missing_module(const std::string& module, const model::PlatformFacts& facts);
+std::optional<EnvironmentDifference> missing_module(const std::string& module,
+                                                    const model::PlatformFacts& facts);
 // A write refused: a read-only code or input mount, a root-owned folder of the image.
 std::optional<EnvironmentDifference> write_denied(const std::string& path, const model::PlatformFacts& facts);
 // An environment variable the code read with os.environ[...] (so `raised_in`, the innermost
-// frame's file, is os.py) and the platform does not export.
+// frame's file, is os.py) and the platform does not export; the hint names what the platform
+// sets in its place when `variables` knows one.
 std::optional<EnvironmentDifference> missing_env_var(const std::string& name, const std::string& raised_in,
-                                                     const model::PlatformFacts& facts);
+                                                     const model::PlatformFacts& facts,
+                                                     const PlatformVariables& variables);
 
 }  // namespace preflight::diagnosis

@@ -155,12 +155,14 @@ Step command_step(const model::RunOutcome& outcome, const model::PlatformFacts& 
   if (step.stage.empty()) step.stage = last ? last->stage : "init";
   if (step.exception) {
     const bool trained = trained_before(events, step.exception->pid, step.exception->t);
-    if (auto operation = stage_of_operation(*step.exception, facts, step.stage, trained)) step.stage = *operation;
+    if (auto operation = stage_of_operation(*step.exception, facts, step.stage, trained))
+      step.stage = *operation;
   }
   if (last) step.why = last->why;
   if (last && last->where && last->where->user) step.last_seen = last->where;
   // A run stopped at its timeout: where its main process was waiting, from the harness.
-  for (auto frame = outcome.stopped_at.rbegin(); !step.exception && frame != outcome.stopped_at.rend(); ++frame) {
+  for (auto frame = outcome.stopped_at.rbegin(); !step.exception && frame != outcome.stopped_at.rend();
+       ++frame) {
     if (frame->user) {
       step.last_seen = *frame;
       break;
@@ -219,8 +221,9 @@ const std::vector<std::function<bool(const RuleConditions&)>>& tiers() {
 
 namespace {
 
-std::optional<model::Finding> failure_finding(const FailureRules& rules, const model::RunOutcome& outcome,
-                                               const model::PlatformFacts& facts) {
+std::optional<model::Finding> failure_finding(const Policies& policies, const model::RunOutcome& outcome,
+                                              const model::PlatformFacts& facts) {
+  const FailureRules& rules = policies.failures;
   std::optional<Step> step = failing_step(outcome, facts);
   if (!step) return std::nullopt;
   // Pointed to only once the step has its final place.
@@ -229,7 +232,7 @@ std::optional<model::Finding> failure_finding(const FailureRules& rules, const m
     for (const FailureRule& rule : rules.rules()) {
       if (!in_tier(rule.when)) continue;
       if (auto match = match_rule(rule.when, step->evidence)) {
-        return compose_finding(rules, rule, *match, *step, outcome, facts);
+        return compose_finding(policies, rule, *match, *step, outcome, facts);
       }
     }
   }
@@ -238,16 +241,16 @@ std::optional<model::Finding> failure_finding(const FailureRules& rules, const m
 
 }  // namespace
 
-std::vector<model::Finding> diagnose(const FailureRules& rules, const model::RunOutcome& outcome,
-                                      const model::PlatformFacts& facts) {
+std::vector<model::Finding> diagnose(const Policies& policies, const model::RunOutcome& outcome,
+                                     const model::PlatformFacts& facts) {
   std::vector<model::Finding> findings;
-  std::optional<model::Finding> failure = failure_finding(rules, outcome, facts);
+  std::optional<model::Finding> failure = failure_finding(policies, outcome, facts);
   if (failure) soften_clamp_consequence(*failure, outcome.events, facts.code_container_dir);
   // In the order they would strike on the platform: a step too large for the GPU at the
   // first step, then a NaN loss, then whatever ended the job (which a NaN often caused). A
   // failure of the same category is the same problem, told once, with the figures.
   for (auto* during : {&gpu_memory_finding, &nonfinite_loss_finding}) {
-    if (auto finding = during(rules, outcome, facts)) {
+    if (auto finding = during(policies.failures, outcome, facts)) {
       if (failure && failure->category == finding->category) failure.reset();
       findings.push_back(std::move(*finding));
     }

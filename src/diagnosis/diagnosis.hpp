@@ -4,9 +4,9 @@
 
 #include <vector>
 
-#include "model/run_evidence.hpp"
-#include "diagnosis/failure_rules.hpp"
+#include "diagnosis/policies.hpp"
 #include "model/finding.hpp"
+#include "model/run_evidence.hpp"
 
 namespace preflight::diagnosis {
 
@@ -14,7 +14,7 @@ namespace preflight::diagnosis {
 // it — classified, staged, located in the user's code, with the environment difference
 // named where Preflight can tell it. A training step too large for the platform's GPU and a
 // loss that turned NaN add findings before it, even when the job exited 0 (during_run.hpp).
-std::vector<model::Finding> diagnose(const FailureRules& rules, const model::RunOutcome& outcome,
-                                      const model::PlatformFacts& facts);
+std::vector<model::Finding> diagnose(const Policies& policies, const model::RunOutcome& outcome,
+                                     const model::PlatformFacts& facts);
 
 }  // namespace preflight::diagnosis

@@ -37,9 +37,9 @@ namespace {
 // Variables every rule's message and hint may use (docs/diagnosis.md); the named groups of
 // the rule's own patterns are added per rule.
 const std::vector<std::string> kTemplateBuiltins = {
-    "type", "message", "line",     "path", "errno", "exit_code", "signal", "stage",
-    "why",  "timeout", "written", "platform", "user", "uid",   "home",      "image",  "code_dir",
-    "shm",  "memory",  "disk",      "seccomp"};
+    "type",  "message", "line",     "path",    "errno",    "exit_code", "signal",
+    "stage", "why",     "timeout",  "written", "platform", "user",      "uid",
+    "home",  "image",   "code_dir", "shm",     "memory",   "disk",      "seccomp"};
 
 using spec::YamlDoc;
 using spec::YamlField;
@@ -180,10 +180,6 @@ std::string signal_name(int signal) {
   return "signal " + std::to_string(signal);
 }
 
-std::filesystem::path shipped_failure_rules_file() {
-  return data_dir() / "policies" / "rules" / "failures.yaml";
-}
-
 // Builds FailureRules from a parsed document, one section at a time.
 class FailureRulesReader {
  public:
@@ -296,8 +292,8 @@ class FailureRulesReader {
       auto id = doc_.string(field);
       if (!id) return std::move(id).error();
       if (id->empty() || model::category_id(*id) != *id) {
-        return doc_.error(field,
-                          "a rule id is lowercase words joined by '-', like \"" + model::category_id(*id) + "\"");
+        return doc_.error(
+            field, "a rule id is lowercase words joined by '-', like \"" + model::category_id(*id) + "\"");
       }
       for (const FailureRule& other : rules_.rules_) {
         if (other.id == *id) {
@@ -322,9 +318,9 @@ class FailureRulesReader {
       rule.root_cause = *cause;
     } else if (field.key == "severity") {
       auto severity = choice<model::Severity>(doc_, field,
-                                               {{"error", model::Severity::Error},
-                                                {"warning", model::Severity::Warning},
-                                                {"info", model::Severity::Info}});
+                                              {{"error", model::Severity::Error},
+                                               {"warning", model::Severity::Warning},
+                                               {"info", model::Severity::Info}});
       if (!severity) return std::move(severity).error();
       rule.severity = *severity;
     } else if (field.key == "retry") {

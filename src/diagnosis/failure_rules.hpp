@@ -93,9 +93,6 @@ class FailureRules {
   friend class FailureRulesReader;
 };
 
-// policies/rules/failures.yaml in the data folder.
-std::filesystem::path shipped_failure_rules_file();
-
 // 7 → "SIGBUS"; "signal 99" for one without a name here.
 std::string signal_name(int signal);
 

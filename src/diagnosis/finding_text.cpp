@@ -1,7 +1,5 @@
 #include "diagnosis/finding_text.hpp"
 
-#include "util/text.hpp"
-
 #include <fmt/format.h>
 #include <re2/re2.h>
 
@@ -10,6 +8,7 @@
 
 #include "diagnosis/attribution.hpp"
 #include "diagnosis/traceback.hpp"
+#include "util/text.hpp"
 
 namespace preflight::diagnosis {
 
@@ -87,7 +86,8 @@ Vars variables(const RuleMatch& match, const FailedStep& step, const model::RunO
 }
 
 std::optional<EnvironmentDifference> attribute(Attribution kind, Vars& vars, const FailedStep& step,
-                                               const model::PlatformFacts& facts) {
+                                               const model::PlatformFacts& facts,
+                                               const PlatformVariables& variables) {
   switch (kind) {
     case Attribution::MissingPath:
       return missing_path(vars["path"], facts);
@@ -99,7 +99,7 @@ std::optional<EnvironmentDifference> attribute(Attribution kind, Vars& vars, con
       const harness::ExceptionEvent* exception = step.evidence.exception;
       const std::string raised_in =
           exception && !exception->frames.empty() ? exception->frames.back().file : "";
-      return missing_env_var(vars["key"], raised_in, facts);
+      return missing_env_var(vars["key"], raised_in, facts, variables);
     }
     case Attribution::None:
       break;
@@ -186,7 +186,8 @@ void note_library_only(model::Finding& finding, const FailedStep& step, const mo
       outcome.events.python_version.empty() ? "" : " and Python " + outcome.events.python_version;
   finding.message += fmt::format(" — raised inside {} with no frame of the job's code on the stack", package);
   finding.hint += fmt::format(
-      " None of the job's code is on the stack: {} itself failed as the image installs it. Check that the image's "
+      " None of the job's code is on the stack: {} itself failed as the image installs it. Check that the "
+      "image's "
       "{}{} work together, and how the command starts it.",
       package, package, python);
 }
@@ -213,9 +214,10 @@ std::string render(const std::string& text, const std::map<std::string, std::str
   return out;
 }
 
-model::Finding compose_finding(const FailureRules& rules, const FailureRule& rule, const RuleMatch& match,
-                                const FailedStep& step, const model::RunOutcome& outcome,
-                                const model::PlatformFacts& facts) {
+model::Finding compose_finding(const Policies& policies, const FailureRule& rule, const RuleMatch& match,
+                               const FailedStep& step, const model::RunOutcome& outcome,
+                               const model::PlatformFacts& facts) {
+  const FailureRules& rules = policies.failures;
   Vars vars = variables(match, step, outcome, facts);
   model::Finding finding;
   finding.rule = rule.id;
@@ -231,7 +233,7 @@ model::Finding compose_finding(const FailureRules& rules, const FailureRule& rul
   finding.message =
       rule.message.empty() ? default_message(rule.when, vars, step) : render(rule.message, vars);
   finding.hint = render(rule.hint, vars);
-  if (auto difference = attribute(rule.attribution, vars, step, facts)) {
+  if (auto difference = attribute(rule.attribution, vars, step, facts, policies.variables)) {
     finding.message += " — " + difference->note;
     finding.hint = difference->hint;
   }

@@ -5,10 +5,11 @@
 #include <optional>
 #include <string>
 
-#include "model/run_evidence.hpp"
 #include "diagnosis/failure_rules.hpp"
+#include "diagnosis/policies.hpp"
 #include "diagnosis/rule_match.hpp"
 #include "model/finding.hpp"
+#include "model/run_evidence.hpp"
 
 namespace preflight::diagnosis {
 
@@ -17,13 +18,13 @@ struct FailedStep {
   StepEvidence evidence;
   std::optional<harness::ExceptionEvent> exception;
   std::string stage;
-  std::string why;  // what the job was last seen doing ("DataLoader iterated")
+  std::string why;                          // what the job was last seen doing ("DataLoader iterated")
   std::optional<harness::Frame> last_seen;  // where, when no exception says where it failed
 };
 
-model::Finding compose_finding(const FailureRules& rules, const FailureRule& rule, const RuleMatch& match,
-                                const FailedStep& step, const model::RunOutcome& outcome,
-                                const model::PlatformFacts& facts);
+model::Finding compose_finding(const Policies& policies, const FailureRule& rule, const RuleMatch& match,
+                               const FailedStep& step, const model::RunOutcome& outcome,
+                               const model::PlatformFacts& facts);
 
 // A failure no rule matched (a rules file without fallbacks): still an error finding.
 model::Finding unmatched_finding(const FailureRules& rules, const FailedStep& step);

@@ -1,7 +1,6 @@
 #include "diagnosis/platform_variables.hpp"
 
 #include "spec/yaml_doc.hpp"
-#include "util/data_dir.hpp"
 
 namespace preflight::diagnosis {
 namespace {
@@ -68,14 +67,6 @@ Result<PlatformVariables> PlatformVariables::load(const std::filesystem::path& f
 Result<PlatformVariables> PlatformVariables::parse(const std::string& text,
                                                    const std::filesystem::path& file) {
   return read(YamlDoc::parse(text, file));
-}
-
-const PlatformVariables& PlatformVariables::shipped() {
-  static const PlatformVariables table = [] {
-    auto loaded = load(data_dir() / "policies" / "rules" / "platform_variables.yaml");
-    return loaded ? std::move(*loaded) : PlatformVariables{};
-  }();
-  return table;
 }
 
 std::optional<EquivalentVariable> PlatformVariables::equivalent(const std::string& wanted,

@@ -30,8 +30,6 @@ class PlatformVariables {
  public:
   static Result<PlatformVariables> load(const std::filesystem::path& file);
   static Result<PlatformVariables> parse(const std::string& text, const std::filesystem::path& file);
-  // The shipped table, read once; empty when it cannot be read (its unit test guards it).
-  static const PlatformVariables& shipped();
 
   // The first variable of `wanted`'s groups, in the groups' order, that `set` holds.
   std::optional<EquivalentVariable> equivalent(const std::string& wanted,

@@ -13,8 +13,8 @@
 #include "image/image_store.hpp"
 #include "pipeline/estimate.hpp"
 #include "pipeline/input_sample.hpp"
-#include "pipeline/job_report.hpp"
 #include "pipeline/job_context.hpp"
+#include "pipeline/job_report.hpp"
 #include "pipeline/outputs.hpp"
 #include "pipeline/predictions.hpp"
 #include "pipeline/stage_watch.hpp"
@@ -232,12 +232,13 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
   evidence.watched = options.harness && outcome.events.started;
   evidence.has_setup = !plan->setup.empty();
   evidence.setup_exit = outcome.setup_exit;
-  evidence.command_passed = exit->exit_code == 0 && exit->signal == 0 && !exit->timed_out && !exit->oom_killed &&
-                           !exit->disk_full;
+  evidence.command_passed =
+      exit->exit_code == 0 && exit->signal == 0 && !exit->timed_out && !exit->oom_killed && !exit->disk_full;
   evidence.events = &outcome.events;
   evidence.code_container_dir = facts.code_container_dir;
-  auto findings = settle_predictions(std::move(*static_results), diagnosis::diagnose(loaded->rules, outcome, facts),
-                                     evidence, options.strict);
+  auto findings =
+      settle_predictions(std::move(*static_results), diagnosis::diagnose(loaded->policies, outcome, facts),
+                         evidence, options.strict);
   findings.insert(findings.end(), lost_outputs.begin(), lost_outputs.end());
   auto report = job_report(*loaded, std::move(findings));
   report.notes = std::move(notes);
@@ -245,8 +246,7 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
   report.estimate = estimate_run(outcome.events, report.clamps, report.findings, facts);
   std::optional<std::string> failed_stage;
   for (const auto& finding : report.findings)
-    if (finding.severity == model::Severity::Error && finding.phase == model::Phase::Dryrun &&
-        !failed_stage)
+    if (finding.severity == model::Severity::Error && finding.phase == model::Phase::Dryrun && !failed_stage)
       failed_stage = finding.stage;
   report.stages = stage_results(outcome.events, failed_stage, !plan->setup.empty(), output.setup_seconds(),
                                 exit->seconds);

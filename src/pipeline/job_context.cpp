@@ -28,10 +28,10 @@ Result<JobContext> load_job_context(const JobChoices& choices, const image::Prog
   auto image = resolve_image(image_text, job->file.parent_path(),
                              written ? job->image_where : SourceLocation{}, progress);
   if (!image) return std::move(image).error();
-  auto rules = diagnosis::FailureRules::load(diagnosis::shipped_failure_rules_file());
-  if (!rules) return std::move(rules).error();
+  auto policies = diagnosis::load_policies(diagnosis::shipped_rules_dir());
+  if (!policies) return std::move(policies).error();
   return JobContext{std::move(*job), std::move(*profile), std::move(image_text), std::move(*image),
-                    std::move(*rules)};
+                    std::move(*policies)};
 }
 
 Result<image::UnpackedImage> resolve_image(const std::string& text, const fs::path& base_dir,

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "diagnosis/failure_rules.hpp"
+#include "diagnosis/policies.hpp"
 #include "image/image_store.hpp"
 #include "spec/job_spec.hpp"
 #include "spec/platform_profile.hpp"
@@ -25,10 +25,10 @@ struct JobContext {
   spec::PlatformProfile profile;
   std::string image_text;  // the reference as chosen: --image, the job's, the profile's default
   image::UnpackedImage image;
-  diagnosis::FailureRules rules;  // policies/rules/failures.yaml
+  diagnosis::Policies policies;  // policies/rules/
 };
 
-// The job, its profile, its image and the rules, each error at its file:line.
+// The job, its profile, its image and the shipped policies, each error at its file:line.
 Result<JobContext> load_job_context(const JobChoices& choices, const image::ProgressSink& progress);
 
 // The image `text` names (relative paths against `base_dir`), built or unpacked when missing;

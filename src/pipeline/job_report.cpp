@@ -17,7 +17,7 @@ report::Report job_report(const JobContext& context, std::vector<model::Finding>
   report.findings = std::move(findings);
   report.verdict = report::verdict_of(report.findings);
   for (const auto& finding : report.findings) {
-    const auto* category = context.rules.find_category(finding.category);
+    const auto* category = context.policies.failures.find_category(finding.category);
     const auto described = [&](const model::Category& c) { return c.name == finding.category; };
     if (category && std::none_of(report.categories.begin(), report.categories.end(), described))
       report.categories.push_back(*category);

@@ -154,10 +154,14 @@ Result<std::vector<model::Finding>> static_findings(const JobContext& context) {
   if (!scan) return std::move(scan).error();
   const bool setup_installs =
       plan->setup.find("pip") != std::string::npos && plan->setup.find("install") != std::string::npos;
-  check::StaticContext checks{*plan,          context.image.rootfs,
-                              index,          entry,
-                              setup_installs, command_where,
-                              check::python_folder(plan->command, command_where, *plan)};
+  check::StaticContext checks{*plan,
+                              context.image.rootfs,
+                              index,
+                              entry,
+                              setup_installs,
+                              command_where,
+                              check::python_folder(plan->command, command_where, *plan),
+                              context.policies};
   auto code = check::code_findings(*scan, checks);
   findings.insert(findings.end(), code.begin(), code.end());
   if (index) {

@@ -82,8 +82,8 @@ struct StaticJob {
     profile = *spec::load_platform("philly", testing::source_dir() / "policies" / "platforms");
     image::ImageConfig image;
     image.env = {"PATH=/usr/bin", "IMAGE_VAR=1"};
-    plan =
-        *plan::make_plan(job, profile, image, {dir.path() / "run", "/src/emulator", "job-1", {}, {}, false, {}});
+    plan = *plan::make_plan(job, profile, image,
+                            {dir.path() / "run", "/src/emulator", "job-1", {}, {}, false, {}});
     index =
         *check::parse_module_index(R"({"python": "3.11.2", "modules": ["torch", "numpy", "os"]})", "test");
     entry = check::entry_point(plan.command, job.code_dir);
@@ -91,7 +91,7 @@ struct StaticJob {
 
   std::vector<model::Finding> findings(const check::CodeScan& scan) const {
     fs::path root = dir.path() / "root";
-    return check::code_findings(scan, {plan, root, index, entry, false, {}, {}});
+    return check::code_findings(scan, {plan, root, index, entry, false, {}, {}, testing::shipped_policies()});
   }
 };
 
@@ -191,11 +191,12 @@ TEST(CheckStatic, RelativePathsFromTheFolderPythonRunsIn) {
   train.paths = {{"../data/labels.csv", 1, "", "read"},  // from /philly/code/src: in the code
                  {"../labels.csv", 2, "", "read"},       // /philly/code/labels.csv: the code lacks it
                  {"../../shared/x.csv", 3, "", "read"},  // /philly/shared: nowhere
-                 {"../data/*.csv", 4, "", "read"}};       // a glob: its folder is in the code
+                 {"../data/*.csv", 4, "", "read"}};      // a glob: its folder is in the code
   scan.files = {train};
   fs::path root = job.dir.path() / "root";
   auto findings_in = [&](check::WorkingFolder folder) {
-    check::StaticContext context{job.plan, root, job.index, job.entry, false, {}, std::move(folder)};
+    check::StaticContext context{job.plan, root, job.index,         job.entry,
+                                 false,    {},   std::move(folder), testing::shipped_policies()};
     return check::code_findings(scan, context);
   };
   auto in_src = findings_in({"/philly/code/src", "after `cd src` in job.yaml:2"});
@@ -203,10 +204,11 @@ TEST(CheckStatic, RelativePathsFromTheFolderPythonRunsIn) {
   EXPECT_EQ(in_src[0].location.line, 2);
   EXPECT_EQ(in_src[0].severity, model::Severity::Error);
   EXPECT_EQ(in_src[0].stage, "data");
-  EXPECT_EQ(in_src[0].message,
-            "the path \"../labels.csv\" resolves, from the working folder /philly/code/src (after `cd src` in "
-            "job.yaml:2), to /philly/code/labels.csv, which is in the read-only code folder, and the uploaded "
-            "code has no such file");
+  EXPECT_EQ(
+      in_src[0].message,
+      "the path \"../labels.csv\" resolves, from the working folder /philly/code/src (after `cd src` in "
+      "job.yaml:2), to /philly/code/labels.csv, which is in the read-only code folder, and the uploaded "
+      "code has no such file");
   EXPECT_NE(in_src[1].message.find("to /philly/shared/x.csv, which is neither in the image nor mounted"),
             std::string::npos)
       << in_src[1].message;
@@ -313,12 +315,14 @@ TEST(CheckStatic, PathsInCommandLinesAndConfigurationFiles) {
   EXPECT_EQ(in_command[1].location.line, 5) << "../labels.csv leaves the code folder";
   EXPECT_EQ(in_command[0].stage, "data") << "data_root: what the job reads";
   EXPECT_EQ(in_command[2].stage, "checkpoint") << "out: where the job writes";
-  auto after_cd = check::text_path_findings("cd /tmp/x && cat ../labels.csv\npython train.py --save ../../home/ana/o",
-                                            {"job.yaml", 2, 0}, "init", job.plan, root, true);
+  auto after_cd =
+      check::text_path_findings("cd /tmp/x && cat ../labels.csv\npython train.py --save ../../home/ana/o",
+                                {"job.yaml", 2, 0}, "init", job.plan, root, true);
   ASSERT_EQ(after_cd.size(), 1u) << "../labels.csv from /tmp/x is in /tmp, which the job can write";
   EXPECT_EQ(after_cd[0].location.line, 3);
   EXPECT_EQ(after_cd[0].stage, "checkpoint");
-  EXPECT_NE(after_cd[0].message.find("after `cd /tmp/x` in job.yaml:2"), std::string::npos) << after_cd[0].message;
+  EXPECT_NE(after_cd[0].message.find("after `cd /tmp/x` in job.yaml:2"), std::string::npos)
+      << after_cd[0].message;
 }
 
 }  // namespace

@@ -80,7 +80,7 @@ TEST(DiagnosisLossNaN, ComesBeforeAnotherFailureItLikelyCaused) {
   model::RunOutcome outcome = crashed("ValueError", "Input contains NaN.", "evaluate");
   outcome.events.main_pid = 10;
   outcome.events.nonfinite = {nan_at(2)};
-  std::vector<model::Finding> findings = diagnose(shipped_rules(), outcome, philly());
+  std::vector<model::Finding> findings = diagnose(testing::shipped_policies(), outcome, philly());
   ASSERT_EQ(findings.size(), 2u);
   EXPECT_EQ(findings[0].category, "Loss NaN");
   EXPECT_EQ(findings[0].stage, "train");
@@ -150,8 +150,10 @@ TEST(DiagnosisGpuMemory, TheFrameworkAddsItsContextAndTwoCublasWorkspacesInOneSe
 }
 
 TEST(DiagnosisGpuMemory, AStepThatFitsIsNoFindingAndNeitherIsAJobWithoutGpus) {
-  EXPECT_TRUE(diagnose(shipped_rules(), trained({step_of(100 * MiB, 1000 * MiB)}), with_gpus(1)).empty());
-  EXPECT_TRUE(diagnose(shipped_rules(), trained({step_of(100 * MiB, 9000 * MiB)}), with_gpus(0)).empty());
+  EXPECT_TRUE(
+      diagnose(testing::shipped_policies(), trained({step_of(100 * MiB, 1000 * MiB)}), with_gpus(1)).empty());
+  EXPECT_TRUE(
+      diagnose(testing::shipped_policies(), trained({step_of(100 * MiB, 9000 * MiB)}), with_gpus(0)).empty());
 }
 
 TEST(DiagnosisGpuMemory, DataParallelSplitsTheStepAndTheLargestProcessCounts) {
@@ -169,7 +171,7 @@ TEST(DiagnosisGpuMemory, DataParallelSplitsTheStepAndTheLargestProcessCounts) {
 TEST(DiagnosisGpuMemory, ComesBeforeANaNLoss) {
   model::RunOutcome outcome = trained({step_of(0, 3000 * MiB)});
   outcome.events.nonfinite = {nan_at(3)};
-  std::vector<model::Finding> findings = diagnose(shipped_rules(), outcome, with_gpus(1));
+  std::vector<model::Finding> findings = diagnose(testing::shipped_policies(), outcome, with_gpus(1));
   ASSERT_EQ(findings.size(), 2u);
   EXPECT_EQ(findings[0].category, "GPU Out of Memory");
   EXPECT_EQ(findings[1].category, "Loss NaN");

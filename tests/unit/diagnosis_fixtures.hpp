@@ -9,14 +9,7 @@
 
 namespace preflight::diagnosis::fixtures {
 
-inline const FailureRules& shipped_rules() {
-  static const FailureRules rules = [] {
-    auto loaded = FailureRules::load(testing::source_dir() / "policies/rules/failures.yaml");
-    if (!loaded) throw std::runtime_error(loaded.error().str());
-    return std::move(*loaded);
-  }();
-  return rules;
-}
+inline const FailureRules& shipped_rules() { return testing::shipped_policies().failures; }
 
 // philly: code and input read-only, one output, running as uid 1000; this machine's side is
 // a laptop under /home/alice.
@@ -49,8 +42,8 @@ inline harness::Frame library_frame(
 
 // A command that died on an uncaught exception in the main process, in stage `stage`.
 inline model::RunOutcome crashed(const std::string& type, const std::string& message,
-                          const std::string& stage = "train",
-                          std::vector<harness::Frame> frames = {user_frame()}) {
+                                 const std::string& stage = "train",
+                                 std::vector<harness::Frame> frames = {user_frame()}) {
   model::RunOutcome outcome;
   outcome.exit_code = 1;
   outcome.events.started = true;
@@ -67,7 +60,7 @@ inline model::RunOutcome crashed(const std::string& type, const std::string& mes
 }
 
 inline model::OutputLine line(const std::string& text, bool setup = false,
-                       model::OutputLine::Stream stream = model::OutputLine::Stream::Stderr) {
+                              model::OutputLine::Stream stream = model::OutputLine::Stream::Stderr) {
   return model::OutputLine{stream, setup, text};
 }
 
@@ -81,8 +74,9 @@ inline model::RunOutcome setup_failed(int exit, const std::vector<std::string>& 
 }
 
 // The one finding of a failed run (a failed assertion if there is not exactly one).
-inline model::Finding only_finding(const model::RunOutcome& outcome, const model::PlatformFacts& facts = philly()) {
-  std::vector<model::Finding> findings = diagnose(shipped_rules(), outcome, facts);
+inline model::Finding only_finding(const model::RunOutcome& outcome,
+                                   const model::PlatformFacts& facts = philly()) {
+  std::vector<model::Finding> findings = diagnose(testing::shipped_policies(), outcome, facts);
   EXPECT_EQ(findings.size(), 1u);
   return findings.empty() ? model::Finding{} : findings.front();
 }

@@ -12,11 +12,12 @@ using namespace fixtures;
 TEST(DiagnosisPrecedence, APassingRunHasNoFinding) {
   model::RunOutcome outcome;
   outcome.output = {line("epoch 1 loss 0.3", false, model::OutputLine::Stream::Stdout)};
-  EXPECT_TRUE(diagnose(shipped_rules(), outcome, philly()).empty());
+  EXPECT_TRUE(diagnose(testing::shipped_policies(), outcome, philly()).empty());
 }
 
 TEST(DiagnosisPrecedence, OomKillBeatsTheExceptionItCaused) {
-  model::RunOutcome outcome = crashed("RuntimeError", "DataLoader worker (pid 77) is killed by signal: Killed.");
+  model::RunOutcome outcome =
+      crashed("RuntimeError", "DataLoader worker (pid 77) is killed by signal: Killed.");
   outcome.exit_code = 137;
   outcome.oom_killed = true;
   model::Finding finding = only_finding(outcome);
@@ -43,14 +44,16 @@ TEST(DiagnosisPrecedence, AKillWithoutExceptionIsLocatedWhereTheJobWasLastSeen) 
 
 TEST(DiagnosisPrecedence, ALibraryFailingWithNoFrameOfTheJobIsLocatedInsideIt) {
   const std::string api = "/usr/lib/python3/dist-packages/torch/distributed/elastic/multiprocessing/api.py";
-  model::RunOutcome outcome = crashed("AttributeError", "'NoneType' object has no attribute 'get'", "init",
-                               {{"/usr/bin/torchrun", 33, "<module>", false}, {api, 162, "to_map", false}});
+  model::RunOutcome outcome =
+      crashed("AttributeError", "'NoneType' object has no attribute 'get'", "init",
+              {{"/usr/bin/torchrun", 33, "<module>", false}, {api, 162, "to_map", false}});
   outcome.events.python_version = "3.11.2";
   model::Finding finding = only_finding(outcome);
   EXPECT_EQ(finding.category, "Null Reference");
   EXPECT_EQ(finding.location.file, api);
   EXPECT_EQ(finding.location.line, 162);
-  EXPECT_TRUE(contains(finding.message, "raised inside torch with no frame of the job's code")) << finding.message;
+  EXPECT_TRUE(contains(finding.message, "raised inside torch with no frame of the job's code"))
+      << finding.message;
   EXPECT_TRUE(contains(finding.hint, "torch and Python 3.11.2 work together")) << finding.hint;
 
   // One frame of the job's code on the stack: the job's line, and nothing said of the library.
@@ -98,7 +101,8 @@ TEST(DiagnosisPrecedence, ADiskFullStopIsTheFailureWhateverTheExitStatus) {
     EXPECT_EQ(finding.category, "Disk Full");
     EXPECT_EQ(finding.stage, "data");
     EXPECT_EQ(finding.location.file, "train.py");
-    EXPECT_TRUE(contains(finding.message, "the platform's disk of 64.0 MiB (limits.disk): 80.0 MiB by stage data"))
+    EXPECT_TRUE(
+        contains(finding.message, "the platform's disk of 64.0 MiB (limits.disk): 80.0 MiB by stage data"))
         << finding.message;
     EXPECT_TRUE(contains(finding.message, "No space left on device")) << finding.message;
   }
@@ -274,7 +278,8 @@ TEST(DiagnosisPrecedence, RulesWithoutAFallbackStillReportTheFailure) {
   ASSERT_TRUE(rules.ok()) << rules.error().str();
   model::RunOutcome outcome;
   outcome.exit_code = 4;
-  std::vector<model::Finding> findings = diagnose(*rules, outcome, philly());
+  std::vector<model::Finding> findings =
+      diagnose({*rules, testing::shipped_policies().variables}, outcome, philly());
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].severity, model::Severity::Error);
   EXPECT_TRUE(contains(findings[0].message, "exit status 4")) << findings[0].message;

@@ -29,4 +29,13 @@ std::filesystem::path source_dir() {
   return PREFLIGHT_SOURCE_DATA_DIR;
 }
 
+const diagnosis::Policies& shipped_policies() {
+  static const diagnosis::Policies policies = [] {
+    auto loaded = diagnosis::load_policies(source_dir() / "policies" / "rules");
+    if (!loaded) throw std::runtime_error(loaded.error().str());
+    return std::move(*loaded);
+  }();
+  return policies;
+}
+
 }  // namespace preflight::testing

@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <string>
 
+#include "diagnosis/policies.hpp"
+
 namespace preflight::testing {
 
 // A folder under the system temp dir, removed when the object goes out of scope.
@@ -24,5 +26,8 @@ class TempDir {
 
 // The repository's top folder (policies/, images/, tests/jobs/ live there).
 std::filesystem::path source_dir();
+
+// The repository's policies/rules/, loaded once (a mistake in them throws).
+const diagnosis::Policies& shipped_policies();
 
 }  // namespace preflight::testing

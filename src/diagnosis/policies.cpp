@@ -1,0 +1,17 @@
+#include "diagnosis/policies.hpp"
+
+#include "util/data_dir.hpp"
+
+namespace preflight::diagnosis {
+
+Result<Policies> load_policies(const std::filesystem::path& rules_dir) {
+  auto failures = FailureRules::load(rules_dir / "failures.yaml");
+  if (!failures) return std::move(failures).error();
+  auto variables = PlatformVariables::load(rules_dir / "platform_variables.yaml");
+  if (!variables) return std::move(variables).error();
+  return Policies{std::move(*failures), std::move(*variables)};
+}
+
+std::filesystem::path shipped_rules_dir() { return data_dir() / "policies" / "rules"; }
+
+}  // namespace preflight::diagnosis

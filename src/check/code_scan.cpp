@@ -108,9 +108,8 @@ Result<CodeScan> parse_code_scan(const std::string& text_in) {
       file.syntax_error = SyntaxProblem{number(*it, "line"), number(*it, "column"), text(*it, "message")};
     for (const auto& i : list(item, "imports"))
       if (number(i, "level") == 0)
-        file.imports.push_back(
-            {text(i, "module"), number(i, "line"), flag(i, "guarded"), text(i, "scope") != "function",
-             flag(i, "conditional")});
+        file.imports.push_back({text(i, "module"), number(i, "line"), flag(i, "guarded"),
+                                text(i, "scope") != "function", flag(i, "conditional")});
     for (const auto& e : list(item, "env"))
       file.env.push_back({text(e, "name"), number(e, "line"), text(e, "how"), flag(e, "default"),
                           flag(e, "guarded"), text(e, "scope") != "function"});

@@ -28,8 +28,8 @@ struct EnvRead {
   int line = 0;
   std::string how;  // "subscript" | "get" | "getenv" | "in"
   bool has_default = false;
-  bool guarded = false;       // under a test that the variable is set, or in try/except KeyError
-  bool module_scope = true;   // runs as the file loads; false inside a function
+  bool guarded = false;      // under a test that the variable is set, or in try/except KeyError
+  bool module_scope = true;  // runs as the file loads; false inside a function
 };
 
 struct PathLiteral {

@@ -31,8 +31,7 @@ struct MarkerParser {
   // A value: a quoted string, or a variable's value; nullopt for an unknown variable.
   std::optional<std::string> value() {
     const std::string token = at < tokens.size() ? tokens[at++] : "";
-    if (token.size() >= 2 && (token[0] == '"' || token[0] == '\''))
-      return token.substr(1, token.size() - 2);
+    if (token.size() >= 2 && (token[0] == '"' || token[0] == '\'')) return token.substr(1, token.size() - 2);
     const std::string& v = env.python_full_version;
     const auto second_dot = v.find('.', v.find('.') + 1);
     if (token == "python_version") return v.substr(0, second_dot);
@@ -79,9 +78,12 @@ struct MarkerParser {
     while (peek() == "and") {
       ++at;
       auto next = comparison();
-      if (result && next) result = *result && *next;
-      else if ((result && !*result) || (next && !*next)) result = false;
-      else result = std::nullopt;
+      if (result && next)
+        result = *result && *next;
+      else if ((result && !*result) || (next && !*next))
+        result = false;
+      else
+        result = std::nullopt;
     }
     return result;
   }
@@ -91,16 +93,20 @@ struct MarkerParser {
     while (peek() == "or") {
       ++at;
       auto next = conjunction();
-      if (result && next) result = *result || *next;
-      else if ((result && *result) || (next && *next)) result = true;
-      else result = std::nullopt;
+      if (result && next)
+        result = *result || *next;
+      else if ((result && *result) || (next && *next))
+        result = true;
+      else
+        result = std::nullopt;
     }
     return result;
   }
 };
 
 std::vector<std::string> marker_tokens(const std::string& marker) {
-  static const re2::RE2 token(R"(^\s*("[^"]*"|'[^']*'|===|==|!=|<=|>=|~=|<|>|\(|\)|[A-Za-z_][A-Za-z0-9_.]*))");
+  static const re2::RE2 token(
+      R"(^\s*("[^"]*"|'[^']*'|===|==|!=|<=|>=|~=|<|>|\(|\)|[A-Za-z_][A-Za-z0-9_.]*))");
   std::vector<std::string> tokens;
   re2::StringPiece rest(marker);
   std::string t;
@@ -190,8 +196,8 @@ std::optional<Requirement> parse_requirement(const std::string& line_in) {
     return r;
   }
   if (before_marker.starts_with(".") || before_marker.starts_with("/") || before_marker.starts_with("~") ||
-      before_marker.ends_with(".whl") || before_marker.ends_with(".tar.gz") || before_marker.ends_with(".zip") ||
-      before_marker.find('/') != std::string::npos) {
+      before_marker.ends_with(".whl") || before_marker.ends_with(".tar.gz") ||
+      before_marker.ends_with(".zip") || before_marker.find('/') != std::string::npos) {
     r.local = true;
     return r;
   }
@@ -206,8 +212,8 @@ std::optional<Requirement> parse_requirement(const std::string& line_in) {
   return r;
 }
 
-RequirementsFile read_requirements(const std::string& path,
-                                   const std::function<std::optional<std::string>(const std::string&)>& read) {
+RequirementsFile read_requirements(
+    const std::string& path, const std::function<std::optional<std::string>(const std::string&)>& read) {
   RequirementsFile result;
   std::set<std::string> seen;
   std::function<void(const std::string&, int)> include = [&](const std::string& file, int depth) {
@@ -274,15 +280,15 @@ std::vector<Unmet> unmet_requirements(const std::vector<Requirement>& wanted, co
         }
         const Distribution* dist = index.distribution(r.name);
         if (!dist) {
-          unmet.push_back({asked, depth ? fmt::format("which needs {}, and the image has no distribution {}", r.text,
-                                                      r.name)
+          unmet.push_back({asked, depth ? fmt::format("which needs {}, and the image has no distribution {}",
+                                                      r.text, r.name)
                                         : fmt::format("the image has no distribution {}", r.name)});
           return;
         }
         if (!specifier_holds(dist->version, r.specifier).value_or(true)) {
           unmet.push_back({asked, fmt::format("{}the image has {} {}",
-                                              depth ? fmt::format("which needs {}, and ", r.text) : "", dist->name,
-                                              dist->version)});
+                                              depth ? fmt::format("which needs {}, and ", r.text) : "",
+                                              dist->name, dist->version)});
           return;
         }
         if (no_deps || depth > 16) return;
@@ -308,7 +314,7 @@ std::vector<Unmet> unmet_requirements(const std::vector<Requirement>& wanted, co
 }
 
 std::vector<model::Finding> requirement_findings(const fs::path& code_dir, const ModuleIndex& index,
-                                                  const std::vector<fs::path>& installed_by_setup) {
+                                                 const std::vector<fs::path>& installed_by_setup) {
   std::vector<model::Finding> findings;
   std::error_code ec;
   std::vector<fs::path> files;

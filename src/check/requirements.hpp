@@ -65,7 +65,8 @@ std::vector<Unmet> unmet_requirements(const std::vector<Requirement>& wanted, co
 
 // requirements*.txt at the top of the code folder, each pin checked against `index`; files
 // in `installed_by_setup` (relative to the code folder) are left to the setup step's check.
-std::vector<model::Finding> requirement_findings(const std::filesystem::path& code_dir, const ModuleIndex& index,
-                                                  const std::vector<std::filesystem::path>& installed_by_setup = {});
+std::vector<model::Finding> requirement_findings(
+    const std::filesystem::path& code_dir, const ModuleIndex& index,
+    const std::vector<std::filesystem::path>& installed_by_setup = {});
 
 }  // namespace preflight::check

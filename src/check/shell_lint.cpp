@@ -95,8 +95,8 @@ std::string offline_problem(Lint& lint, const std::vector<std::string>& args) {
                              : word.substr(word[1] == '-' ? word.find('=') + 1 : 2);
       auto path = lint.state->absolute(file);
       if (!path) {
-        unknown.push_back(fmt::format("-r {} (the working folder is unknown: {})", file,
-                                      lint.state->folder().why));
+        unknown.push_back(
+            fmt::format("-r {} (the working folder is unknown: {})", file, lint.state->folder().why));
         continue;
       }
       auto read = read_requirements(*path, [&](const std::string& p) { return facts.read(p); });
@@ -122,8 +122,8 @@ std::string offline_problem(Lint& lint, const std::vector<std::string>& args) {
     const auto& r = u.requirement;
     const std::string at =
         r.where.file.empty() ? "" : fmt::format(" ({}:{})", r.where.file.generic_string(), r.where.line);
-    problems.push_back(
-        fmt::format("needs {}{}, {}{}", r.text, at, starts_with(u.problem, "which") ? "" : "and ", u.problem));
+    problems.push_back(fmt::format("needs {}{}, {}{}", r.text, at,
+                                   starts_with(u.problem, "which") ? "" : "and ", u.problem));
   }
   for (const auto& u : unknown) problems.push_back("needs " + u);
   if (problems.empty()) return "";
@@ -258,9 +258,8 @@ std::vector<fs::path> requirement_files_installed(const ShellText& shell, const 
   ShellState state(plan);
   walk_shell(shell.text, shell.where, state, [&](const SimpleCommand& command, const ShellState& now) {
     const auto& words = command.words;
-    const bool pip = std::any_of(words.begin(), words.end(), [](const std::string& w) {
-      return is_pip(program_of(w)) || w == "pip";
-    });
+    const bool pip = std::any_of(words.begin(), words.end(),
+                                 [](const std::string& w) { return is_pip(program_of(w)) || w == "pip"; });
     if (!pip || std::find(words.begin(), words.end(), "install") == words.end()) return;
     for (std::size_t i = 0; i < words.size(); ++i) {
       std::string file;

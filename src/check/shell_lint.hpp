@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "check/module_index.hpp"
-#include "plan/run_plan.hpp"
 #include "model/finding.hpp"
+#include "plan/run_plan.hpp"
 #include "util/error.hpp"
 
 namespace preflight::check {
@@ -40,7 +40,8 @@ std::vector<model::Finding> lint_shell(const ShellText& shell, const ShellFacts&
 
 // The requirements files that `pip install -r FILE` lines of `shell` install from the code
 // folder, relative to it (their pins are then the setup step's to check).
-std::vector<std::filesystem::path> requirement_files_installed(const ShellText& shell, const plan::RunPlan& plan);
+std::vector<std::filesystem::path> requirement_files_installed(const ShellText& shell,
+                                                               const plan::RunPlan& plan);
 
 // The shell scripts of the code folder that `command` runs (`bash run.sh`, `./scripts/x.sh`).
 std::vector<std::filesystem::path> scripts_run_by(const std::string& command,

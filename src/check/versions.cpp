@@ -48,12 +48,11 @@ struct Version {
 };
 
 std::optional<Version> parse_version(const std::string& text) {
-  static const re2::RE2 pattern(
-      R"((?i)^\s*v?(?:(\d+)!)?(\d+(?:\.\d+)*))"
-      R"((?:[-_.]?(alpha|a|beta|b|preview|pre|c|rc)[-_.]?(\d+)?)?)"
-      R"((?:-(\d+)|[-_.]?(post|rev|r)[-_.]?(\d+)?)?)"
-      R"(([-_.]?dev[-_.]?(\d+)?)?)"
-      R"((?:\+([a-z0-9]+(?:[-_.][a-z0-9]+)*))?\s*$)");
+  static const re2::RE2 pattern(R"((?i)^\s*v?(?:(\d+)!)?(\d+(?:\.\d+)*))"
+                                R"((?:[-_.]?(alpha|a|beta|b|preview|pre|c|rc)[-_.]?(\d+)?)?)"
+                                R"((?:-(\d+)|[-_.]?(post|rev|r)[-_.]?(\d+)?)?)"
+                                R"(([-_.]?dev[-_.]?(\d+)?)?)"
+                                R"((?:\+([a-z0-9]+(?:[-_.][a-z0-9]+)*))?\s*$)");
   std::string epoch, release, pre_word, pre_number, post_dash, post_word, post_number, dev_part, dev_number,
       local;
   if (!re2::RE2::FullMatch(text, pattern, &epoch, &release, &pre_word, &pre_number, &post_dash, &post_word,
@@ -86,7 +85,9 @@ std::optional<Version> parse_version(const std::string& text) {
   return v;
 }
 
-bool all_digits(const std::string& s) { return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos; }
+bool all_digits(const std::string& s) {
+  return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
+}
 
 // packaging's _cmpkey order: epoch, release without trailing zeros, pre (a dev release with
 // neither pre nor post sorts before any pre-release; no pre sorts after all), post, dev, local.
@@ -151,7 +152,8 @@ bool prefix_match(const Version& candidate, const Version& prefix) {
 
 // One clause, as packaging's Specifier.contains(version, prereleases=True) reads it: what pip
 // asks of a distribution that is already installed. nullopt: the clause cannot be read.
-std::optional<bool> clause_holds(const Version& version, const std::string& raw_version, const std::string& clause) {
+std::optional<bool> clause_holds(const Version& version, const std::string& raw_version,
+                                 const std::string& clause) {
   static const re2::RE2 parts(R"(^\s*(===|==|!=|<=|>=|<|>|~=)\s*([^\s]+)\s*$)");
   std::string op, wanted;
   if (!re2::RE2::FullMatch(clause, parts, &op, &wanted)) return std::nullopt;

@@ -17,7 +17,8 @@ namespace {
 bool starts_with(const std::string& text, const char* prefix) { return text.rfind(prefix, 0) == 0; }
 
 std::string where_text(const SourceLocation& where) {
-  return where.file.empty() ? std::string() : fmt::format(" in {}:{}", where.file.generic_string(), where.line);
+  return where.file.empty() ? std::string()
+                            : fmt::format(" in {}:{}", where.file.generic_string(), where.line);
 }
 
 std::string normal(const fs::path& path) {
@@ -94,9 +95,11 @@ std::optional<std::string> ShellState::expand(const std::string& word) const {
       i = close + 1;
     } else {
       std::size_t end = i + 1;
-      while (end < text.size() && (std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_')) ++end;
+      while (end < text.size() && (std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_'))
+        ++end;
       name = text.substr(i + 1, end - i - 1);
-      if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return std::nullopt;  // $1, $@, $?
+      if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])))
+        return std::nullopt;  // $1, $@, $?
       i = end;
     }
     auto value = vars_.find(name);
@@ -151,8 +154,10 @@ void ShellState::run(const std::vector<std::string>& words_in, const SourceLocat
     std::string first = words[0];
     if (kCompoundOpen.count(first) || (first.size() > 1 && first[0] == '(')) {
       ++compound_depth_;
-      if (first == "(" || first == "{" || first[0] != '(') words.erase(words.begin());
-      else words[0] = first.substr(1);
+      if (first == "(" || first == "{" || first[0] != '(')
+        words.erase(words.begin());
+      else
+        words[0] = first.substr(1);
     } else if (kCompoundClose.count(first)) {
       compound_depth_ = std::max(0, compound_depth_ - 1);
       words.erase(words.begin());
@@ -273,7 +278,8 @@ void python_folders(const std::string& text, const SourceLocation& where, const 
 
 }  // namespace
 
-WorkingFolder python_folder(const std::string& command, const SourceLocation& where, const plan::RunPlan& plan) {
+WorkingFolder python_folder(const std::string& command, const SourceLocation& where,
+                            const plan::RunPlan& plan) {
   ShellState state(plan);
   std::vector<WorkingFolder> found;
   python_folders(command, where, plan, state, 0, found);
@@ -284,15 +290,16 @@ WorkingFolder python_folder(const std::string& command, const SourceLocation& wh
 }
 
 std::vector<std::pair<fs::path, WorkingFolder>> scripts_and_folders(const std::string& command,
-                                                                   const SourceLocation& where,
-                                                                   const plan::RunPlan& plan) {
+                                                                    const SourceLocation& where,
+                                                                    const plan::RunPlan& plan) {
   std::vector<std::pair<fs::path, WorkingFolder>> scripts;
   ShellState state(plan);
   walk_shell(command, where, state, [&](const SimpleCommand& simple, const ShellState& now) {
     for (const auto& word : simple.words) {
       if (word.size() < 4 || word.compare(word.size() - 3, 3, ".sh") != 0) continue;
       if (auto path = now.absolute(word))
-        if (auto code = in_code_mount(*path, plan)) scripts.emplace_back(code->lexically_normal(), now.folder());
+        if (auto code = in_code_mount(*path, plan))
+          scripts.emplace_back(code->lexically_normal(), now.folder());
     }
   });
   return scripts;

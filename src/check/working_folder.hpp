@@ -19,7 +19,7 @@ namespace preflight::check {
 
 struct WorkingFolder {
   std::optional<std::string> path;  // in the container; nullopt: cannot be known
-  std::string why;                  // "the folder philly starts the job in", "after `cd $HOME/work` in job.yaml:3"
+  std::string why;  // "the folder philly starts the job in", "after `cd $HOME/work` in job.yaml:3"
 };
 
 class ShellState {
@@ -39,8 +39,8 @@ class ShellState {
   void run(const std::vector<std::string>& words, const SourceLocation& where);
 
  private:
-  void change_to(const std::optional<std::string>& target, const std::string& said, const SourceLocation& where,
-                 const std::string& unknown_why);
+  void change_to(const std::optional<std::string>& target, const std::string& said,
+                 const SourceLocation& where, const std::string& unknown_why);
 
   std::map<std::string, std::string> vars_;
   WorkingFolder folder_;
@@ -67,7 +67,8 @@ bool runs_python(const std::vector<std::string>& words);
 
 // The folder the command's Python runs in: the same for every Python program it starts, else
 // unknown; the platform's working folder when it starts none.
-WorkingFolder python_folder(const std::string& command, const SourceLocation& where, const plan::RunPlan& plan);
+WorkingFolder python_folder(const std::string& command, const SourceLocation& where,
+                            const plan::RunPlan& plan);
 
 // The folder each shell script of the code folder that `command` runs (`bash run.sh`,
 // `./scripts/x.sh`) starts in, by the script's path relative to the code folder.

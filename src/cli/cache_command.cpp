@@ -66,18 +66,19 @@ int prune(const std::string& keep_text) {
   const auto removed = image::RootfsCache(cache).prune(*keep);
   for (const auto& entry : removed) {
     freed += entry.bytes;
-    std::cout << fmt::format("removed {} ({}, used {})\n", entry.digest.substr(0, 19), human_size(entry.bytes),
-                             when(entry.used));
+    std::cout << fmt::format("removed {} ({}, used {})\n", entry.digest.substr(0, 19),
+                             human_size(entry.bytes), when(entry.used));
   }
   const std::size_t indexes = remove_orphan_indexes(cache);
   // Runs and checks no live process holds: reaped (container, mounts, cgroup), then removed.
   const auto runs = sandbox::reap_abandoned(cache / "runs", 0);
   const auto checks = sandbox::reap_abandoned(cache / "checks", 0);
-  std::cout << fmt::format("{} image{} ({}), {} module index{}, {} run folder{} removed; images in use and "
-                           "built images' layouts ({}) kept\n",
-                           removed.size(), removed.size() == 1 ? "" : "s", human_size(freed), indexes,
-                           indexes == 1 ? "" : "es", runs.removed + checks.removed,
-                           runs.removed + checks.removed == 1 ? "" : "s", (cache / "images").string());
+  std::cout << fmt::format(
+      "{} image{} ({}), {} module index{}, {} run folder{} removed; images in use and "
+      "built images' layouts ({}) kept\n",
+      removed.size(), removed.size() == 1 ? "" : "s", human_size(freed), indexes, indexes == 1 ? "" : "es",
+      runs.removed + checks.removed, runs.removed + checks.removed == 1 ? "" : "s",
+      (cache / "images").string());
   return 0;
 }
 
@@ -89,8 +90,10 @@ Command cache_command() {
             app.require_subcommand(1);
             app.add_subcommand("list", "the unpacked images, their sizes and last use");
             auto* prune_cmd = app.add_subcommand(
-                "prune", "remove unpacked images no run is using (least recently used first) and finished runs");
-            prune_cmd->add_option("--keep", *keep, "keep the most recently used images up to this size, e.g. 20Gi")
+                "prune",
+                "remove unpacked images no run is using (least recently used first) and finished runs");
+            prune_cmd
+                ->add_option("--keep", *keep, "keep the most recently used images up to this size, e.g. 20Gi")
                 ->capture_default_str();
             return [keep, prune_cmd] { return prune_cmd->parsed() ? prune(*keep) : list(); };
           }};

@@ -8,7 +8,8 @@ namespace preflight::cli {
 namespace {
 
 int check(const JobOptions& args) {
-  if (auto exit_status = enter_user_namespace()) return *exit_status;  // the image's python runs in a container
+  if (auto exit_status = enter_user_namespace())
+    return *exit_status;  // the image's python runs in a container
   pipeline::JobChoices choices;
   choices.job_file = args.job;
   if (!args.platform.empty()) choices.platform = args.platform;

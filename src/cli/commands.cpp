@@ -51,8 +51,8 @@ Status write_sarif(const report::Report& report, const std::string& file,
                    const std::filesystem::path& workspace) {
   const report::SarifTool tool{"Preflight", PREFLIGHT_VERSION, PREFLIGHT_HOMEPAGE_URL};
   // A job's output can hold bytes that are not UTF-8: they become U+FFFD rather than an exception.
-  const auto text = report::to_sarif(report, tool, workspace)
-                        .dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+  const auto text =
+      report::to_sarif(report, tool, workspace).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
   return report::write_report_file(file, text + "\n");
 }
 
@@ -83,9 +83,9 @@ int main_with_args(int argc, char** argv) {
   CLI::App app{"Preflight: run a deep-learning job as its platform would, before you submit it."};
   app.set_version_flag("--version", std::string("preflight ") + PREFLIGHT_VERSION);
   app.require_subcommand(1);
-  const std::vector<Command> table = {run_command(),      check_command(),   platforms_command(),
-                                      platform_command(), image_command(),   cache_command(),
-                                      explain_command(),  init_command(),    completion_command()};
+  const std::vector<Command> table = {run_command(),      check_command(), platforms_command(),
+                                      platform_command(), image_command(), cache_command(),
+                                      explain_command(),  init_command(),  completion_command()};
   std::vector<std::pair<CLI::App*, Action>> actions;
   for (const auto& command : table) {
     CLI::App* sub = app.add_subcommand(command.name, command.summary);

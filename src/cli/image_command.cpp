@@ -95,7 +95,8 @@ int check_jobs(const ImageArgs& args) {
 }
 
 int diff(const ImageArgs& args) {
-  if (auto exit_status = enter_user_namespace()) return *exit_status;  // the image's python runs in a container
+  if (auto exit_status = enter_user_namespace())
+    return *exit_status;  // the image's python runs in a container
   auto before = inspected(args.name);
   if (!before) return report_error(before.error());
   auto after = inspected(args.other);
@@ -120,7 +121,8 @@ int diff(const ImageArgs& args) {
 }
 
 int inspect(const ImageArgs& args) {
-  if (auto exit_status = enter_user_namespace()) return *exit_status;  // the image's python runs in a container
+  if (auto exit_status = enter_user_namespace())
+    return *exit_status;  // the image's python runs in a container
   auto inspection = inspected(args.name);
   if (!inspection) return report_error(inspection.error());
   if (args.json)

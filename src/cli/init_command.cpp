@@ -18,7 +18,8 @@ struct InitArgs {
 };
 
 int init(const InitArgs& args) {
-  if (auto exit_status = enter_user_namespace()) return *exit_status;  // the image's python runs in a container
+  if (auto exit_status = enter_user_namespace())
+    return *exit_status;  // the image's python runs in a container
   const fs::path job_file = fs::path(args.dir) / "job.yaml";
   std::error_code ec;
   if (fs::exists(job_file, ec) && !args.force)

@@ -51,7 +51,8 @@ void soften_clamp_consequence(model::Finding& failure, const harness::HarnessEve
     const SourceLocation at = harness::location_in_code(clamp.where, code_dir);
     failure.severity = model::Severity::Warning;
     failure.message = fmt::format(
-        "{} — a consequence of the dry run, not of the job: the run was clamped to {} {} instead of {} ({}{}), "
+        "{} — a consequence of the dry run, not of the job: the run was clamped to {} {} instead of {} "
+        "({}{}), "
         "so what the full run writes under that count was never written",
         failure.message, clamp.value, clamp.kind, *original, clamp.what, at.known() ? " at " + at.str() : "");
     failure.hint = fmt::format(

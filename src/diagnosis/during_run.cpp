@@ -38,7 +38,8 @@ std::uint64_t need_of(const harness::StepMeasure& step, std::uint64_t step_bytes
 
 }  // namespace
 
-std::optional<GpuMemoryNeed> gpu_memory_need(const harness::HarnessEvents& events, const model::PlatformFacts& facts) {
+std::optional<GpuMemoryNeed> gpu_memory_need(const harness::HarnessEvents& events,
+                                             const model::PlatformFacts& facts) {
   if (facts.gpus <= 0 || facts.gpu_memory_bytes == 0) return std::nullopt;
   const harness::StepMeasure* largest = nullptr;
   for (const harness::StepMeasure& step : events.steps) {
@@ -54,9 +55,11 @@ std::optional<GpuMemoryNeed> gpu_memory_need(const harness::HarnessEvents& event
   return need;
 }
 
-std::optional<model::Finding> nonfinite_loss_finding(const FailureRules& rules, const model::RunOutcome& outcome,
-                                                      const model::PlatformFacts& facts) {
-  const harness::NonfiniteEvent* event = harness::main_or_first(outcome.events.nonfinite, outcome.events.main_pid);
+std::optional<model::Finding> nonfinite_loss_finding(const FailureRules& rules,
+                                                     const model::RunOutcome& outcome,
+                                                     const model::PlatformFacts& facts) {
+  const harness::NonfiniteEvent* event =
+      harness::main_or_first(outcome.events.nonfinite, outcome.events.main_pid);
   if (!event) return std::nullopt;
   model::Finding finding = from_rule(rules, "loss-nan", "Loss NaN");
   if (!event->stage.empty()) finding.stage = event->stage;
@@ -69,7 +72,7 @@ std::optional<model::Finding> nonfinite_loss_finding(const FailureRules& rules, 
 }
 
 std::optional<model::Finding> gpu_memory_finding(const FailureRules& rules, const model::RunOutcome& outcome,
-                                                  const model::PlatformFacts& facts) {
+                                                 const model::PlatformFacts& facts) {
   auto need = gpu_memory_need(outcome.events, facts);
   if (!need || need->needed_bytes <= need->available_bytes) return std::nullopt;
   const harness::StepMeasure* step = harness::main_or_first(outcome.events.steps, outcome.events.main_pid);
@@ -83,8 +86,8 @@ std::optional<model::Finding> gpu_memory_finding(const FailureRules& rules, cons
       human_size(need->needed_bytes), batch, split, facts.gpu_name.empty() ? "GPU" : facts.gpu_name,
       human_size(need->available_bytes));
   if (need->half_batch_bytes <= need->available_bytes && need->batch_size && *need->batch_size > 1) {
-    finding.hint = fmt::format("At batch size {} the step needs about {}, which fits. ", *need->batch_size / 2,
-                               human_size(need->half_batch_bytes)) +
+    finding.hint = fmt::format("At batch size {} the step needs about {}, which fits. ",
+                               *need->batch_size / 2, human_size(need->half_batch_bytes)) +
                    finding.hint;
   }
   if (step) finding.location = harness::location_in_code(step->where, facts.code_container_dir);

@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <optional>
 
-#include "model/run_evidence.hpp"
 #include "diagnosis/failure_rules.hpp"
 #include "model/finding.hpp"
+#include "model/run_evidence.hpp"
 
 namespace preflight::diagnosis {
 
@@ -27,7 +27,8 @@ inline constexpr std::uint64_t kCublasWorkspaceBytes = 4096ull * 1024 * 2 + 16 *
 inline constexpr std::uint64_t kCublasHandles = 2;
 inline constexpr std::uint64_t kLargeSegmentBytes = 20ull << 20;
 inline constexpr std::uint64_t kCublasReservedBytes =
-    (kCublasHandles * kCublasWorkspaceBytes + kLargeSegmentBytes - 1) / kLargeSegmentBytes * kLargeSegmentBytes;
+    (kCublasHandles * kCublasWorkspaceBytes + kLargeSegmentBytes - 1) / kLargeSegmentBytes *
+    kLargeSegmentBytes;
 // - cuDNN's convolution workspace: none. PyTorch tries cuDNN's algorithms in turn and takes the
 //   next when one's workspace does not fit (aten/src/ATen/native/cudnn/Conv_v7.cpp), down to
 //   implicit GEMM, which needs none; a workspace slows a step but does not stop it.
@@ -43,13 +44,15 @@ struct GpuMemoryNeed {
 };
 
 // From the largest step any process measured; none without a measurement or a GPU.
-std::optional<GpuMemoryNeed> gpu_memory_need(const harness::HarnessEvents& events, const model::PlatformFacts& facts);
+std::optional<GpuMemoryNeed> gpu_memory_need(const harness::HarnessEvents& events,
+                                             const model::PlatformFacts& facts);
 
-std::optional<model::Finding> nonfinite_loss_finding(const FailureRules& rules, const model::RunOutcome& outcome,
-                                                      const model::PlatformFacts& facts);
+std::optional<model::Finding> nonfinite_loss_finding(const FailureRules& rules,
+                                                     const model::RunOutcome& outcome,
+                                                     const model::PlatformFacts& facts);
 
 // A predicted GPU Out of Memory, at stage train, where the measured step was.
 std::optional<model::Finding> gpu_memory_finding(const FailureRules& rules, const model::RunOutcome& outcome,
-                                                  const model::PlatformFacts& facts);
+                                                 const model::PlatformFacts& facts);
 
 }  // namespace preflight::diagnosis

@@ -27,7 +27,8 @@ std::string serialization_call(const std::vector<Frame>& frames) {
 // The job's innermost function saves: save_checkpoint, save_model, checkpoint, ckpt_save...
 bool user_saves(const std::vector<Frame>& frames) {
   static const re2::RE2 saving(R"((?i)(?:^|_)(?:save|checkpoint|ckpt)(?:_|$|s$))");
-  auto innermost = std::find_if(frames.rbegin(), frames.rend(), [](const Frame& frame) { return frame.user; });
+  auto innermost =
+      std::find_if(frames.rbegin(), frames.rend(), [](const Frame& frame) { return frame.user; });
   return innermost != frames.rend() && re2::RE2::PartialMatch(innermost->function, saving);
 }
 
@@ -41,8 +42,9 @@ bool under_input(const std::string& path, const model::PlatformFacts& facts) {
 
 }  // namespace
 
-std::optional<std::string> stage_of_operation(const harness::ExceptionEvent& exception, const model::PlatformFacts& facts,
-                                              const std::string& stage, bool trained) {
+std::optional<std::string> stage_of_operation(const harness::ExceptionEvent& exception,
+                                              const model::PlatformFacts& facts, const std::string& stage,
+                                              bool trained) {
   const auto& frames = exception.frames;
   // Reading the data, or writing beside it (a cache next to the input), prepares data.
   if (under_input(exception.path, facts)) return "data";
@@ -54,7 +56,8 @@ std::optional<std::string> stage_of_operation(const harness::ExceptionEvent& exc
   }
   if (call == "load") return trained ? std::optional<std::string>("evaluate") : std::nullopt;
   if (user_saves(frames)) return "checkpoint";
-  if (std::any_of(frames.begin(), frames.end(), [](const Frame& f) { return in_library(f, "torch/utils/data/"); }))
+  if (std::any_of(frames.begin(), frames.end(),
+                  [](const Frame& f) { return in_library(f, "torch/utils/data/"); }))
     return "data";
   return std::nullopt;
 }

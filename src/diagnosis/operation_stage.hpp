@@ -7,15 +7,16 @@
 #include <optional>
 #include <string>
 
-#include "model/run_evidence.hpp"
 #include "harness/events.hpp"
+#include "model/run_evidence.hpp"
 
 namespace preflight::diagnosis {
 
 // The stage the failing operation belongs to, from the exception's frames and path; nullopt
 // when they tell nothing beyond the stage the job was in (`stage`). `trained`: a training
 // step happened before the failure.
-std::optional<std::string> stage_of_operation(const harness::ExceptionEvent& exception, const model::PlatformFacts& facts,
-                                              const std::string& stage, bool trained);
+std::optional<std::string> stage_of_operation(const harness::ExceptionEvent& exception,
+                                              const model::PlatformFacts& facts, const std::string& stage,
+                                              bool trained);
 
 }  // namespace preflight::diagnosis

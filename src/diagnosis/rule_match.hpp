@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "model/run_evidence.hpp"
 #include "diagnosis/failure_rules.hpp"
+#include "model/run_evidence.hpp"
 
 namespace preflight::diagnosis {
 
@@ -16,7 +16,7 @@ namespace preflight::diagnosis {
 struct StepEvidence {
   bool setup = false;
   const harness::ExceptionEvent* exception = nullptr;  // the one that ended it, if known
-  std::vector<const model::OutputLine*> lines;                // the step's output, in arrival order
+  std::vector<const model::OutputLine*> lines;         // the step's output, in arrival order
   int exit_code = 0;
   int signal = 0;  // the terminating signal, also when only the exit status (128+N) tells it
   bool oom_killed = false;

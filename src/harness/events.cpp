@@ -125,8 +125,8 @@ StepMeasure step_measure(const json& event) {
 }
 
 bool same_clamp(const ClampEvent& a, const ClampEvent& b) {
-  const bool same_place = !a.cut || (a.where && b.where && a.where->file == b.where->file &&
-                                     a.where->line == b.where->line);
+  const bool same_place =
+      !a.cut || (a.where && b.where && a.where->file == b.where->file && a.where->line == b.where->line);
   return a.cut == b.cut && a.what == b.what && a.original == b.original && a.value == b.value && same_place;
 }
 
@@ -151,8 +151,8 @@ int main_process(const HarnessEvents& events) {
 
 // [start, end) of a process on the wall clock; a process killed before it exited lasts.
 std::pair<double, double> span_of(const ProcessRun& process) {
-  return {process.started, process.exited ? process.started + *process.exited
-                                          : std::numeric_limits<double>::infinity()};
+  return {process.started,
+          process.exited ? process.started + *process.exited : std::numeric_limits<double>::infinity()};
 }
 
 bool overlap(const ProcessRun& a, const ProcessRun& b) {
@@ -265,7 +265,8 @@ HarnessEvents parse_events(const std::string& text_in) {
       ReachedEvent r{text(event, "file"), integer(event, "line"), text(event, "stage")};
       if (!r.file.empty() && r.line > 0) out.reached.push_back(std::move(r));
     } else if (ev == "entered") {
-      EnteredEvent e{text(event, "file"), integer(event, "first"), integer(event, "last"), text(event, "stage")};
+      EnteredEvent e{text(event, "file"), integer(event, "first"), integer(event, "last"),
+                     text(event, "stage")};
       if (!e.file.empty() && e.first > 0 && e.last >= e.first) out.entered.push_back(std::move(e));
     } else if (ev == "exit") {
       auto process = std::find_if(out.processes.rbegin(), out.processes.rend(),

@@ -60,7 +60,8 @@ struct ClampEvent {
   std::optional<std::string> original;  // as JSON text ("14", "0.5"); unset when never given
   std::string value;                    // as JSON text: "2"
   std::optional<Frame> where;
-  std::string kind;  // "epochs" | "steps" | "interval" | "ranks" | "batches" (a cut loop) | "" (another value)
+  std::string
+      kind;  // "epochs" | "steps" | "interval" | "ranks" | "batches" (a cut loop) | "" (another value)
   bool cut = false;  // a loop the harness ended (ev "cut"): `what` is "for loop" or "while loop",
                      // `value` the iterations that trained, `where` the loop's first line
 };
@@ -85,13 +86,13 @@ struct NonfiniteEvent {
 
 // One training step measured at the job's batch size (docs/harness.md "Measuring a step").
 struct StepMeasure {
-  double seconds = 0;             // wall time of the step here, profiled
-  double flops = 0;               // floating-point operations the profiler counted
-  int ops = 0;                    // top-level operators: on a GPU, kernel launches
-  std::uint64_t live_bytes = 0;   // parameters, gradients and optimizer state between steps
-  std::uint64_t step_bytes = 0;   // the most the step needed above that at one time
-  int replicas = 1;               // devices a DataParallel model splits each batch over
-  std::optional<int> batch_size;  // first dimension of the step's batch
+  double seconds = 0;                    // wall time of the step here, profiled
+  double flops = 0;                      // floating-point operations the profiler counted
+  int ops = 0;                           // top-level operators: on a GPU, kernel launches
+  std::uint64_t live_bytes = 0;          // parameters, gradients and optimizer state between steps
+  std::uint64_t step_bytes = 0;          // the most the step needed above that at one time
+  int replicas = 1;                      // devices a DataParallel model splits each batch over
+  std::optional<int> batch_size;         // first dimension of the step's batch
   std::optional<int> batches_per_epoch;  // len() of the training DataLoader, not capped
   double t = 0;
   int pid = 0;
@@ -116,7 +117,8 @@ struct SaveEvent {
 struct RankEvent {
   int rank = 0;
   int world = 1;
-  double started = 0;  // wall-clock seconds when the harness started in it: t + started is comparable across ranks
+  double started =
+      0;  // wall-clock seconds when the harness started in it: t + started is comparable across ranks
   int pid = 0;
 };
 

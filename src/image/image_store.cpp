@@ -5,9 +5,9 @@
 
 #include <algorithm>
 #include <fstream>
-#include <tuple>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <tuple>
 
 #include "image/digest.hpp"
 #include "image/image_source.hpp"

@@ -169,13 +169,15 @@ Status LayerUnpacker::count(archive_entry* entry, const std::string& where) {
   ++entries_;
   std::string what;
   if (bytes_ > limits_.max_bytes) what = human_size(limits_.max_bytes) + " of files";
-  if (entries_ > limits_.max_entries) what = std::to_string(limits_.max_entries) + " files, folders and links";
+  if (entries_ > limits_.max_entries)
+    what = std::to_string(limits_.max_entries) + " files, folders and links";
   if (what.empty()) return Ok{};
-  return Error::bad_input(where + ": the image unpacks to more than " + what +
-                          " (Preflight's bound on one image), and was refused: an archive that expands this far is "
-                          "more likely an archive bomb than a training image. If the image really is that large, "
-                          "raise the bound with " + std::string(kUnpackLimitVariable) + "=" +
-                          std::to_string(((limits_.max_bytes >> 30) + 1) * 2) + "Gi");
+  return Error::bad_input(
+      where + ": the image unpacks to more than " + what +
+      " (Preflight's bound on one image), and was refused: an archive that expands this far is "
+      "more likely an archive bomb than a training image. If the image really is that large, "
+      "raise the bound with " +
+      std::string(kUnpackLimitVariable) + "=" + std::to_string(((limits_.max_bytes >> 30) + 1) * 2) + "Gi");
 }
 
 std::string LayerUnpacker::resolve(const std::string& rel, bool follow_last, std::string& resolved) {
@@ -429,8 +431,7 @@ Status LayerUnpacker::apply_entries(archive* reader, const LayerSource& layer) {
       la_int64_t offset = 0;
       while ((r = archive_read_data_block(reader, &block, &size, &offset)) == ARCHIVE_OK) {
         if (archive_write_data_block(writer.get(), block, size, offset) < ARCHIVE_WARN) {
-          return Error::runtime(where + ": cannot write \"" + raw +
-                                "\": " + archive_message(writer.get()));
+          return Error::runtime(where + ": cannot write \"" + raw + "\": " + archive_message(writer.get()));
         }
       }
       if (r != ARCHIVE_EOF) {

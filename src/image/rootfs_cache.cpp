@@ -51,7 +51,8 @@ class TempFolder {
 
 // `create` is false only to look: a lock file made then would read as a use.
 UniqueFd open_lock(const fs::path& entry, bool create = true) {
-  return UniqueFd(::open((entry / kLockFile).c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | (create ? O_CREAT : 0), 0644));
+  return UniqueFd(
+      ::open((entry / kLockFile).c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | (create ? O_CREAT : 0), 0644));
 }
 
 // The size an entry's files take, read from its size file; an entry made before there were
@@ -74,8 +75,8 @@ Result<UnpackLimits> unpack_limits() {
   if (text == nullptr || *text == '\0') return limits;
   auto bytes = parse_size(text);
   if (!bytes || *bytes == 0)
-    return Error::bad_input(std::string(kUnpackLimitVariable) + ": expected a size such as \"128Gi\", got \"" +
-                            text + "\"");
+    return Error::bad_input(std::string(kUnpackLimitVariable) +
+                            ": expected a size such as \"128Gi\", got \"" + text + "\"");
   limits.max_bytes = *bytes;
   return limits;
 }
@@ -115,7 +116,8 @@ std::shared_ptr<const UniqueFd> RootfsCache::hold(const std::string& digest) con
   if (!lock.valid() || ::flock(lock.get(), LOCK_SH) != 0) return nullptr;
   // A prune may have moved the entry away between the open and the lock: then this lock is
   // on the removed copy's file, and the entry is gone.
-  struct stat held {}, now {};
+  struct stat held {
+  }, now{};
   if (::fstat(lock.get(), &held) != 0 || ::stat((entry / kLockFile).c_str(), &now) != 0 ||
       held.st_ino != now.st_ino || held.st_dev != now.st_dev || !contains(digest))
     return nullptr;
@@ -123,9 +125,8 @@ std::shared_ptr<const UniqueFd> RootfsCache::hold(const std::string& digest) con
   return std::make_shared<const UniqueFd>(std::move(lock));
 }
 
-Result<std::pair<fs::path, std::shared_ptr<const UniqueFd>>> RootfsCache::unpack(const ImageSource& source,
-                                                                               const std::string& ref_text,
-                                                                               const ProgressSink& progress) {
+Result<std::pair<fs::path, std::shared_ptr<const UniqueFd>>> RootfsCache::unpack(
+    const ImageSource& source, const std::string& ref_text, const ProgressSink& progress) {
   fs::path final_dir = entry_dir(source.digest);
   if (auto held = hold(source.digest)) return std::pair{final_dir / "rootfs", held};
 
@@ -178,8 +179,9 @@ Result<std::pair<fs::path, std::shared_ptr<const UniqueFd>>> RootfsCache::unpack
   }
   // The new entry is held, so it stays; older ones go, least recently used first.
   for (const CacheEntry& removed : prune(*limit)) {
-    if (progress) progress("removed unused image " + removed.digest + " (" + human_size(removed.bytes) +
-                           ") from the cache, to keep it under " + human_size(*limit));
+    if (progress)
+      progress("removed unused image " + removed.digest + " (" + human_size(removed.bytes) +
+               ") from the cache, to keep it under " + human_size(*limit));
   }
   return std::pair{final_dir / "rootfs", held};
 }
@@ -200,7 +202,8 @@ std::vector<CacheEntry> RootfsCache::entries() const {
     entry.in_use = probe.valid() && ::flock(probe.get(), LOCK_EX | LOCK_NB) != 0;
     found.push_back(std::move(entry));
   }
-  std::sort(found.begin(), found.end(), [](const CacheEntry& a, const CacheEntry& b) { return a.used < b.used; });
+  std::sort(found.begin(), found.end(),
+            [](const CacheEntry& a, const CacheEntry& b) { return a.used < b.used; });
   return found;
 }
 

@@ -42,9 +42,8 @@ class RootfsCache {
 
   // Unpacks the source's layers into a new entry unless one exists, then holds it and keeps
   // the cache under its bound; returns the rootfs path and the hold (UnpackedImage::hold).
-  Result<std::pair<std::filesystem::path, std::shared_ptr<const UniqueFd>>> unpack(const ImageSource& source,
-                                                                                   const std::string& ref_text,
-                                                                                   const ProgressSink& progress);
+  Result<std::pair<std::filesystem::path, std::shared_ptr<const UniqueFd>>> unpack(
+      const ImageSource& source, const std::string& ref_text, const ProgressSink& progress);
 
   // Every whole entry, least recently used first.
   std::vector<CacheEntry> entries() const;

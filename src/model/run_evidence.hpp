@@ -22,11 +22,11 @@ struct OutputLine {
 };
 
 struct RunOutcome {
-  int exit_code = 0;        // of the launcher (setup + command); 128+N for a signal
-  int signal = 0;           // terminating signal of the job's process, 0 if none
-  bool oom_killed = false;  // the memory cgroup recorded an OOM kill
-  bool timed_out = false;   // Preflight stopped it at the dry-run timeout
-  bool disk_full = false;   // Preflight stopped it when its files outgrew the platform's disk
+  int exit_code = 0;                // of the launcher (setup + command); 128+N for a signal
+  int signal = 0;                   // terminating signal of the job's process, 0 if none
+  bool oom_killed = false;          // the memory cgroup recorded an OOM kill
+  bool timed_out = false;           // Preflight stopped it at the dry-run timeout
+  bool disk_full = false;           // Preflight stopped it when its files outgrew the platform's disk
   std::uint64_t written_bytes = 0;  // what its files took then
   double timeout_s = 0;
   std::optional<int> setup_exit;   // set when the job had a setup step and it finished

@@ -30,7 +30,8 @@ std::optional<CountClamp> clamp_of_kind(const std::vector<report::Clamp>& clamps
   return std::nullopt;
 }
 
-void set_step_time(report::Estimate& out, const harness::StepMeasure& step, const model::PlatformFacts& facts) {
+void set_step_time(report::Estimate& out, const harness::StepMeasure& step,
+                   const model::PlatformFacts& facts) {
   out.step_seconds_here = step.seconds;
   out.step_seconds = step.seconds;
   if (facts.gpus <= 0) {
@@ -38,9 +39,9 @@ void set_step_time(report::Estimate& out, const harness::StepMeasure& step, cons
   } else if (facts.gpu_tflops > 0 && step.flops > 0) {
     const double compute = step.flops / step.replicas / (facts.gpu_tflops * 1e12 * kGpuUtilisation);
     out.step_seconds = std::max(compute, step.ops * kSecondsPerOperator);
-    out.step_basis = fmt::format("{:.3g} GFLOP at {:.0f}% of the {}'s {} TFLOPS, at least {:.0f} us per operator",
-                                 step.flops / 1e9, kGpuUtilisation * 100, facts.gpu_name, facts.gpu_tflops,
-                                 kSecondsPerOperator * 1e6);
+    out.step_basis = fmt::format(
+        "{:.3g} GFLOP at {:.0f}% of the {}'s {} TFLOPS, at least {:.0f} us per operator", step.flops / 1e9,
+        kGpuUtilisation * 100, facts.gpu_name, facts.gpu_tflops, kSecondsPerOperator * 1e6);
   } else {
     out.step_basis = "measured here (the profile gives no gpu.tflops)";
   }
@@ -55,7 +56,8 @@ const model::Finding* first_failure(const std::vector<model::Finding>& findings)
 
 // Training steps of the real run before `failure` strikes; none when that cannot be told.
 std::optional<long long> steps_before(const model::Finding& failure, const HarnessEvents& events,
-                                      const harness::StepMeasure& step, const std::optional<CountClamp>& epochs,
+                                      const harness::StepMeasure& step,
+                                      const std::optional<CountClamp>& epochs,
                                       const std::optional<CountClamp>& steps) {
   for (const char* stage : kBeforeTraining)
     if (failure.stage == stage) return 0;
@@ -96,7 +98,8 @@ std::optional<long long> steps_before(const model::Finding& failure, const Harne
 
 }  // namespace
 
-std::optional<report::Estimate> estimate_run(const HarnessEvents& events, const std::vector<report::Clamp>& clamps,
+std::optional<report::Estimate> estimate_run(const HarnessEvents& events,
+                                             const std::vector<report::Clamp>& clamps,
                                              const std::vector<model::Finding>& findings,
                                              const model::PlatformFacts& facts) {
   const harness::StepMeasure* step = harness::main_or_first(events.steps, events.main_pid);

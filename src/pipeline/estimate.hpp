@@ -6,8 +6,8 @@
 #include <optional>
 #include <vector>
 
-#include "model/run_evidence.hpp"
 #include "harness/events.hpp"
+#include "model/run_evidence.hpp"
 #include "report/report.hpp"
 
 namespace preflight::pipeline {

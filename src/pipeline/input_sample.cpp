@@ -1,9 +1,9 @@
 #include "pipeline/input_sample.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <fstream>
-
-#include <fmt/format.h>
 
 #include "util/text.hpp"
 
@@ -14,8 +14,8 @@ namespace {
 
 // Line-oriented formats whose first records are a valid, smaller file of the same kind.
 bool is_text_records(const fs::path& file) {
-  static const std::vector<std::string> kinds = {".csv", ".tsv", ".txt", ".jsonl", ".ndjson", ".tok", ".src",
-                                                 ".tgt", ".vocab", ".lst", ".list"};
+  static const std::vector<std::string> kinds = {".csv", ".tsv", ".txt",   ".jsonl", ".ndjson", ".tok",
+                                                 ".src", ".tgt", ".vocab", ".lst",   ".list"};
   std::string ext = file.extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
   return std::find(kinds.begin(), kinds.end(), ext) != kinds.end();
@@ -79,15 +79,19 @@ class Sampler {
   Status folder(const fs::path& relative) {
     std::error_code ec;
     fs::create_directories(into_ / relative, ec);
-    if (ec) return Error::runtime(fmt::format("cannot create {}: {}", (into_ / relative).string(), ec.message()));
+    if (ec)
+      return Error::runtime(fmt::format("cannot create {}: {}", (into_ / relative).string(), ec.message()));
     std::vector<fs::path> files, folders;
     for (const auto& entry : fs::directory_iterator(input_ / relative, ec)) {
       std::error_code entry_ec;
-      if (entry.is_directory(entry_ec)) folders.push_back(entry.path().filename());
-      else if (entry.is_regular_file(entry_ec)) files.push_back(entry.path().filename());
+      if (entry.is_directory(entry_ec))
+        folders.push_back(entry.path().filename());
+      else if (entry.is_regular_file(entry_ec))
+        files.push_back(entry.path().filename());
     }
-    if (ec) return Error::bad_input(fmt::format("cannot read input folder {}: {}", (input_ / relative).string(),
-                                                ec.message()));
+    if (ec)
+      return Error::bad_input(
+          fmt::format("cannot read input folder {}: {}", (input_ / relative).string(), ec.message()));
     std::sort(files.begin(), files.end());
     std::sort(folders.begin(), folders.end());
     const std::size_t kept = std::min(files.size(), limits_.files_per_folder);
@@ -133,7 +137,8 @@ std::string describe(const std::string& name, const InputSample& sample, const S
   std::string text = fmt::format("input \"{}\" (over {}) sampled: {} file{} kept, {} left out", name,
                                  human_size(limits.sample_above), sample.files_kept,
                                  sample.files_kept == 1 ? "" : "s", sample.files_left_out);
-  if (sample.files_cut) text += fmt::format(", {} cut to their first {} records", sample.files_cut, limits.text_lines);
+  if (sample.files_cut)
+    text += fmt::format(", {} cut to their first {} records", sample.files_cut, limits.text_lines);
   if (!sample.file_mounts.empty()) text += fmt::format(", {} mounted as they are", sample.file_mounts.size());
   return text;
 }

@@ -137,7 +137,7 @@ void at_save(model::Finding& finding, const harness::SaveEvent* save, const plan
 }  // namespace
 
 std::vector<model::Finding> output_findings(const plan::RunPlan& plan, const fs::path& upper,
-                                             const harness::HarnessEvents& events) {
+                                            const harness::HarnessEvents& events) {
   std::vector<model::Finding> findings;
   auto written = written_outside(upper, plan, events);
   const harness::SaveEvent* saved_elsewhere = first_save(events, written);
@@ -162,8 +162,7 @@ std::vector<model::Finding> output_findings(const plan::RunPlan& plan, const fs:
   for (const auto& m : plan.mounts) {
     std::error_code ec;
     // The platform's kept folders are there whether the job uses them or not.
-    if (m.kind != model::MountFact::Kind::Output || m.name.empty() || !fs::is_empty(m.source, ec))
-      continue;
+    if (m.kind != model::MountFact::Kind::Output || m.name.empty() || !fs::is_empty(m.source, ec)) continue;
     findings.push_back(
         lost("output-left-empty",
              fmt::format("the job trained but left output \"{}\" ({}) empty: nothing of this run "

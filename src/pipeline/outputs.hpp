@@ -7,14 +7,14 @@
 #include <vector>
 
 #include "harness/events.hpp"
-#include "plan/run_plan.hpp"
 #include "model/finding.hpp"
+#include "plan/run_plan.hpp"
 
 namespace preflight::pipeline {
 
 // `upper`: the run's overlay upper layer. The harness's events tell whether the job trained and
 // where its torch.save calls wrote: a finding about a saved file points at its torch.save line.
 std::vector<model::Finding> output_findings(const plan::RunPlan& plan, const std::filesystem::path& upper,
-                                             const harness::HarnessEvents& events);
+                                            const harness::HarnessEvents& events);
 
 }  // namespace preflight::pipeline

@@ -17,7 +17,9 @@ using model::Finding;
 using model::Prediction;
 using model::Severity;
 
-bool is_prediction(const Finding& f) { return f.phase == model::Phase::Static && f.prediction != Prediction::None; }
+bool is_prediction(const Finding& f) {
+  return f.phase == model::Phase::Static && f.prediction != Prediction::None;
+}
 
 bool in_python_file(const Finding& f) { return f.location.line > 0 && f.location.file.extension() == ".py"; }
 
@@ -57,16 +59,18 @@ std::string in_code(const std::string& file, const std::string& code_dir) {
 }
 
 struct Coverage {
-  std::set<std::pair<std::string, int>> reached;                  // (file in code, line)
+  std::set<std::pair<std::string, int>> reached;                       // (file in code, line)
   std::vector<std::pair<std::string, harness::EnteredEvent>> entered;  // (file in code, span)
 
   static Coverage of(const RunEvidence& run) {
     Coverage coverage;
     if (!run.events) return coverage;
     for (const auto& r : run.events->reached)
-      if (auto file = in_code(r.file, run.code_container_dir); !file.empty()) coverage.reached.emplace(file, r.line);
+      if (auto file = in_code(r.file, run.code_container_dir); !file.empty())
+        coverage.reached.emplace(file, r.line);
     for (const auto& e : run.events->entered)
-      if (auto file = in_code(e.file, run.code_container_dir); !file.empty()) coverage.entered.emplace_back(file, e);
+      if (auto file = in_code(e.file, run.code_container_dir); !file.empty())
+        coverage.entered.emplace_back(file, e);
     return coverage;
   }
 
@@ -144,8 +148,9 @@ std::vector<SourceLocation> watched_lines(const std::vector<Finding>& findings) 
   return lines;
 }
 
-std::vector<Finding> settle_predictions(std::vector<Finding> static_findings, std::vector<Finding> dry_run_findings,
-                                        const RunEvidence& run, bool strict) {
+std::vector<Finding> settle_predictions(std::vector<Finding> static_findings,
+                                        std::vector<Finding> dry_run_findings, const RunEvidence& run,
+                                        bool strict) {
   const Coverage coverage = Coverage::of(run);
   std::vector<Finding> out;
   for (auto& f : static_findings) {

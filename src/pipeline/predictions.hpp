@@ -21,12 +21,12 @@ std::vector<SourceLocation> watched_lines(const std::vector<model::Finding>& fin
 
 // What the dry run showed, as far as settling predictions needs it.
 struct RunEvidence {
-  bool watched = false;                // the harness loaded, so reached lines were reported
-  std::optional<int> setup_exit;       // the setup step's status; nullopt: none, or it never ended
+  bool watched = false;           // the harness loaded, so reached lines were reported
+  std::optional<int> setup_exit;  // the setup step's status; nullopt: none, or it never ended
   bool has_setup = false;
-  bool command_passed = false;         // the command exited 0 and was not stopped
+  bool command_passed = false;  // the command exited 0 and was not stopped
   const harness::HarnessEvents* events = nullptr;
-  std::string code_container_dir;      // where the code folder is in the container
+  std::string code_container_dir;  // where the code folder is in the container
 };
 
 // The static findings, their predictions settled, followed by the dry run's findings: a
@@ -34,8 +34,8 @@ struct RunEvidence {
 // evidence added; a refuted one becomes `info`; one not reached a warning that says so (an
 // error still with `strict`).
 std::vector<model::Finding> settle_predictions(std::vector<model::Finding> static_findings,
-                                                std::vector<model::Finding> dry_run_findings,
-                                                const RunEvidence& run, bool strict);
+                                               std::vector<model::Finding> dry_run_findings,
+                                               const RunEvidence& run, bool strict);
 
 // Without a dry run (`preflight check`, or a run stopped by a certain error), predictions stay
 // unverified: warnings, or errors with `strict`.

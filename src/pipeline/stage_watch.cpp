@@ -22,9 +22,9 @@ StageWatch::StageWatch(fs::path events_file, std::function<void(const std::strin
         step(has_setup ? "setup" : "starting the job");
         std::mutex mutex;
         std::condition_variable_any wake;
-        UniqueFd events;      // the job may write the folder: opened as read_events opens it
+        UniqueFd events;       // the job may write the folder: opened as read_events opens it
         std::size_t read = 0;  // bytes so far, at most kMaxReadBytes
-        std::string pending;  // a line the harness has not finished writing yet
+        std::string pending;   // a line the harness has not finished writing yet
         std::string shown;
         std::unique_lock lock(mutex);
         while (!wake.wait_for(lock, stop, kPoll, [&] { return stop.stop_requested(); })) {

@@ -5,8 +5,8 @@
 
 #include <vector>
 
-#include "pipeline/job_context.hpp"
 #include "model/finding.hpp"
+#include "pipeline/job_context.hpp"
 #include "report/report.hpp"
 #include "util/error.hpp"
 

@@ -119,10 +119,11 @@ Result<std::string> filled_path(const std::string& text, const Vars& vars, const
   auto path = spec::expand_template(text, vars, where);
   if (!path || path->empty()) return path;
   if (!is_normal_absolute_path(*path) || (!may_be_root && *path == "/"))
-    return Error::bad_input(fmt::format("\"{}\" gives \"{}\", which is not an absolute path inside the container "
-                                        "without \".\", \"..\" or \"//\"{}: correct the profile",
-                                        text, *path, may_be_root ? "" : " (nor \"/\")"),
-                            where);
+    return Error::bad_input(
+        fmt::format("\"{}\" gives \"{}\", which is not an absolute path inside the container "
+                    "without \".\", \"..\" or \"//\"{}: correct the profile",
+                    text, *path, may_be_root ? "" : " (nor \"/\")"),
+        where);
   return path;
 }
 
@@ -297,11 +298,13 @@ Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile&
   // images built from a root filesystem often have none, and then "localhost" (a distributed
   // job's MASTER_ADDR) does not resolve without a network. Bound, never written into the
   // image's root, where a link could lead it onto the host (docs/security.md).
-  if (std::none_of(profile.files.begin(), profile.files.end(), [](auto& f) { return f.path == "/etc/hosts"; })) {
+  if (std::none_of(profile.files.begin(), profile.files.end(),
+                   [](auto& f) { return f.path == "/etc/hosts"; })) {
     auto hosts = context.run_dir / "platform" / "etc" / "hosts";
-    plan.files.push_back({hosts, fmt::format("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
-                                             "127.0.1.1\t{}\n",
-                                             plan.hostname)});
+    plan.files.push_back(
+        {hosts, fmt::format("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+                            "127.0.1.1\t{}\n",
+                            plan.hostname)});
     add_mount({Kind::PlatformFile, "", "/etc/hosts", hosts, true, {}});
   }
   // Writable folders are part of the container's own root, as on the platform: an image's

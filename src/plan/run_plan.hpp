@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "model/run_evidence.hpp"
 #include "image/image_store.hpp"
+#include "model/run_evidence.hpp"
 #include "spec/job_spec.hpp"
 #include "spec/platform_profile.hpp"
 #include "util/error.hpp"
@@ -87,10 +87,10 @@ struct RunPlan {
   spec::SeccompPolicy seccomp;  // no rules: no filter (a plan made by hand, in a test)
   int steps = 2;
   std::chrono::milliseconds timeout{600000};
-  bool harness = true;             // the harness is injected: on timeout it is asked for its stacks first
+  bool harness = true;               // the harness is injected: on timeout it is asked for its stacks first
   std::filesystem::path stdin_file;  // the process's standard input (one of `files`); empty: none
-  model::PlatformFacts facts;  // for diagnosis (functions left unset here)
-  std::vector<std::string> notes;  // what the platform does with the job that the user should know
+  model::PlatformFacts facts;        // for diagnosis (functions left unset here)
+  std::vector<std::string> notes;    // what the platform does with the job that the user should know
 };
 
 // What the caller decides about this particular run (names, folders); keeps planning pure.

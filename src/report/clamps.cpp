@@ -9,7 +9,8 @@ namespace {
 // "main.py:57", or "" when the frame is not in the job's code.
 std::string place(const SourceLocation& location) {
   if (!location.known()) return "";
-  return location.line > 0 ? fmt::format("{}:{}", location.file.string(), location.line) : location.file.string();
+  return location.line > 0 ? fmt::format("{}:{}", location.file.string(), location.line)
+                           : location.file.string();
 }
 
 nlohmann::json value_of(const std::string& text) {
@@ -34,7 +35,8 @@ std::vector<Clamp> clamps_of(const std::vector<harness::ClampEvent>& events, con
   return clamps;
 }
 
-std::vector<std::string> loop_notes(const std::vector<harness::UncutLoop>& loops, const std::string& code_dir) {
+std::vector<std::string> loop_notes(const std::vector<harness::UncutLoop>& loops,
+                                    const std::string& code_dir) {
   std::vector<std::string> notes;
   for (const harness::UncutLoop& loop : loops) {
     const std::string at = place(harness::location_in_code(loop.where, code_dir));

@@ -15,6 +15,7 @@ std::vector<Clamp> clamps_of(const std::vector<harness::ClampEvent>& events, con
 
 // The report's note for each loop that trained and could not be shortened: "the while loop at
 // train.py:40 ran in full: it is the last statement of its function".
-std::vector<std::string> loop_notes(const std::vector<harness::UncutLoop>& loops, const std::string& code_dir);
+std::vector<std::string> loop_notes(const std::vector<harness::UncutLoop>& loops,
+                                    const std::string& code_dir);
 
 }  // namespace preflight::report

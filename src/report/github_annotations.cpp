@@ -47,7 +47,8 @@ void print_annotations(const Report& report, const std::filesystem::path& worksp
     out << "::" << command_of(f.severity) << " file=" << escaped(file.generic_string(), true);
     if (place.line > 0) out << ",line=" << place.line;
     if (place.column > 0) out << ",col=" << place.column;
-    out << ",title=" << escaped(f.category, true) << "::" << escaped(model::message_and_hint(f), false) << "\n";
+    out << ",title=" << escaped(f.category, true) << "::" << escaped(model::message_and_hint(f), false)
+        << "\n";
   }
 }
 

@@ -74,8 +74,9 @@ nlohmann::json to_json(const Report& report) {
   for (const auto& f : report.findings) {
     json predicted = json::array();
     for (const auto& evidence : f.predicted)
-      predicted.push_back(
-          {{"rule", evidence.rule}, {"message", evidence.message}, {"location", location_json(evidence.location)}});
+      predicted.push_back({{"rule", evidence.rule},
+                           {"message", evidence.message},
+                           {"location", location_json(evidence.location)}});
     const char* prediction = to_string(f.prediction);
     findings.push_back({{"rule", f.rule},
                         {"category", f.category},
@@ -124,7 +125,8 @@ Status write_report_file(const std::filesystem::path& file, const std::string& t
 
 Status write_json(const Report& report, const std::filesystem::path& file) {
   // A job's output can hold bytes that are not UTF-8: they become U+FFFD rather than an exception.
-  return write_report_file(file, to_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  return write_report_file(
+      file, to_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 }  // namespace preflight::report

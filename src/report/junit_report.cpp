@@ -14,7 +14,8 @@ namespace {
 std::size_t xml_char_length(std::string_view text, std::size_t at) {
   const std::size_t length = utf8_char_length(text, at);
   const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
-  if (length == 1) return byte(at) >= 0x20 || byte(at) == '\t' || byte(at) == '\n' || byte(at) == '\r' ? 1 : 0;
+  if (length == 1)
+    return byte(at) >= 0x20 || byte(at) == '\t' || byte(at) == '\n' || byte(at) == '\r' ? 1 : 0;
   if (length == 3 && byte(at) == 0xEF && byte(at + 1) == 0xBF && byte(at + 2) >= 0xBE) return 0;
   return length;
 }
@@ -72,8 +73,8 @@ struct TestCase {
 
 // A finding as a failure's body: everything the terminal summary says about it.
 std::string finding_text(const model::Finding& f) {
-  std::string text = f.category + " (" + f.dimension + "; root cause: " + f.root_cause + ")" + model::where_text(f) +
-                     "\n" + model::message_and_hint(f) + "\n";
+  std::string text = f.category + " (" + f.dimension + "; root cause: " + f.root_cause + ")" +
+                     model::where_text(f) + "\n" + model::message_and_hint(f) + "\n";
   if (f.severity == model::Severity::Error) text += std::string("retry: ") + to_string(f.retry) + "\n";
   return text;
 }

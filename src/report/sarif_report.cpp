@@ -112,8 +112,7 @@ json location_of(const Report& report, const model::Finding& finding, const UriB
 
 }  // namespace
 
-nlohmann::json to_sarif(const Report& report,
-                        const SarifTool& tool, const std::filesystem::path& workspace) {
+nlohmann::json to_sarif(const Report& report, const SarifTool& tool, const std::filesystem::path& workspace) {
   json rules = json::array();
   std::vector<std::string> rule_categories;
   json results = json::array();

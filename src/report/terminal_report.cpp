@@ -93,7 +93,9 @@ void print_estimate(const Estimate& e, std::ostream& out, const Palette& p) {
   }
 }
 
-bool same_place(const SourceLocation& a, const SourceLocation& b) { return a.file == b.file && a.line == b.line; }
+bool same_place(const SourceLocation& a, const SourceLocation& b) {
+  return a.file == b.file && a.line == b.line;
+}
 
 }  // namespace
 
@@ -113,12 +115,13 @@ void print_summary(const Report& report, std::ostream& out, bool color) {
   }
   if (report.dry_run) out << p.bold("stages") << ": " << (stages.empty() ? "none reached" : stages) << "\n";
   for (const auto& f : report.findings) {
-    out << severity_label(f.severity, p) << ": " << p.bold(f.category) << model::where_text(f) << "\n  " << f.message
-        << "\n";
+    out << severity_label(f.severity, p) << ": " << p.bold(f.category) << model::where_text(f) << "\n  "
+        << f.message << "\n";
     for (const auto& evidence : f.predicted)
       out << "  " << p.dim("predicted by the static checks:") << " " << evidence.message
           << (same_place(evidence.location, f.location) ? "" : " (" + evidence.location.str() + ")") << "\n";
-    if (!f.hint.empty() && f.prediction != model::Prediction::Refuted) out << "  " << p.dim("hint:") << " " << f.hint << "\n";
+    if (!f.hint.empty() && f.prediction != model::Prediction::Refuted)
+      out << "  " << p.dim("hint:") << " " << f.hint << "\n";
     if (f.severity == model::Severity::Error && f.retry == model::Retry::Useless)
       out << "  " << p.dim("retry: useless, the failure is deterministic") << "\n";
   }

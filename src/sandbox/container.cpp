@@ -217,7 +217,8 @@ int pidfd_open(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pi
 
 bool delete_container(const std::string& id) {
   const Runtime runtime = runtime_for_this_user(find_runtime());
-  const bool existed = !runtime.program.empty() && run_runtime(runtime, {"delete", "--force", id}).status == 0;
+  const bool existed =
+      !runtime.program.empty() && run_runtime(runtime, {"delete", "--force", id}).status == 0;
   if (is_host_root()) remove_cgroups(id);
   return existed;
 }
@@ -307,7 +308,8 @@ Result<ContainerExit> run_container(const plan::RunPlan& plan, const fs::path& i
     if (!killed) fds.push_back({interrupt_fd(), POLLIN, 0});  // it stays readable once signalled
     // Woken at the deadline, or earlier when the disk is due a measure.
     auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(std::min(deadline, disk.due()) - Clock::now()).count();
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::min(deadline, disk.due()) - Clock::now())
+            .count();
     int ready = ::poll(fds.data(), fds.size(), killed ? 1000 : static_cast<int>(std::max<long>(left, 0)));
     if (ready < 0 && errno != EINTR) break;
     for (const auto& fd : fds) {

@@ -22,10 +22,10 @@ struct ContainerExit {
   int signal = 0;
   bool oom_killed = false;
   bool timed_out = false;
-  int interrupted_by = 0;  // SIGINT/SIGTERM that stopped the run, 0 if none
-  bool disk_full = false;  // stopped: its files outgrew the platform's disk (limits.disk)
-  bool host_disk_low = false;  // stopped: the host's disk was running out (docs/security.md)
-  std::uint64_t written_bytes = 0;  // what its writable places held at the last measure
+  int interrupted_by = 0;             // SIGINT/SIGTERM that stopped the run, 0 if none
+  bool disk_full = false;             // stopped: its files outgrew the platform's disk (limits.disk)
+  bool host_disk_low = false;         // stopped: the host's disk was running out (docs/security.md)
+  std::uint64_t written_bytes = 0;    // what its writable places held at the last measure
   std::uint64_t host_free_bytes = 0;  // the run folder's disk's free space, then
   std::uint64_t peak_memory_bytes = 0;
   double seconds = 0;

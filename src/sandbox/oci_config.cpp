@@ -78,7 +78,9 @@ json seccomp(const spec::SeccompPolicy& policy) {
       syscalls.push_back(refused);
     }
   }
-  return {{"defaultAction", "SCMP_ACT_ALLOW"}, {"architectures", seccomp_architectures()}, {"syscalls", syscalls}};
+  return {{"defaultAction", "SCMP_ACT_ALLOW"},
+          {"architectures", seccomp_architectures()},
+          {"syscalls", syscalls}};
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 #include "sandbox/run_folder.hpp"
 
 #include <fcntl.h>
-#include <stdio.h>
 #include <fmt/format.h>
+#include <stdio.h>
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -78,9 +78,11 @@ Result<RunFolder> RunFolder::create(const fs::path& dir) {
   };
   if (::mkdir(staging.c_str(), 0755) != 0)
     return Error::runtime(fmt::format("cannot make {}: {}", dir.string(), std::strerror(errno)));
-  UniqueFd lock(::open((staging / kLockFile).c_str(), O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+  UniqueFd lock(
+      ::open((staging / kLockFile).c_str(), O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
   if (!lock.valid() || ::flock(lock.get(), LOCK_EX) != 0) return fail("lock");
-  if (::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, dir.c_str(), RENAME_NOREPLACE) != 0) return fail("make");
+  if (::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, dir.c_str(), RENAME_NOREPLACE) != 0)
+    return fail("make");
   return RunFolder(dir, std::move(lock));
 }
 

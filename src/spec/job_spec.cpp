@@ -98,8 +98,9 @@ Result<fs::path> read_code(const YamlDoc& doc, const YamlField& field, const fs:
   // The code folder is walked and uploaded whole: the host's root (or /proc, /sys, /dev)
   // never is a job's code.
   if (is_system_folder(code))
-    return doc.error(field, code.string() + " is a system folder, not a job's code; set code: to the folder "
-                                            "holding your training code");
+    return doc.error(field, code.string() +
+                                " is a system folder, not a job's code; set code: to the folder "
+                                "holding your training code");
   return code;
 }
 
@@ -255,8 +256,8 @@ Status read_field(const YamlDoc& doc, const YamlField& field, const fs::path& jo
                                   "\"_\" and \".\", starting with a letter or digit");
     }
     if (value->size() > kMaxJobName)
-      return doc.error(field, fmt::format("is {} characters long; give a name of at most {}", value->size(),
-                                          kMaxJobName));
+      return doc.error(
+          field, fmt::format("is {} characters long; give a name of at most {}", value->size(), kMaxJobName));
     job.name = *value;
   } else if (field.key == "platform" || field.key == "image") {
     auto value = text(doc, field);

@@ -46,8 +46,8 @@ struct ResourceLimits {
   std::uint64_t memory_bytes = 0;  // 0: unlimited
   std::uint64_t shm_bytes = 64ull << 20;
   std::uint64_t disk_bytes = 0;  // what the job may write (its container's disk); 0: no quota
-  int pids = 0;     // 0: unlimited
-  double cpus = 0;  // 0: unlimited
+  int pids = 0;                  // 0: unlimited
+  double cpus = 0;               // 0: unlimited
 };
 
 struct GpuModel {

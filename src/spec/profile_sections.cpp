@@ -184,8 +184,9 @@ Status read_limits(const YamlDoc& doc, const YamlField& section, ResourceLimits&
     if (field.key == "memory" || field.key == "shm" || field.key == "disk") {
       auto bytes = size(doc, field);
       if (!bytes) return std::move(bytes).error();
-      (field.key == "memory" ? limits.memory_bytes : field.key == "shm" ? limits.shm_bytes : limits.disk_bytes) =
-          *bytes;
+      (field.key == "memory" ? limits.memory_bytes
+       : field.key == "shm"  ? limits.shm_bytes
+                             : limits.disk_bytes) = *bytes;
     } else if (field.key == "pids") {
       auto value = bounded(doc, field, 1, 4194304);
       if (!value) return std::move(value).error();
@@ -283,7 +284,8 @@ Result<std::vector<PlatformFile>> read_files(const YamlDoc& doc, const YamlField
   std::vector<PlatformFile> files;
   for (const YamlField& field : *fields) {
     if (!valid_container_path(field.key, false) || field.key == "/") {
-      return Error::bad_input(fmt::format("files: \"{}\" must be {}", field.key, kPathRule), doc.at(field.key_node));
+      return Error::bad_input(fmt::format("files: \"{}\" must be {}", field.key, kPathRule),
+                              doc.at(field.key_node));
     }
     auto content = template_string(doc, field, {});
     if (!content) return std::move(content).error();

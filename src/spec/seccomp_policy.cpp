@@ -32,8 +32,8 @@ Result<int> read_errno(const YamlDoc& doc, const YamlField& field) {
     if (*value == name) return number;
     names.push_back(name);
   }
-  return doc.error(field, fmt::format("unknown error \"{}\"{} (one of {})", *value, did_you_mean(*value, names),
-                                      fmt::join(names, ", ")));
+  return doc.error(field, fmt::format("unknown error \"{}\"{} (one of {})", *value,
+                                      did_you_mean(*value, names), fmt::join(names, ", ")));
 }
 
 Status read_flags(const YamlDoc& doc, const YamlField& section, SeccompRule& rule) {
@@ -76,7 +76,8 @@ Result<SeccompRule> read_rule(const YamlDoc& doc, const YamlField& entry) {
       auto names = doc.string_list(field);
       if (!names) return std::move(names).error();
       for (const std::string& name : *names) {
-        if (!is_identifier(name)) return doc.error(field, fmt::format("\"{}\" is not a system call's name", name));
+        if (!is_identifier(name))
+          return doc.error(field, fmt::format("\"{}\" is not a system call's name", name));
       }
       rule.syscalls = std::move(*names);
     } else if (field.key == "errno") {
@@ -105,7 +106,8 @@ Result<SeccompPolicy> load_policy_file(const fs::path& file) {
       policy.description = std::move(*value);
       continue;
     }
-    if (!field.value.IsSequence()) return doc->error(field, "expected a list of rules, got " + describe(field.value));
+    if (!field.value.IsSequence())
+      return doc->error(field, "expected a list of rules, got " + describe(field.value));
     for (std::size_t i = 0; i < field.value.size(); ++i) {
       const YamlField entry{field.key, fmt::format("deny[{}]", i), field.key_node, field.value[i]};
       auto rule = read_rule(*doc, entry);
@@ -124,7 +126,8 @@ std::vector<std::string> list_seccomp_policies(const fs::path& dir) {
   std::set<std::string> names;
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    if (it->is_regular_file(ec) && it->path().extension() == ".yaml") names.insert(it->path().stem().string());
+    if (it->is_regular_file(ec) && it->path().extension() == ".yaml")
+      names.insert(it->path().stem().string());
   }
   return {names.begin(), names.end()};
 }

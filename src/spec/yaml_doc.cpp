@@ -1,13 +1,14 @@
 #include "spec/yaml_doc.hpp"
 
+#include <fmt/format.h>
+#include <yaml-cpp/eventhandler.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
-#include <fmt/format.h>
 #include <map>
 #include <optional>
 #include <sstream>
-#include <yaml-cpp/eventhandler.h>
 
 #include "spec/platform_profile.hpp"
 #include "util/did_you_mean.hpp"
@@ -40,12 +41,16 @@ class DocumentStart : public YAML::EventHandler {
   void OnDocumentEnd() override {}
   void OnNull(const YAML::Mark& at, YAML::anchor_t) override { note(at); }
   void OnAlias(const YAML::Mark& at, YAML::anchor_t) override { note(at); }
-  void OnScalar(const YAML::Mark& at, const std::string&, YAML::anchor_t, const std::string&) override { note(at); }
-  void OnSequenceStart(const YAML::Mark& at, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+  void OnScalar(const YAML::Mark& at, const std::string&, YAML::anchor_t, const std::string&) override {
+    note(at);
+  }
+  void OnSequenceStart(const YAML::Mark& at, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
     note(at);
   }
   void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark& at, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+  void OnMapStart(const YAML::Mark& at, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
     note(at);
   }
   void OnMapEnd() override {}
@@ -68,9 +73,13 @@ std::optional<SecondDocument> second_document(const std::string& text) {
   std::istringstream stream(text);
   YAML::Parser parser(stream);
   DocumentStart first, second, third;
-  if (!parser.HandleNextDocument(first) || !parser.HandleNextDocument(second) || !second.mark) return std::nullopt;
-  const auto same_start = [](const DocumentStart& a, const DocumentStart& b) { return a.mark && a.mark->pos == b.mark->pos; };
-  const bool stuck = same_start(first, second) || (parser.HandleNextDocument(third) && same_start(third, second));
+  if (!parser.HandleNextDocument(first) || !parser.HandleNextDocument(second) || !second.mark)
+    return std::nullopt;
+  const auto same_start = [](const DocumentStart& a, const DocumentStart& b) {
+    return a.mark && a.mark->pos == b.mark->pos;
+  };
+  const bool stuck =
+      same_start(first, second) || (parser.HandleNextDocument(third) && same_start(third, second));
   return SecondDocument{*second.mark, stuck};
 }
 
@@ -115,8 +124,9 @@ Result<YamlDoc> YamlDoc::load(const std::filesystem::path& file) {
   // A job file or a profile may come from a stranger's repository: a regular file of a
   // sane size, never a FIFO or a device that would hang or fill Preflight.
   auto text = read_regular_file(file, kMaxYamlBytes);
-  if (!text) return Error::bad_input(text.error().message + "; a job file or profile is a YAML file of at most " +
-                                     human_size(kMaxYamlBytes));
+  if (!text)
+    return Error::bad_input(text.error().message + "; a job file or profile is a YAML file of at most " +
+                            human_size(kMaxYamlBytes));
   return parse(*text, file);
 }
 
@@ -129,11 +139,13 @@ Result<YamlDoc> YamlDoc::parse(const std::string& text, const std::filesystem::p
     const std::size_t length = utf8_char_length(text, at);
     const auto byte = static_cast<unsigned char>(text[at]);
     if (length == 0)
-      return Error::bad_input(fmt::format("not UTF-8: the byte 0x{:02X} begins no character; save the file as UTF-8", byte),
-                              SourceLocation{file, line, column});
+      return Error::bad_input(
+          fmt::format("not UTF-8: the byte 0x{:02X} begins no character; save the file as UTF-8", byte),
+          SourceLocation{file, line, column});
     if ((byte < 0x20 && byte != '\t' && byte != '\n' && byte != '\r') || byte == 0x7F)
-      return Error::bad_input(fmt::format("the control character 0x{:02X} cannot be in a YAML file; remove it", byte),
-                              SourceLocation{file, line, column});
+      return Error::bad_input(
+          fmt::format("the control character 0x{:02X} cannot be in a YAML file; remove it", byte),
+          SourceLocation{file, line, column});
     if (text[at] == '\n') {
       ++line;
       column = 0;
@@ -146,7 +158,8 @@ Result<YamlDoc> YamlDoc::parse(const std::string& text, const std::filesystem::p
   doc.text_ = text;
   try {
     if (auto second = second_document(text)) {
-      if (second->stuck) return Error::bad_input("invalid YAML: nothing can start here", location(file, second->mark));
+      if (second->stuck)
+        return Error::bad_input("invalid YAML: nothing can start here", location(file, second->mark));
       return Error::bad_input("expected one YAML document, found another here (remove the \"---\")",
                               location(file, second->mark));
     }
@@ -295,7 +308,8 @@ Result<std::vector<std::string>> YamlDoc::string_list(const YamlField& field) co
           field.path + "[" + std::to_string(i) + "]: expected a string, got " + describe(item), at(item));
     }
     if (item.Scalar().find('\0') != std::string::npos)
-      return Error::bad_input(field.path + "[" + std::to_string(i) + "]: holds a NUL character (\\0)", at(item));
+      return Error::bad_input(field.path + "[" + std::to_string(i) + "]: holds a NUL character (\\0)",
+                              at(item));
     out.push_back(item.Scalar());
   }
   return out;

@@ -1,9 +1,9 @@
 #include "util/untrusted_fs.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <linux/openat2.h>
-#include <dirent.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -83,7 +83,8 @@ Status make_folder_in_root(int root, const std::string& path, unsigned uid, unsi
     auto next = open_below(root, so_far, O_PATH | O_DIRECTORY, Links::InRoot);
     made = !next && ::mkdirat(parent.valid() ? parent.get() : root, part.c_str(), 0755) == 0;
     if (made) next = open_below(root, so_far, O_PATH | O_DIRECTORY, Links::InRoot);
-    if (!next) return Error::runtime(fmt::format("cannot make {} in the container: {}", path, next.error().message));
+    if (!next)
+      return Error::runtime(fmt::format("cannot make {} in the container: {}", path, next.error().message));
     parent = std::move(*next);
   }
   if (!parent.valid() || !(made || own_existing)) return Ok{};
@@ -95,7 +96,8 @@ Status make_folder_in_root(int root, const std::string& path, unsigned uid, unsi
 
 Result<std::string> read_regular(int fd, std::size_t max_bytes, const std::string& name) {
   struct stat st {};
-  if (::fstat(fd, &st) != 0) return Error::runtime(fmt::format("cannot read {}: {}", name, std::strerror(errno)));
+  if (::fstat(fd, &st) != 0)
+    return Error::runtime(fmt::format("cannot read {}: {}", name, std::strerror(errno)));
   if (!S_ISREG(st.st_mode)) return Error::runtime(fmt::format("{} is not a regular file", name));
   std::string text;
   char buffer[65536];

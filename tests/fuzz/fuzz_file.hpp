@@ -30,11 +30,12 @@ class InputFolder {
   std::filesystem::path path_;
 };
 
-inline std::filesystem::path write_input(const std::string& name, const std::uint8_t* data, std::size_t size) {
+inline std::filesystem::path write_input(const std::string& name, const std::uint8_t* data,
+                                         std::size_t size) {
   static const InputFolder dir;
   const auto file = dir.path() / name;
-  std::ofstream(file, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char*>(data),
-                                                                 static_cast<std::streamsize>(size));
+  std::ofstream(file, std::ios::binary | std::ios::trunc)
+      .write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
   return file;
 }
 

@@ -66,8 +66,8 @@ TEST(CheckRequirements, MarkersInTheImagesPython) {
   env.python_full_version = "3.11.2";
   EXPECT_EQ(check::marker_holds("python_version < \"3.8\"", env), false);
   EXPECT_EQ(check::marker_holds("python_version >= '3.8' and sys_platform == 'linux'", env), true);
-  EXPECT_EQ(check::marker_holds("(os_name == 'nt' or platform_system == \"Linux\") and python_full_version != '3.11.1'",
-                                env),
+  EXPECT_EQ(check::marker_holds(
+                "(os_name == 'nt' or platform_system == \"Linux\") and python_full_version != '3.11.1'", env),
             true);
   EXPECT_EQ(check::marker_holds("sys_platform == 'win32' or python_version == '3.11'", env), true);
   EXPECT_EQ(check::marker_holds("'linux' in sys_platform", env), true);
@@ -138,14 +138,17 @@ TEST(CheckRequirements, UnmetAsPipOfflineWouldFindThem) {
       out.push_back(u.requirement.text + ": " + u.problem);
     return out;
   };
-  EXPECT_TRUE(unmet({"torch>=1.12", "Typing-Extensions>=4", "requests", "dataclasses; python_version < '3.7'"})
-                  .empty());
-  EXPECT_EQ(unmet({"torch>=2.5"}), std::vector<std::string>{"torch>=2.5: the image has torch 1.13.0a0+gitunknown"});
+  EXPECT_TRUE(
+      unmet({"torch>=1.12", "Typing-Extensions>=4", "requests", "dataclasses; python_version < '3.7'"})
+          .empty());
+  EXPECT_EQ(unmet({"torch>=2.5"}),
+            std::vector<std::string>{"torch>=2.5: the image has torch 1.13.0a0+gitunknown"});
   EXPECT_EQ(unmet({"wandb"}), std::vector<std::string>{"wandb: the image has no distribution wandb"});
-  EXPECT_EQ(unmet({"requests[socks]"}),
-            std::vector<std::string>{
-                "requests[socks]: which needs PySocks!=1.5.7,>=1.5.6; extra == \"socks\", and the image has no "
-                "distribution PySocks"})
+  EXPECT_EQ(
+      unmet({"requests[socks]"}),
+      std::vector<std::string>{
+          "requests[socks]: which needs PySocks!=1.5.7,>=1.5.6; extra == \"socks\", and the image has no "
+          "distribution PySocks"})
       << "pip installs an extra's dependencies";
   EXPECT_EQ(unmet({"broken"}).size(), 1u) << "a dependency the image lacks is downloaded too";
   EXPECT_TRUE(unmet({"broken"}, true).empty()) << "--no-deps";

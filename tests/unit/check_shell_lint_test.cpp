@@ -99,7 +99,8 @@ struct OfflinePip {
     dir.write("code/requirements-next.txt", "numpy>=1.20\ntorch>=2.5  # torch.compile\n");
     auto job = *spec::load_job(dir.write("code/job.yaml", "command: python train.py\n"));
     auto profile = *spec::load_platform("philly", testing::source_dir() / "policies" / "platforms");
-    plan = *plan::make_plan(job, profile, {}, {dir.path() / "run", "/src/emulator", "job-1", {}, {}, false, {}});
+    plan =
+        *plan::make_plan(job, profile, {}, {dir.path() / "run", "/src/emulator", "job-1", {}, {}, false, {}});
     index = *check::parse_module_index(
         R"({"python": "3.11.2", "modules": [], "distributions": [
             {"name": "torch", "version": "1.13.0a0+gitunknown"}, {"name": "numpy", "version": "1.24.2"},
@@ -139,11 +140,12 @@ TEST(CheckShellLint, PipOfflineInstallsNothingTheImageAlreadySatisfies) {
 
 TEST(CheckShellLint, RequirementFilesTheSetupInstalls) {
   OfflinePip pip;
-  auto files = check::requirement_files_installed(
-      {"pip install --user -r requirements.txt\ncd requirements && python -m pip install --requirement=base.txt\n"
-       "pip install -r /tmp/elsewhere.txt",
-       {"job.yaml", 2, 0}, "setup"},
-      pip.plan);
+  auto files = check::requirement_files_installed({"pip install --user -r requirements.txt\ncd requirements "
+                                                   "&& python -m pip install --requirement=base.txt\n"
+                                                   "pip install -r /tmp/elsewhere.txt",
+                                                   {"job.yaml", 2, 0},
+                                                   "setup"},
+                                                  pip.plan);
   EXPECT_EQ(files, (std::vector<std::filesystem::path>{"requirements.txt", "requirements/base.txt"}));
 }
 
@@ -153,7 +155,8 @@ TEST(CheckShellLint, PipOfflineStillNeedsTheIndexForWhatTheImageCannotGive) {
     auto findings = pip.lint(text);
     return findings.size() == 1 && findings[0].rule == "pip-needs-network" ? findings[0].message : "";
   };
-  EXPECT_NE(message("pip install --user wandb").find("the image has no distribution wandb"), std::string::npos);
+  EXPECT_NE(message("pip install --user wandb").find("the image has no distribution wandb"),
+            std::string::npos);
   EXPECT_NE(message("pip install --target /tmp/t numpy").find("ignore what the image has installed"),
             std::string::npos)
       << "--target, --force-reinstall, -I: pip fetches them again";

@@ -18,15 +18,17 @@ struct PhillyJob {
     dir.write("code/src/train.py", "");
     auto job = *spec::load_job(dir.write("code/job.yaml", "command: python main.py\n"));
     auto profile = *spec::load_platform("philly", testing::source_dir() / "policies" / "platforms");
-    plan = *plan::make_plan(job, profile, {}, {dir.path() / "run", "/src/emulator", "job-1", {}, {}, false, {}});
+    plan =
+        *plan::make_plan(job, profile, {}, {dir.path() / "run", "/src/emulator", "job-1", {}, {}, false, {}});
   }
   // The folder each simple command starts in, as "path|why" (path "?" when unknown).
   std::vector<std::string> folders(const std::string& text) const {
     std::vector<std::string> out;
     check::ShellState state(plan);
-    check::walk_shell(text, {"job.yaml", 3, 0}, state, [&](const check::SimpleCommand&, const check::ShellState& now) {
-      out.push_back(now.folder().path.value_or("?") + "|" + now.folder().why);
-    });
+    check::walk_shell(text, {"job.yaml", 3, 0}, state,
+                      [&](const check::SimpleCommand&, const check::ShellState& now) {
+                        out.push_back(now.folder().path.value_or("?") + "|" + now.folder().why);
+                      });
     out.push_back(state.folder().path.value_or("?") + "|" + state.folder().why);
     return out;
   }
@@ -48,8 +50,9 @@ TEST(CheckWorkingFolder, FollowsCdWithTheJobsVariables) {
 
 TEST(CheckWorkingFolder, SaysWhyItCannotBeKnown) {
   PhillyJob job;
-  EXPECT_EQ(job.folders("cd $DATA_ROOT && python main.py").back(),
-            "?|`cd $DATA_ROOT` in job.yaml:3 names a folder that depends on what only the running shell knows");
+  EXPECT_EQ(
+      job.folders("cd $DATA_ROOT && python main.py").back(),
+      "?|`cd $DATA_ROOT` in job.yaml:3 names a folder that depends on what only the running shell knows");
   EXPECT_EQ(job.folders("cd $(dirname $0)").back().substr(0, 2), "?|");
   EXPECT_EQ(job.folders("cd /tmp; cd -").back(), "?|`cd -` in job.yaml:3 returns to the previous folder");
   EXPECT_EQ(job.folders("if [ -d /data ]; then cd /data; fi").back(),

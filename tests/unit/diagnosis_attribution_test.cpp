@@ -113,7 +113,8 @@ TEST(DiagnosisAttribution, WritingIntoTheReadOnlyCodeFolder) {
 }
 
 TEST(DiagnosisAttribution, TorchSaveWithoutErrnoIsTiedToTheMount) {
-  model::RunOutcome outcome = crashed("RuntimeError", "File /job/code/ckpt.pt cannot be opened.", "checkpoint");
+  model::RunOutcome outcome =
+      crashed("RuntimeError", "File /job/code/ckpt.pt cannot be opened.", "checkpoint");
   model::Finding finding = only_finding(outcome);
   EXPECT_EQ(finding.category, "Permission Denied");
   EXPECT_EQ(finding.rule, "torch-save-cannot-open");
@@ -124,7 +125,8 @@ TEST(DiagnosisAttribution, TorchSaveWithoutErrnoIsTiedToTheMount) {
 TEST(DiagnosisAttribution, ReadOnlyInputAndNoOutputDeclared) {
   model::PlatformFacts facts = philly();
   facts.mounts.erase(facts.mounts.begin() + 2);  // no output
-  model::RunOutcome outcome = crashed("OSError", "[Errno 30] Read-only file system: '/job/inputs/mnist/cache'");
+  model::RunOutcome outcome =
+      crashed("OSError", "[Errno 30] Read-only file system: '/job/inputs/mnist/cache'");
   model::Finding finding = only_finding(outcome, facts);
   EXPECT_TRUE(contains(finding.message, "the input \"mnist\" at /job/inputs/mnist is read-only"))
       << finding.message;
@@ -158,7 +160,7 @@ TEST(DiagnosisAttribution, PipInstallingIntoTheImagesPython) {
 
 TEST(DiagnosisAttribution, AnEnvironmentVariableThePlatformDoesNotSet) {
   model::RunOutcome outcome = crashed("KeyError", "'SM_MODEL_DIR'", "init",
-                               {user_frame(), library_frame("/usr/lib/python3.11/os.py")});
+                                      {user_frame(), library_frame("/usr/lib/python3.11/os.py")});
   model::Finding finding = only_finding(outcome);
   EXPECT_EQ(finding.category, "Key Not Found");
   EXPECT_EQ(finding.root_cause, "Environment Difference");
@@ -168,7 +170,7 @@ TEST(DiagnosisAttribution, AnEnvironmentVariableThePlatformDoesNotSet) {
 
 TEST(DiagnosisAttribution, MountOfTakesTheLongestPrefix) {
   std::vector<model::MountFact> mounts = {{model::MountFact::Kind::Code, "", "/job", "", true},
-                                   {model::MountFact::Kind::Output, "m", "/job/outputs/m", "", false}};
+                                          {model::MountFact::Kind::Output, "m", "/job/outputs/m", "", false}};
   EXPECT_EQ(mount_of(mounts, "/job/outputs/m/x.pt")->name, "m");
   EXPECT_EQ(mount_of(mounts, "/job/outputs/m")->name, "m");
   EXPECT_EQ(mount_of(mounts, "/job/outputs/mm")->kind, model::MountFact::Kind::Code);

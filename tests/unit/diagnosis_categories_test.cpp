@@ -119,9 +119,9 @@ INSTANTIATE_TEST_SUITE_P(DiagnosisShipped, DiagnosisCategories, ::testing::Value
 // Every category in the shipped file is reached by at least one case here or in the
 // precedence and attribution tests (which cover those needing more than an exception).
 TEST(DiagnosisCategoriesCoverage, EveryCategoryHasACase) {
-  std::set<std::string> covered = {"Timeout/Hang",   // diagnosis_precedence_test.cpp
-                                   "Disk Full",      // diagnosis_precedence_test.cpp
-                                   "Output Lost",    // pipeline_outputs_test.cpp
+  std::set<std::string> covered = {"Timeout/Hang",          // diagnosis_precedence_test.cpp
+                                   "Disk Full",             // diagnosis_precedence_test.cpp
+                                   "Output Lost",           // pipeline_outputs_test.cpp
                                    "Slow Input Pipeline"};  // static only: check_static_test.cpp
   for (const ExceptionCase& c : kCases) covered.insert(c.category);
   for (const model::Category& category : shipped_rules().categories()) {

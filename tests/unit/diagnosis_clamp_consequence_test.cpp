@@ -10,9 +10,11 @@ namespace {
 
 using namespace fixtures;
 
-model::RunOutcome missing_after_clamp(const std::string& file, const std::string& original, const std::string& kind) {
-  model::RunOutcome outcome = crashed("FileNotFoundError", "[Errno 2] No such file or directory: '" + file + "'", "evaluate",
-                               {harness::Frame{"/job/code/super_resolve.py", 12, "<module>", true}});
+model::RunOutcome missing_after_clamp(const std::string& file, const std::string& original,
+                                      const std::string& kind) {
+  model::RunOutcome outcome =
+      crashed("FileNotFoundError", "[Errno 2] No such file or directory: '" + file + "'", "evaluate",
+              {harness::Frame{"/job/code/super_resolve.py", 12, "<module>", true}});
   outcome.events.exceptions[0].errno_value = 2;
   outcome.events.exceptions[0].path = file;
   outcome.events.clamps.push_back(

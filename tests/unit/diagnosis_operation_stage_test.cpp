@@ -22,8 +22,8 @@ harness::Frame torch_frame(const char* file, const std::string& function) {
 
 // A run that trained, then failed in `stage` with these frames.
 model::RunOutcome failed_after_training(const std::string& stage, std::vector<harness::Frame> frames,
-                                 const std::string& type = "RuntimeError",
-                                 const std::string& message = "File best.pt cannot be opened.") {
+                                        const std::string& type = "RuntimeError",
+                                        const std::string& message = "File best.pt cannot be opened.") {
   model::RunOutcome outcome = crashed(type, message, stage, std::move(frames));
   outcome.events.stages.insert(outcome.events.stages.begin() + 1, {"train", 0.3, 10, "", std::nullopt});
   return outcome;
@@ -37,37 +37,40 @@ TEST(DiagnosisOperationStage, ASaveOfTheBestModelInsideValidationIsACheckpointFa
 }
 
 TEST(DiagnosisOperationStage, AJobFunctionThatSavesIsACheckpointFailureWhateverItCalls) {
-  auto outcome = failed_after_training(
-      "validate",
-      {in_function("main", 80), in_function("save_checkpoint", 30),
-       torch_frame("/usr/lib/python3.11/shutil.py", "copyfile")},
-      "PermissionError", "[Errno 13] Permission denied: 'model_best.pth.tar'");
+  auto outcome =
+      failed_after_training("validate",
+                            {in_function("main", 80), in_function("save_checkpoint", 30),
+                             torch_frame("/usr/lib/python3.11/shutil.py", "copyfile")},
+                            "PermissionError", "[Errno 13] Permission denied: 'model_best.pth.tar'");
   EXPECT_EQ(only_finding(outcome).stage, "checkpoint");
 }
 
 TEST(DiagnosisOperationStage, ACacheWrittenBesideTheInputIsDataPreparation) {
-  model::RunOutcome outcome = crashed("PermissionError", "[Errno 30] Read-only file system: '/job/inputs/mnist/cache.pt'",
-                               "checkpoint", {in_function("prepare", 12), torch_frame(kSerialization, "save")});
+  model::RunOutcome outcome =
+      crashed("PermissionError", "[Errno 30] Read-only file system: '/job/inputs/mnist/cache.pt'",
+              "checkpoint", {in_function("prepare", 12), torch_frame(kSerialization, "save")});
   outcome.events.exceptions[0].path = "/job/inputs/mnist/cache.pt";
   EXPECT_EQ(only_finding(outcome).stage, "data");
 }
 
 TEST(DiagnosisOperationStage, ASaveWhileTheDataIsPreparedBeforeTrainingStaysData) {
-  model::RunOutcome outcome = crashed("RuntimeError", "File /job/code/features.pt cannot be opened.", "data",
-                               {in_function("build_features", 12), torch_frame(kSerialization, "save")});
+  model::RunOutcome outcome =
+      crashed("RuntimeError", "File /job/code/features.pt cannot be opened.", "data",
+              {in_function("build_features", 12), torch_frame(kSerialization, "save")});
   EXPECT_EQ(only_finding(outcome).stage, "data");
 }
 
 TEST(DiagnosisOperationStage, LoadingTheTrainedModelToTestItIsEvaluation) {
-  auto outcome = failed_after_training(
-      "train", {in_function("main", 90), torch_frame(kSerialization, "load")}, "FileNotFoundError",
-      "[Errno 2] No such file or directory: 'model_best.pt'");
+  auto outcome =
+      failed_after_training("train", {in_function("main", 90), torch_frame(kSerialization, "load")},
+                            "FileNotFoundError", "[Errno 2] No such file or directory: 'model_best.pt'");
   EXPECT_EQ(only_finding(outcome).stage, "evaluate");
 }
 
 TEST(DiagnosisOperationStage, LoadingWeightsBeforeTrainingKeepsTheJobsStage) {
-  model::RunOutcome outcome = crashed("FileNotFoundError", "[Errno 2] No such file or directory: 'resnet.pt'", "model",
-                               {in_function("main", 20), torch_frame(kSerialization, "load")});
+  model::RunOutcome outcome =
+      crashed("FileNotFoundError", "[Errno 2] No such file or directory: 'resnet.pt'", "model",
+              {in_function("main", 20), torch_frame(kSerialization, "load")});
   EXPECT_EQ(only_finding(outcome).stage, "model");
 }
 
@@ -83,9 +86,8 @@ TEST(DiagnosisOperationStage, AFailureInsideTheDataLoaderIsData) {
 }
 
 TEST(DiagnosisOperationStage, AShapeErrorInTheModelStaysTraining) {
-  auto outcome = failed_after_training(
-      "train", {in_function("main", 70), library_frame()}, "RuntimeError",
-      "mat1 and mat2 shapes cannot be multiplied (4x10 and 12x2)");
+  auto outcome = failed_after_training("train", {in_function("main", 70), library_frame()}, "RuntimeError",
+                                       "mat1 and mat2 shapes cannot be multiplied (4x10 and 12x2)");
   EXPECT_EQ(only_finding(outcome).stage, "train");
 }
 

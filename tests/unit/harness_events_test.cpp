@@ -254,7 +254,8 @@ TEST(HarnessEvents, ReadsSavesAndLocatesThemInTheCode) {
   auto location = location_in_code(events.saves[0].where, "/job/code");
   EXPECT_EQ(location.file, "train.py");
   EXPECT_EQ(location.line, 26);
-  auto library = location_in_code(Frame{"/usr/lib/python3/dist-packages/torch/x.py", 3, "f", false}, "/job/code");
+  auto library =
+      location_in_code(Frame{"/usr/lib/python3/dist-packages/torch/x.py", 3, "f", false}, "/job/code");
   EXPECT_TRUE(library.file.empty()) << "only the job's own frames are locations";
 }
 

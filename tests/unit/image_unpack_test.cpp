@@ -365,16 +365,17 @@ TEST_F(ImageUnpack, AnImagePastTheUnpackBoundIsRefusedAndLeavesNothing) {
   auto image = resolve("docker-archive:bomb.tar");
   ASSERT_FALSE(image.ok());
   EXPECT_EQ(image.error().exit_status(), 2);
-  EXPECT_NE(image.error().message.find("the image unpacks to more than 2.0 MiB of files"),
-            std::string::npos)
+  EXPECT_NE(image.error().message.find("the image unpacks to more than 2.0 MiB of files"), std::string::npos)
       << image.error().message;
-  EXPECT_NE(image.error().message.find("PREFLIGHT_IMAGE_LIMIT=2Gi"), std::string::npos) << image.error().message;
+  EXPECT_NE(image.error().message.find("PREFLIGHT_IMAGE_LIMIT=2Gi"), std::string::npos)
+      << image.error().message;
   expect_cache_clean();
 
   ::setenv(kUnpackLimitVariable, "lots", 1);
   auto malformed = resolve("docker-archive:bomb.tar");
   ASSERT_FALSE(malformed.ok());
-  EXPECT_EQ(malformed.error().message, "PREFLIGHT_IMAGE_LIMIT: expected a size such as \"128Gi\", got \"lots\"");
+  EXPECT_EQ(malformed.error().message,
+            "PREFLIGHT_IMAGE_LIMIT: expected a size such as \"128Gi\", got \"lots\"");
   ::setenv(kUnpackLimitVariable, "4Mi", 1);
   EXPECT_TRUE(resolve("docker-archive:bomb.tar").ok());
   ::unsetenv(kUnpackLimitVariable);

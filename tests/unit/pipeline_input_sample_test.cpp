@@ -39,7 +39,8 @@ TEST(PipelineInputSample, SmallInputsAreMountedWhole) {
 TEST(PipelineInputSample, KeepsTheLayoutAFewFilesPerFolderAndTheFirstRecords) {
   TempDir dir;
   for (const char* cls : {"cat", "dog", "eel"})
-    for (int i = 0; i < 5; ++i) dir.write(std::string("data/train/") + cls + "/" + std::to_string(i) + ".jpg", "img");
+    for (int i = 0; i < 5; ++i)
+      dir.write(std::string("data/train/") + cls + "/" + std::to_string(i) + ".jpg", "img");
   dir.write("data/labels.csv", lines(200));
   dir.write("data/weights.bin", std::string(500, 'w'));
   const auto before = fs::last_write_time(dir.path() / "data/labels.csv");
@@ -63,7 +64,8 @@ TEST(PipelineInputSample, KeepsTheLayoutAFewFilesPerFolderAndTheFirstRecords) {
   EXPECT_EQ(s.files_cut, 1u);
   EXPECT_EQ(s.files_left_out, 9u);
   EXPECT_EQ(fs::last_write_time(dir.path() / "data/labels.csv"), before) << "the original is only read";
-  EXPECT_NE(pipeline::describe("data", s, tiny_limits()).find("cut to their first 3 records"), std::string::npos);
+  EXPECT_NE(pipeline::describe("data", s, tiny_limits()).find("cut to their first 3 records"),
+            std::string::npos);
 }
 
 TEST(PipelineInputSample, ALargeTextFileIsCutToItsFirstRecords) {
@@ -78,7 +80,7 @@ TEST(PipelineInputSample, ALargeTextFileIsCutToItsFirstRecords) {
 TEST(PipelineInputSample, SmallTextFilesAreCutTooAndShortOnesKeptAsTheyAre) {
   TempDir dir;
   dir.write("data/blob.bin", std::string(2000, 'b'));
-  dir.write("data/text/small.txt", lines(5));     // under copy_below, over text_lines
+  dir.write("data/text/small.txt", lines(5));      // under copy_below, over text_lines
   dir.write("data/text/short.tsv", "a\tb\nc\td");  // two records, the last without a newline
   auto sample = pipeline::sample_input(dir.path() / "data", dir.path() / "sample", tiny_limits());
   ASSERT_TRUE(sample.ok() && sample->has_value());

@@ -35,7 +35,8 @@ TEST(PipelineOutputs, FilesOutsideTheOutputsAreAWarningNamingThem) {
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].category, "Output Lost");
   EXPECT_EQ(findings[0].severity, model::Severity::Warning);
-  EXPECT_NE(findings[0].message.find("/tmp/checkpoint.pt (2.0 KiB)"), std::string::npos) << findings[0].message;
+  EXPECT_NE(findings[0].message.find("/tmp/checkpoint.pt (2.0 KiB)"), std::string::npos)
+      << findings[0].message;
   EXPECT_NE(findings[0].hint.find("${{outputs.model}}"), std::string::npos);
 }
 
@@ -51,8 +52,8 @@ TEST(PipelineOutputs, CachesUserInstallsAndBytecodeAreExpectedScratch) {
 
 TEST(PipelineOutputs, FilesWrittenIntoACopyOnWriteCodeFolderAreNamedAtTheirContainerPath) {
   LeftBehind run;
-  run.plan.mounts.push_back({model::MountFact::Kind::Code, "", "/opt/ml/code", run.dir.path() / "src",
-                             false, run.dir.path() / "code"});
+  run.plan.mounts.push_back({model::MountFact::Kind::Code, "", "/opt/ml/code", run.dir.path() / "src", false,
+                             run.dir.path() / "code"});
   run.dir.write("code/upper/runs/last.pt", "weights");
   run.dir.write("code/upper/__pycache__/train.cpython-311.pyc", "b");
   run.dir.write("outputs/model/model.pt", "weights");
@@ -77,7 +78,8 @@ TEST(PipelineOutputs, ACheckpointSavedWhereThePlatformDiscardsItPointsAtItsTorch
   run.plan.facts.code_container_dir = "/philly/code";
   run.dir.write("upper/home/job/runs/epoch0.pt", "weights");
   auto events = trained();
-  events.saves.push_back({"/home/job/runs/epoch0.pt", 7, harness::Frame{"/philly/code/train.py", 27, "main", true}});
+  events.saves.push_back(
+      {"/home/job/runs/epoch0.pt", 7, harness::Frame{"/philly/code/train.py", 27, "main", true}});
   auto findings = pipeline::output_findings(run.plan, run.upper(), events);
   ASSERT_EQ(findings.size(), 2u) << "written outside, and the output left empty";
   for (const auto& finding : findings) {
@@ -92,7 +94,8 @@ TEST(PipelineOutputs, FilesNotWrittenByTorchSaveHaveNoLocation) {
   run.dir.write("upper/tmp/log.txt", "loss 0.1");
   run.dir.write("outputs/model/model.pt", "weights");
   auto events = trained();
-  events.saves.push_back({"/philly/models/model/model.pt", 7, harness::Frame{"/philly/code/train.py", 30, "main", true}});
+  events.saves.push_back(
+      {"/philly/models/model/model.pt", 7, harness::Frame{"/philly/code/train.py", 30, "main", true}});
   auto findings = pipeline::output_findings(run.plan, run.upper(), events);
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_TRUE(findings[0].location.file.empty());
@@ -130,7 +133,8 @@ TEST(PipelineOutputs, TheScratchFolderHoldsIntermediatesButNotTheModel) {
   EXPECT_TRUE(pipeline::output_findings(run.plan, run.upper(), trained()).empty());
   run.dir.write("upper/philly/job/model.pt", "weights");
   auto events = trained();
-  events.saves.push_back({"/philly/job/model.pt", 7, harness::Frame{"/philly/code/train.py", 40, "main", true}});
+  events.saves.push_back(
+      {"/philly/job/model.pt", 7, harness::Frame{"/philly/code/train.py", 40, "main", true}});
   auto findings = pipeline::output_findings(run.plan, run.upper(), events);
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_NE(findings[0].message.find("1 file"), std::string::npos) << findings[0].message;

@@ -1,8 +1,8 @@
 // Static findings are predictions that the dry run confirms, refutes or does not reach; only
 // certain static facts stop a run (docs/diagnosis.md "Predictions").
-#include "pipeline/predictions.hpp"
-
 #include <gtest/gtest.h>
+
+#include "pipeline/predictions.hpp"
 
 namespace preflight::pipeline {
 namespace {
@@ -11,8 +11,9 @@ using model::Finding;
 using model::Prediction;
 using model::Severity;
 
-model::Finding prediction(const std::string& category, const std::string& file, int line, const std::string& subject,
-                   const std::string& stage = "init", model::Severity severity = model::Severity::Error) {
+model::Finding prediction(const std::string& category, const std::string& file, int line,
+                          const std::string& subject, const std::string& stage = "init",
+                          model::Severity severity = model::Severity::Error) {
   model::Finding f;
   f.rule = "env-not-set";
   f.category = category;
@@ -26,8 +27,8 @@ model::Finding prediction(const std::string& category, const std::string& file, 
   return f;
 }
 
-model::Finding failure(const std::string& category, const std::string& file, int line, const std::string& message,
-                const std::string& stage = "init") {
+model::Finding failure(const std::string& category, const std::string& file, int line,
+                       const std::string& message, const std::string& stage = "init") {
   model::Finding f;
   f.rule = "dry-run";
   f.category = category;
@@ -59,8 +60,8 @@ struct DryRun {
 TEST(PipelinePredictions, AFailureAtThePredictedLineIsOneConfirmedFinding) {
   DryRun run(false);
   auto out = settle_predictions({prediction("Key Not Found", "train.py", 5, "WORLD_SIZE")},
-                                {failure("Key Not Found", "train.py", 5, "KeyError: 'WORLD_SIZE'")}, run.evidence,
-                                false);
+                                {failure("Key Not Found", "train.py", 5, "KeyError: 'WORLD_SIZE'")},
+                                run.evidence, false);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].phase, model::Phase::Dryrun);
   EXPECT_EQ(out[0].prediction, model::Prediction::Confirmed);
@@ -70,10 +71,10 @@ TEST(PipelinePredictions, AFailureAtThePredictedLineIsOneConfirmedFinding) {
 
 TEST(PipelinePredictions, AFailureForThePredictedCauseElsewhereConfirmsToo) {
   DryRun run(false);
-  auto out = settle_predictions(
-      {prediction("Path Not Found", "train.py", 6, "/home/alice/data/train.csv")},
-      {failure("Path Not Found", "train.py", 11, "No such file or directory: '/home/alice/data/train.csv'", "data")},
-      run.evidence, false);
+  auto out = settle_predictions({prediction("Path Not Found", "train.py", 6, "/home/alice/data/train.csv")},
+                                {failure("Path Not Found", "train.py", 11,
+                                         "No such file or directory: '/home/alice/data/train.csv'", "data")},
+                                run.evidence, false);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].prediction, model::Prediction::Confirmed);
   EXPECT_EQ(out[0].stage, "data");
@@ -82,8 +83,8 @@ TEST(PipelinePredictions, AFailureForThePredictedCauseElsewhereConfirmsToo) {
 TEST(PipelinePredictions, ANameInsideALongerNameDoesNotConfirm) {
   DryRun run(false);
   auto out = settle_predictions({prediction("Key Not Found", "train.py", 5, "RANK")},
-                                {failure("Key Not Found", "train.py", 9, "KeyError: 'LOCAL_RANK'")}, run.evidence,
-                                false);
+                                {failure("Key Not Found", "train.py", 9, "KeyError: 'LOCAL_RANK'")},
+                                run.evidence, false);
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].prediction, model::Prediction::NotReached);
   EXPECT_EQ(out[1].prediction, model::Prediction::None);
@@ -92,7 +93,8 @@ TEST(PipelinePredictions, ANameInsideALongerNameDoesNotConfirm) {
 TEST(PipelinePredictions, ALineThatRanWithoutFailingRefutesTheRisk) {
   DryRun run(true);
   run.reached("train.py", 5);
-  auto out = settle_predictions({prediction("Key Not Found", "train.py", 5, "WORLD_SIZE")}, {}, run.evidence, false);
+  auto out =
+      settle_predictions({prediction("Key Not Found", "train.py", 5, "WORLD_SIZE")}, {}, run.evidence, false);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].prediction, model::Prediction::Refuted);
   EXPECT_EQ(out[0].severity, model::Severity::Info);
@@ -101,20 +103,25 @@ TEST(PipelinePredictions, ALineThatRanWithoutFailingRefutesTheRisk) {
 TEST(PipelinePredictions, ALineNeverReachedIsAWarningWithTheStageOfItsFunction) {
   DryRun run(true);
   run.entered("train.py", 1, 200, "init").entered("train.py", 40, 60, "evaluate");
-  auto out = settle_predictions({prediction("Key Not Found", "train.py", 52, "WORLD_SIZE")}, {}, run.evidence, false);
+  auto out = settle_predictions({prediction("Key Not Found", "train.py", 52, "WORLD_SIZE")}, {}, run.evidence,
+                                false);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].prediction, model::Prediction::NotReached);
   EXPECT_EQ(out[0].severity, model::Severity::Warning);
   EXPECT_EQ(out[0].stage, "evaluate");
-  EXPECT_EQ(out[0].message.rfind("not reached in the dry run; if the job gets there on the platform, ", 0), 0u) << out[0].message;
+  EXPECT_EQ(out[0].message.rfind("not reached in the dry run; if the job gets there on the platform, ", 0),
+            0u)
+      << out[0].message;
 }
 
 TEST(PipelinePredictions, StrictKeepsAnUnrefutedPredictionAnError) {
   DryRun run(true);
-  auto out = settle_predictions({prediction("Key Not Found", "train.py", 52, "WORLD_SIZE")}, {}, run.evidence, true);
+  auto out =
+      settle_predictions({prediction("Key Not Found", "train.py", 52, "WORLD_SIZE")}, {}, run.evidence, true);
   EXPECT_EQ(out[0].severity, model::Severity::Error);
   run.reached("train.py", 52);
-  out = settle_predictions({prediction("Key Not Found", "train.py", 52, "WORLD_SIZE")}, {}, run.evidence, true);
+  out =
+      settle_predictions({prediction("Key Not Found", "train.py", 52, "WORLD_SIZE")}, {}, run.evidence, true);
   EXPECT_EQ(out[0].severity, model::Severity::Info);
 }
 
@@ -126,7 +133,8 @@ TEST(PipelinePredictions, AStartUpLineIsSettledByItsStep) {
   auto out = settle_predictions({setup_line}, {}, run.evidence, false);
   EXPECT_EQ(out[0].prediction, model::Prediction::Refuted);
   run.evidence.setup_exit = 1;
-  out = settle_predictions({setup_line}, {failure("Library Not Found", "", 0, "No matching distribution", "setup")},
+  out = settle_predictions({setup_line},
+                           {failure("Library Not Found", "", 0, "No matching distribution", "setup")},
                            run.evidence, false);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].prediction, model::Prediction::Confirmed);
@@ -137,7 +145,8 @@ TEST(PipelinePredictions, APathThatRanInAJobThatFailedElsewhereStaysOpen) {
   DryRun run(false);
   run.reached("train.py", 6);
   auto out = settle_predictions({prediction("Path Not Found", "train.py", 6, "/home/alice/x")},
-                                {failure("Key Not Found", "train.py", 30, "KeyError: 'label'")}, run.evidence, false);
+                                {failure("Key Not Found", "train.py", 30, "KeyError: 'label'")}, run.evidence,
+                                false);
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].prediction, model::Prediction::Unverified);
   EXPECT_EQ(out[0].severity, model::Severity::Warning);

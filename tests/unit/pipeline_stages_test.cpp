@@ -55,7 +55,9 @@ TEST(PipelineStages, ProcessesOneAfterAnotherMakeOneTimeline) {
   events.started = events.command_started = true;
   events.main_pid = 7;
   events.processes = {{7, false, 100.0, 3.0}, {8, false, 100.5, 1.0}, {9, false, 104.0, 2.0}};
-  events.stages = {{"train", 1.0, 7, "", {}}, {"checkpoint", 2.5, 7, "", {}}, {"validate", 0.2, 8, "", {}},
+  events.stages = {{"train", 1.0, 7, "", {}},
+                   {"checkpoint", 2.5, 7, "", {}},
+                   {"validate", 0.2, 8, "", {}},
                    {"predict", 0.5, 9, "", {}}};
   auto results = pipeline::stage_results(events, std::nullopt, false, 0, 6.0);
   auto s = statuses(results);

@@ -31,7 +31,8 @@ struct PlannedJob {
     profile = *loaded_profile;
     image::ImageConfig image;
     image.env = {"PATH=/image/bin", "IMAGE_ONLY=1", "LANG=image"};
-    plan = plan::make_plan(job, profile, image, {dir.path() / "run", "/src/emulator", "job-1", {}, {}, true, {}});
+    plan = plan::make_plan(job, profile, image,
+                           {dir.path() / "run", "/src/emulator", "job-1", {}, {}, true, {}});
   }
 
   std::string env(const std::string& key) const {
@@ -153,7 +154,8 @@ TEST(PlanPlanner, ALongJobNameGivesAHostNameOfOneDnsLabel) {
 TEST(PlanPlanner, APlatformFileThatIsNotJsonIsAnErrorOfTheProfile) {
   PlannedJob p("command: python main.py\n");
   p.profile.files.push_back({"/etc/config.json", "{\"hosts\": {{hosts.json}},", {p.profile.file, 7, 3}});
-  auto plan = plan::make_plan(p.job, p.profile, {}, {p.dir.path() / "run", "/src/emulator", "job-1", {}, {}, true, {}});
+  auto plan = plan::make_plan(p.job, p.profile, {},
+                              {p.dir.path() / "run", "/src/emulator", "job-1", {}, {}, true, {}});
   ASSERT_FALSE(plan.ok());
   EXPECT_EQ(plan.error().exit_status(), 2);
   EXPECT_EQ(plan.error().where.line, 7);
@@ -162,7 +164,8 @@ TEST(PlanPlanner, APlatformFileThatIsNotJsonIsAnErrorOfTheProfile) {
 TEST(PlanPlanner, AProfileFolderThatIsRootOnceFilledInIsAnErrorOfTheProfile) {
   PlannedJob p("command: python main.py\n");
   p.profile.mounts.code = "/";
-  auto plan = plan::make_plan(p.job, p.profile, {}, {p.dir.path() / "run", "/src/emulator", "job-1", {}, {}, true, {}});
+  auto plan = plan::make_plan(p.job, p.profile, {},
+                              {p.dir.path() / "run", "/src/emulator", "job-1", {}, {}, true, {}});
   ASSERT_FALSE(plan.ok());
   EXPECT_EQ(plan.error().exit_status(), 2);
   EXPECT_EQ(plan.error().message,

@@ -41,17 +41,17 @@ report::Report ci_sample() {
   r.findings.push_back(note);
   // As the rules file describes the categories among the findings.
   r.categories = {{"Permission Denied",
-           "permission-denied",
-           "Execution Environment",
-           "The job lacked permission. It wrote where the platform allows no writing.",
-           "Write under the outputs.",
-           {}},
-          {"Slow Input Pipeline",
-           "slow-input-pipeline",
-           "Execution Environment",
-           "Loading data keeps the GPU waiting.",
-           "Use DataLoader workers.",
-           {}}};
+                   "permission-denied",
+                   "Execution Environment",
+                   "The job lacked permission. It wrote where the platform allows no writing.",
+                   "Write under the outputs.",
+                   {}},
+                  {"Slow Input Pipeline",
+                   "slow-input-pipeline",
+                   "Execution Environment",
+                   "Loading data keeps the GPU waiting.",
+                   "Use DataLoader workers.",
+                   {}}};
   return r;
 }
 
@@ -126,9 +126,8 @@ TEST(ReportCiReports, SarifUrisArePercentEncodedAndRelativeToTheCodeFolder) {
 TEST(ReportCiReports, SarifNamesFilesOutsideTheCodeFolderByAbsoluteUri) {
   report::Report r = ci_sample();
   r.findings = {with_message("m", {"/usr/lib/python3/dist-packages/torch/serialization.py", 9, 0})};
-  const auto artifact =
-      report::to_sarif(r, kTool,
-                       {})["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"];
+  const auto artifact = report::to_sarif(
+      r, kTool, {})["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"];
   EXPECT_EQ(artifact["uri"], "file:///usr/lib/python3/dist-packages/torch/serialization.py");
   EXPECT_FALSE(artifact.contains("uriBaseId"));
 }
@@ -140,8 +139,8 @@ TEST(ReportCiReports, SarifUnderGithubActionsIsRelativeToTheRepository) {
   EXPECT_EQ(artifact["uri"], "mnist/train.py");
   EXPECT_EQ(artifact["uriBaseId"], "SRCROOT");
   // A job outside the repository keeps its own folder as the base.
-  EXPECT_TRUE(report::to_sarif(ci_sample(), kTool, "/srv/repo")["runs"][0]["originalUriBaseIds"]
-                  .contains("CODE"));
+  EXPECT_TRUE(
+      report::to_sarif(ci_sample(), kTool, "/srv/repo")["runs"][0]["originalUriBaseIds"].contains("CODE"));
 }
 
 TEST(ReportCiReports, AnnotationsEscapeDataAndProperties) {

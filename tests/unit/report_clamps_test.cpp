@@ -1,6 +1,6 @@
-#include "report/clamps.hpp"
-
 #include <gtest/gtest.h>
+
+#include "report/clamps.hpp"
 
 namespace preflight::report {
 namespace {
@@ -37,7 +37,8 @@ TEST(ReportClamps, ALoopThatRanInFullIsANoteWithItsReason) {
   std::vector<std::string> notes = loop_notes({loop}, "/job/code");
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_EQ(notes[0],
-            "the while loop at fit.py:80 was not shortened and ran in full: it is the last statement of its function");
+            "the while loop at fit.py:80 was not shortened and ran in full: it is the last statement of its "
+            "function");
 }
 
 }  // namespace

@@ -29,7 +29,8 @@ inline Report sample_report() {
   f.location = {"train.py", 18, 0};
   f.hint = "write checkpoints to ${{outputs.model}}";
   f.prediction = model::Prediction::Confirmed;
-  f.predicted = {{"path-not-on-platform", "the path \"model.pt\" is in the code folder, read-only on philly",
+  f.predicted = {{"path-not-on-platform",
+                  "the path \"model.pt\" is in the code folder, read-only on philly",
                   {"train.py", 12, 0}}};
   r.findings = {f};
   r.clamps = {{"argparse --epochs", 14, 2, {"train.py", 40, 0}, "epochs"},

@@ -1,11 +1,10 @@
-#include "sandbox/disk_watch.hpp"
-
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <fstream>
 #include <string>
 
+#include "sandbox/disk_watch.hpp"
 #include "test_support.hpp"
 
 namespace preflight::sandbox {

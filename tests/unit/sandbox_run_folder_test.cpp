@@ -1,10 +1,9 @@
-#include "sandbox/run_folder.hpp"
-
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <optional>
 
+#include "sandbox/run_folder.hpp"
 #include "test_support.hpp"
 
 namespace preflight::sandbox {

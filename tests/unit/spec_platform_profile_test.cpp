@@ -175,9 +175,10 @@ TEST(SpecProfile, ErrorsHaveLocationsAndSuggestions) {
                "mounts.output)");
   expect_error(load("mounts:\n  input: /data\n"), 2, 10,
                "mounts.input: must contain {{name}} so that each input gets its own folder");
-  expect_error(load("mounts:\n  code: code\n"), 2, 9,
-               "mounts.code: expected an absolute path inside the container, without \".\", \"..\" or \"//\", "
-               "got \"code\"");
+  expect_error(
+      load("mounts:\n  code: code\n"), 2, 9,
+      "mounts.code: expected an absolute path inside the container, without \".\", \"..\" or \"//\", "
+      "got \"code\"");
   expect_error(load("launcher: []\n"), 1, 11, "launcher: must name a program, e.g. [/bin/sh, -c]");
   expect_error(load("retry: {attempts: 0}\n"), 1, 19, "retry.attempts: must be between 1 and 100, got 0");
   expect_error(load("network: maybe\n"), 1, 10, "network: expected true or false, got \"maybe\"");
@@ -186,7 +187,8 @@ TEST(SpecProfile, ErrorsHaveLocationsAndSuggestions) {
                "starting with a digit");
   expect_error(load("name: a\nname: b\n"), 2, 1, "duplicate key \"name\" (first given on line 1)");
   expect_error(load("files:\n  config.json: x\n"), 2, 3,
-               "files: \"config.json\" must be an absolute path inside the container, without \".\", \"..\" or \"//\"");
+               "files: \"config.json\" must be an absolute path inside the container, without \".\", \"..\" "
+               "or \"//\"");
   expect_error(load("hyperparameters:\n  environment:\n    HP_{{NAME}}: \"{{path}}\"\n"), 3, 19,
                "hyperparameters.environment.HP_{{NAME}}: unknown template variable \"{{path}}\"");
   expect_error(load("hyperparameters: {arguments: maybe}\n"), 1, 30,

@@ -72,7 +72,8 @@ TEST(SpecSeccomp, AProfileNamesAShippedPolicyAndGetsTheDefaultOtherwise) {
 
   // A profile picks among the shipped policies; it cannot name a file of its own.
   for (const char* name : {"defualt", "../p", "/etc/passwd"}) {
-    auto profile = load_platform(dir.write("p.yaml", std::string("seccomp: \"") + name + "\"\n").string(), platforms);
+    auto profile =
+        load_platform(dir.write("p.yaml", std::string("seccomp: \"") + name + "\"\n").string(), platforms);
     ASSERT_FALSE(profile.ok()) << name;
     EXPECT_EQ(profile.error().exit_status(), 2);
     EXPECT_EQ(profile.error().where.line, 1);
@@ -80,7 +81,8 @@ TEST(SpecSeccomp, AProfileNamesAShippedPolicyAndGetsTheDefaultOtherwise) {
     EXPECT_NE(profile.error().message.find(std::string("seccomp: unknown seccomp policy \"") + name + "\""),
               std::string::npos)
         << profile.error().message;
-    EXPECT_NE(profile.error().message.find("default, unconfined"), std::string::npos) << profile.error().message;
+    EXPECT_NE(profile.error().message.find("default, unconfined"), std::string::npos)
+        << profile.error().message;
   }
   auto misspelt = load_platform(dir.write("p.yaml", "seccomp: defualt\n").string(), platforms);
   ASSERT_FALSE(misspelt.ok());
@@ -93,22 +95,25 @@ TEST(SpecSeccomp, APolicyFilesMistakesAreErrorsAtTheirPlace) {
     dir.write("p.yaml", yaml);
     return load_seccomp_policy("p", dir.path());
   };
-  auto expect_error = [](const Result<SeccompPolicy>& policy, int line, int column, const std::string& message) {
+  auto expect_error = [](const Result<SeccompPolicy>& policy, int line, int column,
+                         const std::string& message) {
     ASSERT_FALSE(policy.ok());
     EXPECT_EQ(policy.error().exit_status(), 2);
     EXPECT_EQ(policy.error().where.line, line) << policy.error().str();
     EXPECT_EQ(policy.error().where.column, column) << policy.error().str();
     EXPECT_EQ(policy.error().message, message);
   };
-  expect_error(load("deny:\n  - {syscalls: [mount], errno: EPERN}\n"), 2, 32,
-               "deny[0].errno: unknown error \"EPERN\"; did you mean \"EPERM\"? (one of EPERM, EACCES, ENOSYS)");
+  expect_error(
+      load("deny:\n  - {syscalls: [mount], errno: EPERN}\n"), 2, 32,
+      "deny[0].errno: unknown error \"EPERN\"; did you mean \"EPERM\"? (one of EPERM, EACCES, ENOSYS)");
   expect_error(load("deny:\n  - {syscalls: [clone], flags: {arg: 6, any_of: 1}}\n"), 2, 38,
                "deny[0].flags.arg: expected an argument's index, 0 to 5");
   expect_error(load("deny:\n  - {syscalls: [clone], flags: {arg: 0, any_of: 0xZZ}}\n"), 2, 49,
                "deny[0].flags.any_of: expected a number such as 2 or 0x10000000, got \"0xZZ\"");
   expect_error(load("deny:\n  - {syscalls: [clone], flags: {arg: 0}}\n"), 2, 32,
                "deny[0].flags: give the argument's index and the flags: {arg: 0, any_of: 0x10000000}");
-  expect_error(load("deny:\n  - {errno: EPERM}\n"), 2, 5, "deny[0]: name the system calls it refuses: syscalls: [...]");
+  expect_error(load("deny:\n  - {errno: EPERM}\n"), 2, 5,
+               "deny[0]: name the system calls it refuses: syscalls: [...]");
   expect_error(load("deny:\n  - {syscalls: [\"mount; rm\"]}\n"), 2, 16,
                "deny[0].syscalls: \"mount; rm\" is not a system call's name");
   expect_error(load("deny: {mount: 1}\n"), 1, 7, "deny: expected a list of rules, got a map");

@@ -1,5 +1,3 @@
-#include "util/untrusted_fs.hpp"
-
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -10,6 +8,7 @@
 
 #include "test_support.hpp"
 #include "util/text.hpp"
+#include "util/untrusted_fs.hpp"
 
 namespace preflight {
 namespace {
@@ -118,7 +117,8 @@ TEST(ReadFile, OnlyRegularFiles) {
 }
 
 TEST(NormalAbsolutePath, RefusesDotsEmptyPartsAndRelativePaths) {
-  for (const char* good : {"/", "/a", "/home/job", "/a.b/..c"}) EXPECT_TRUE(is_normal_absolute_path(good)) << good;
+  for (const char* good : {"/", "/a", "/home/job", "/a.b/..c"})
+    EXPECT_TRUE(is_normal_absolute_path(good)) << good;
   for (const char* bad : {"", "a", "/a/", "//a", "/a//b", "/./a", "/a/..", "/../../tmp/x", "/a/../b"})
     EXPECT_FALSE(is_normal_absolute_path(bad)) << bad;
   EXPECT_FALSE(is_normal_absolute_path(std::string("/a\0b", 4)));
@@ -130,9 +130,8 @@ TEST(WalkJobTree, VisitsEveryEntryOnceWithoutFollowingALinkOut) {
   t.dir.write("root/etc/a/b.txt", "b");
   fs::create_directory_symlink(t.host / "home", t.root / "etc" / "out");
   std::vector<std::string> seen;
-  EXPECT_TRUE(walk_job_tree(t.root, 100, [&](const std::string& relative, const struct stat&) {
-    seen.push_back(relative);
-  }));
+  EXPECT_TRUE(walk_job_tree(
+      t.root, 100, [&](const std::string& relative, const struct stat&) { seen.push_back(relative); }));
   std::sort(seen.begin(), seen.end());
   EXPECT_EQ(seen, (std::vector<std::string>{"etc", "etc/a", "etc/a/b.txt", "etc/out"}));
 }

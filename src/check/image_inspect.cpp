@@ -59,14 +59,15 @@ std::vector<std::string> gpu_libraries(const fs::path& rootfs) {
 
 }  // namespace
 
-Result<ImageInspection> inspect_image(const image::UnpackedImage& image, const fs::path& cache_dir) {
+Result<ImageInspection> inspect_image(const image::UnpackedImage& image, const fs::path& cache_dir,
+                                      sandbox::ContainerRuntime& runtime) {
   ImageInspection inspection;
   inspection.ref = image.ref;
   inspection.digest = image.digest;
   inspection.os = os_name(image.rootfs);
   inspection.config = image.config;
   inspection.gpu_libraries = gpu_libraries(image.rootfs);
-  auto index = load_module_index(image, cache_dir);
+  auto index = load_module_index(image, cache_dir, runtime);
   if (!index) return std::move(index).error();
   inspection.python = std::move(*index);
   if (inspection.python)

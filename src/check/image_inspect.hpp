@@ -25,8 +25,10 @@ struct ImageInspection {
   image::ImageConfig config;
 };
 
+// The image's Python, when it has one, runs in containers of `runtime`.
 Result<ImageInspection> inspect_image(const image::UnpackedImage& image,
-                                      const std::filesystem::path& cache_dir);
+                                      const std::filesystem::path& cache_dir,
+                                      sandbox::ContainerRuntime& runtime);
 
 nlohmann::json to_json(const ImageInspection& inspection);
 void print_inspection(const ImageInspection& inspection, std::ostream& out);

@@ -7,7 +7,6 @@
 #include <sstream>
 
 #include "image/image_store.hpp"
-#include "sandbox/container.hpp"
 #include "sandbox/run_folder.hpp"
 #include "spec/seccomp_policy.hpp"
 #include "util/text.hpp"
@@ -72,7 +71,8 @@ std::optional<fs::path> resolve_in_root(const fs::path& root, const std::string&
   return result;
 }
 
-std::optional<ImagePython> ImagePython::find(const fs::path& rootfs, const std::vector<std::string>& env) {
+std::optional<ImagePython> ImagePython::find(const fs::path& rootfs, const std::vector<std::string>& env,
+                                             sandbox::ContainerRuntime& runtime) {
   std::string search_path = kDefaultPath;
   for (const auto& entry : env)
     if (entry.rfind("PATH=", 0) == 0) search_path = entry.substr(5);
@@ -85,7 +85,7 @@ std::optional<ImagePython> ImagePython::find(const fs::path& rootfs, const std::
       const std::string candidate = dir + "/" + name;
       auto host = resolve_in_root(rootfs, candidate);
       std::error_code ec;
-      if (host && fs::is_regular_file(*host, ec)) return ImagePython(rootfs, candidate, search_path);
+      if (host && fs::is_regular_file(*host, ec)) return ImagePython(rootfs, candidate, search_path, runtime);
     }
   }
   return std::nullopt;
@@ -133,7 +133,7 @@ Result<PythonRun> ImagePython::run(const std::string& program, const std::string
 
   PythonRun run;
   bool cut = false;
-  auto exit = sandbox::run_container(
+  auto exit = runtime_->run(
       plan, rootfs_,
       [&](model::OutputLine::Stream stream, std::string_view line) {
         std::string& to = stream == model::OutputLine::Stream::Stdout ? run.out : run.err;

@@ -1,4 +1,4 @@
-// The image's own Python, run in a container like the job's (sandbox::run_container): as
+// The image's own Python, run in a container like the job's (sandbox/runtime.hpp): as
 // nobody, without network or capabilities, over an overlay of the cached root file system,
 // which is never written. Static checks use it for what only the image can answer: which
 // modules it can import, which code its interpreter can parse. Without root it needs
@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "sandbox/runtime.hpp"
 #include "util/error.hpp"
 
 namespace preflight::check {
@@ -29,9 +30,11 @@ struct PythonRun {
 class ImagePython {
  public:
   // Finds `python3` (else `python`) on the image's PATH (its config's ENV, else the usual
-  // one); nullopt when the image has none.
+  // one); nullopt when the image has none. It runs in containers of `runtime`, which must
+  // outlive it.
   static std::optional<ImagePython> find(const std::filesystem::path& rootfs,
-                                         const std::vector<std::string>& env);
+                                         const std::vector<std::string>& env,
+                                         sandbox::ContainerRuntime& runtime);
 
   // Runs `python -I -B [-S] -c program` in the image with `input` on stdin. An error when
   // the container cannot be run, is interrupted or times out (5 minutes), or the output is
@@ -41,11 +44,16 @@ class ImagePython {
   const std::string& path() const { return path_; }  // inside the image, e.g. /usr/bin/python3
 
  private:
-  ImagePython(std::filesystem::path rootfs, std::string path, std::string search_path)
-      : rootfs_(std::move(rootfs)), path_(std::move(path)), search_path_(std::move(search_path)) {}
+  ImagePython(std::filesystem::path rootfs, std::string path, std::string search_path,
+              sandbox::ContainerRuntime& runtime)
+      : rootfs_(std::move(rootfs)),
+        path_(std::move(path)),
+        search_path_(std::move(search_path)),
+        runtime_(&runtime) {}
   std::filesystem::path rootfs_;
   std::string path_;
   std::string search_path_;  // the image's PATH
+  sandbox::ContainerRuntime* runtime_;
 };
 
 }  // namespace preflight::check

@@ -76,7 +76,8 @@ Result<ModuleIndex> parse_module_index(const std::string& text_in, const std::st
 }
 
 Result<std::optional<ModuleIndex>> load_module_index(const image::UnpackedImage& image,
-                                                     const fs::path& cache_dir) {
+                                                     const fs::path& cache_dir,
+                                                     sandbox::ContainerRuntime& runtime) {
   const fs::path program_file = data_dir() / "emulator" / "check" / "index.py";
   auto program = read_file(program_file);
   if (!program) return Error::runtime("cannot read " + program_file.string());
@@ -88,7 +89,7 @@ Result<std::optional<ModuleIndex>> load_module_index(const image::UnpackedImage&
     if (auto index = parse_module_index(*text, cached.string()))
       return std::optional<ModuleIndex>(std::move(*index));
   }
-  auto python = ImagePython::find(image.rootfs, image.config.env);
+  auto python = ImagePython::find(image.rootfs, image.config.env, runtime);
   if (!python) return std::optional<ModuleIndex>();
   auto run = python->run(*program, "", /*with_site=*/true);
   if (!run) return std::move(run).error();

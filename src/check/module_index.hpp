@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "image/image_store.hpp"
+#include "sandbox/runtime.hpp"
 #include "util/error.hpp"
 
 namespace preflight::check {
@@ -47,9 +48,10 @@ struct ModuleIndex {
 std::string normalize_distribution_name(const std::string& name);
 
 // The index of `image`: from the cache (<cache>/index/), else built with the image's own
-// Python and cached. nullopt when the image has no Python.
+// Python, run by `runtime`, and cached. nullopt when the image has no Python.
 Result<std::optional<ModuleIndex>> load_module_index(const image::UnpackedImage& image,
-                                                     const std::filesystem::path& cache_dir);
+                                                     const std::filesystem::path& cache_dir,
+                                                     sandbox::ContainerRuntime& runtime);
 
 // Parses index.py's JSON; bad input names `source`.
 Result<ModuleIndex> parse_module_index(const std::string& json, const std::string& source);

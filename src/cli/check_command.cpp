@@ -3,6 +3,7 @@
 
 #include "cli/command.hpp"
 #include "pipeline/static_check.hpp"
+#include "sandbox/container.hpp"
 
 namespace preflight::cli {
 namespace {
@@ -15,7 +16,8 @@ int check(const JobOptions& args) {
   if (!args.platform.empty()) choices.platform = args.platform;
   if (!args.image.empty()) choices.image = args.image;
   auto progress = [](const std::string& line) { std::cerr << "preflight: " << line << "\n"; };
-  return finish_report(pipeline::static_check(choices, progress, args.strict), args);
+  sandbox::Runc runc;
+  return finish_report(pipeline::static_check(choices, progress, runc, args.strict), args);
 }
 
 }  // namespace

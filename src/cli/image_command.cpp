@@ -7,6 +7,7 @@
 #include "cli/command.hpp"
 #include "image/image_store.hpp"
 #include "pipeline/dry_run.hpp"
+#include "sandbox/container.hpp"
 #include "util/data_dir.hpp"
 
 namespace preflight::cli {
@@ -47,18 +48,20 @@ Result<check::ImageInspection> inspected(const std::string& text) {
   if (!ref) return std::move(ref).error();
   auto image = store().resolve(*ref, progress);
   if (!image) return std::move(image).error();
-  return check::inspect_image(*image, image::default_cache_dir());
+  sandbox::Runc runc;
+  return check::inspect_image(*image, image::default_cache_dir(), runc);
 }
 
 // Each job's verdict on an image: its static checks, then (if they pass) its dry run.
 std::vector<report::Report> run_jobs(const std::string& image_text, const std::vector<std::string>& jobs,
                                      int& status) {
   std::vector<report::Report> reports;
+  sandbox::Runc runc;
   for (const auto& job : jobs) {
     pipeline::DryRunOptions options;
     options.job_file = job;
     options.image = image_text;
-    auto result = pipeline::dry_run(options, {progress, nullptr, nullptr});
+    auto result = pipeline::dry_run(options, {progress, nullptr, nullptr}, runc);
     if (!result) {
       status = std::max(status, report_error(result.error()));
       continue;

@@ -5,6 +5,7 @@
 #include "cli/command.hpp"
 #include "pipeline/init_job.hpp"
 #include "report/progress.hpp"
+#include "sandbox/container.hpp"
 
 namespace preflight::cli {
 namespace {
@@ -30,7 +31,9 @@ int init(const InitArgs& args) {
   if (!args.platform.empty()) choices.platform = args.platform;
   if (!args.image.empty()) choices.image = args.image;
   auto progress = report::progress_on_stderr(false);
-  auto draft = pipeline::init_job(choices, [&](const std::string& line) { progress->note(line); });
+  sandbox::Runc runc;
+  auto draft = pipeline::init_job(
+      choices, [&](const std::string& line) { progress->note(line); }, runc);
   progress->clear();
   if (!draft) return report_error(draft.error());
   std::ofstream out(job_file, std::ios::trunc);

@@ -6,6 +6,7 @@
 #include "cli/command.hpp"
 #include "pipeline/dry_run.hpp"
 #include "report/progress.hpp"
+#include "sandbox/container.hpp"
 #include "spec/platform_profile.hpp"
 
 namespace preflight::cli {
@@ -43,7 +44,8 @@ int run(const RunArgs& args) {
     console.job_output = [&](bool, std::string_view line) {
       progress->write_line(std::cerr, "  | " + std::string(line));
     };
-  auto result = pipeline::dry_run(options, console);
+  sandbox::Runc runc;
+  auto result = pipeline::dry_run(options, console, runc);
   progress->clear();
   return finish_report(result, args);
 }

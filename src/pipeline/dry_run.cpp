@@ -22,7 +22,6 @@
 #include "pipeline/static_check.hpp"
 #include "plan/run_plan.hpp"
 #include "report/clamps.hpp"
-#include "sandbox/container.hpp"
 #include "sandbox/run_folder.hpp"
 #include "spec/job_spec.hpp"
 #include "spec/platform_profile.hpp"
@@ -99,10 +98,9 @@ void say(const Console& console, const std::string& text) {
 
 // Keeps what a user may want to look at (outputs, events, config) and drops the container's
 // scratch layers, the copy-on-write code folder's among them.
-void tidy_run_dir(const fs::path& run_dir) {
+void tidy_run_dir(const model::RunLayout& layout) {
   std::error_code ignored;
-  for (const char* scratch : {"upper", "work", "bundle/rootfs", "code"})
-    fs::remove_all(run_dir / scratch, ignored);
+  for (const auto& scratch : layout.scratch()) fs::remove_all(scratch, ignored);
 }
 
 // Large inputs are replaced by samples in the run folder (docs/architecture.md); the job sees
@@ -113,7 +111,7 @@ Status sample_inputs(const spec::JobSpec& job, plan::RunPlan& plan, const Consol
   if (job.dryrun.sample_above_bytes) limits.sample_above = *job.dryrun.sample_above_bytes;
   for (const auto& input : job.inputs) {
     if (input.value) continue;
-    auto sample = sample_input(input.path, plan.run_dir / "inputs" / input.name, limits);
+    auto sample = sample_input(input.path, plan.layout().input_sample(input.name), limits);
     if (!sample) return std::move(sample).error().context("sampling input " + input.name);
     if (!*sample) continue;
     auto mount = std::find_if(plan.mounts.begin(), plan.mounts.end(), [&](const plan::MountPlan& m) {
@@ -130,127 +128,175 @@ Status sample_inputs(const spec::JobSpec& job, plan::RunPlan& plan, const Consol
   return Ok{};
 }
 
-}  // namespace
+// What the container left behind, read before its scratch layers go.
+struct JobRun {
+  sandbox::ContainerExit exit;
+  model::RunOutcome outcome;
+  double setup_seconds = 0;                  // when the launcher's setup marker came
+  std::vector<model::Finding> lost_outputs;  // files written where the platform drops them
+};
 
-Result<report::Report> dry_run(const DryRunOptions& options, const Console& console) {
-  const auto started = Clock::now();
-  auto loaded = load_job_context({options.job_file, options.platform, options.image}, console.progress);
-  if (!loaded) return std::move(loaded).error();
-  const spec::JobSpec& job = loaded->job;
-  const spec::PlatformProfile& profile = loaded->profile;
-  const image::UnpackedImage& image = loaded->image;
+// The report of a run that stopped at a certain static error: the container never started.
+report::Report stopped_before_run(const JobContext& context, std::vector<model::Finding> static_results,
+                                  bool strict) {
+  leave_unverified(static_results, strict);
+  auto report = job_report(context, std::move(static_results));
+  report.notes.push_back(
+      "the static checks found an error that holds whatever the job does, so the job was not run "
+      "(preflight run --run-anyway runs it)");
+  return report;
+}
 
-  // The static checks open every run; a certain error among them ends it before the container
-  // starts. The rest are predictions, for the dry run to settle.
-  auto static_results = static_findings(*loaded);
-  if (!static_results) return std::move(static_results).error();
-  const bool certain_error = std::any_of(static_results->begin(), static_results->end(), is_certain_error);
-  if (certain_error && options.stop_on_static) {
-    leave_unverified(*static_results, options.strict);
-    auto report = job_report(*loaded, std::move(*static_results));
-    report.notes.push_back(
-        "the static checks found an error that holds whatever the job does, so the job was not run "
-        "(preflight run --run-anyway runs it)");
-    report.duration_s = std::chrono::duration<double>(Clock::now() - started).count();
-    return report;
-  }
+Result<plan::RunPlan> plan_run(const JobContext& context, const DryRunOptions& options,
+                               const std::vector<model::Finding>& static_results, const std::string& job_id,
+                               const fs::path& run_dir) {
+  plan::PlanContext plan_context;
+  plan_context.job_id = job_id;
+  plan_context.run_dir = run_dir;
+  plan_context.emulator_dir = data_dir() / "emulator";
+  plan_context.steps_override = options.steps;
+  plan_context.timeout_override = options.timeout;
+  plan_context.harness = options.harness;
+  plan_context.watched = watched_lines(static_results);
+  return plan::make_plan(context.job, context.profile, context.image.config, plan_context);
+}
 
-  plan::PlanContext context;
-  context.job_id = make_job_id(job.name);
-  const fs::path runs_dir = image::default_cache_dir() / "runs";
-  // Runs cut short (a SIGKILLed Preflight) are reaped first; the newest runs are kept for a
-  // look at their outputs and events (docs/security.md "Crash-safe lifecycle").
-  sandbox::reap_abandoned(runs_dir, kKeptRuns);
-  auto folder = sandbox::RunFolder::create(runs_dir / context.job_id);
-  if (!folder) return std::move(folder).error();
-  context.run_dir = folder->path();
-  context.emulator_dir = data_dir() / "emulator";
-  context.steps_override = options.steps;
-  context.timeout_override = options.timeout;
-  context.harness = options.harness;
-  context.watched = watched_lines(*static_results);
-  auto plan = plan::make_plan(job, profile, image.config, context);
-  if (!plan) return std::move(plan).error();
-
-  std::vector<std::string> notes = plan->notes;
-  for (const auto& note : notes) say(console, note);
-  if (auto sampled = sample_inputs(job, *plan, console, notes); !sampled) return std::move(sampled).error();
-
-  say(console, fmt::format("running {} on {} as {}", job.name, profile.name, plan->facts.user));
-  OutputCollector output(console, !plan->setup.empty(), Clock::now());
+// Runs the planned job in `runtime` and reads what it left: its output split at the setup
+// marker, the harness's events (and, after a timeout, where it hung), the files it wrote
+// outside its outputs. The run folder's scratch layers are gone afterwards, on every path.
+Result<JobRun> run_in_container(const JobContext& context, const plan::RunPlan& plan,
+                                sandbox::ContainerRuntime& runtime, const Console& console) {
+  const model::RunLayout layout = plan.layout();
+  OutputCollector output(console, !plan.setup.empty(), Clock::now());
   std::optional<StageWatch> watch;
-  if (console.step)
-    watch.emplace(plan->run_dir / "harness" / "events.jsonl", console.step, !plan->setup.empty());
-  auto exit = sandbox::run_container(*plan, image.rootfs,
-                                     [&](auto stream, std::string_view line) { output.add(stream, line); });
+  if (console.step) watch.emplace(layout.events(), console.step, !plan.setup.empty());
+  auto exit = runtime.run(plan, context.image.rootfs,
+                          [&](auto stream, std::string_view line) { output.add(stream, line); });
   watch.reset();
   if (!exit) {
-    tidy_run_dir(plan->run_dir);
+    tidy_run_dir(layout);
     return std::move(exit).error();
   }
 
-  model::RunOutcome outcome;
-  outcome.exit_code = exit->exit_code;
-  outcome.signal = exit->signal;
-  outcome.oom_killed = exit->oom_killed;
-  outcome.timed_out = exit->timed_out;
-  outcome.disk_full = exit->disk_full;
-  outcome.written_bytes = exit->written_bytes;
-  outcome.timeout_s = std::chrono::duration<double>(plan->timeout).count();
+  JobRun run;
+  run.exit = std::move(*exit);
+  model::RunOutcome& outcome = run.outcome;
+  outcome.exit_code = run.exit.exit_code;
+  outcome.signal = run.exit.signal;
+  outcome.oom_killed = run.exit.oom_killed;
+  outcome.timed_out = run.exit.timed_out;
+  outcome.disk_full = run.exit.disk_full;
+  outcome.written_bytes = run.exit.written_bytes;
+  outcome.timeout_s = std::chrono::duration<double>(plan.timeout).count();
   outcome.setup_exit = output.setup_exit();
   outcome.output = output.lines();
-  outcome.events = harness::read_events(plan->run_dir / "harness" / "events.jsonl");
+  outcome.events = harness::read_events(layout.events());
   if (outcome.timed_out && outcome.events.main_pid > 0)
-    outcome.stopped_at = harness::read_stack_dump(
-        plan->run_dir / "harness" / fmt::format("stacks-{}.txt", outcome.events.main_pid),
-        plan->facts.code_container_dir);
-  auto lost_outputs = output_findings(*plan, plan->run_dir / "upper", outcome.events);
-  tidy_run_dir(plan->run_dir);
-  if (exit->interrupted_by)
+    outcome.stopped_at =
+        harness::read_stack_dump(layout.stacks(outcome.events.main_pid), plan.facts.code_container_dir);
+  run.setup_seconds = output.setup_seconds();
+  run.lost_outputs = output_findings(plan, layout.upper(), outcome.events);
+  tidy_run_dir(layout);
+  if (run.exit.interrupted_by)
     return Error{ErrorKind::Interrupted,
                  fmt::format("interrupted by {}; the container was stopped and removed",
-                             strsignal(exit->interrupted_by)),
+                             strsignal(run.exit.interrupted_by)),
                  {}};
-  if (exit->host_disk_low)
+  if (run.exit.host_disk_low)
     return Error::runtime(fmt::format(
         "{}: the job had written {} when its disk fell to {} free; Preflight stopped it before it "
         "filled this machine's disk. Free space there, or set PREFLIGHT_CACHE to a folder on a larger disk",
-        plan->run_dir.string(), human_size(exit->written_bytes), human_size(exit->host_free_bytes)));
+        layout.dir().string(), human_size(run.exit.written_bytes), human_size(run.exit.host_free_bytes)));
+  return run;
+}
 
-  model::PlatformFacts facts = plan->facts;
-  facts.image = loaded->image_text;
+// The first error of the dry run names the stage that failed.
+std::optional<std::string> failed_stage(const std::vector<model::Finding>& findings) {
+  for (const auto& finding : findings)
+    if (finding.severity == model::Severity::Error && finding.phase == model::Phase::Dryrun)
+      return finding.stage;
+  return std::nullopt;
+}
+
+// The verdict on what the run showed: the static predictions settled by it, its failure
+// diagnosed, lost outputs, clamps, the estimate and the stages.
+report::Report assemble_report(const JobContext& context, const plan::RunPlan& plan,
+                               std::vector<model::Finding> static_results, std::vector<std::string> notes,
+                               JobRun run, const DryRunOptions& options) {
+  model::PlatformFacts facts = plan.facts;
+  facts.image = context.image_text;
   facts.host_has_module = host_has_module;
   facts.host_path_exists = [](const std::string& path) {
     std::error_code ec;
     return fs::exists(path, ec);
   };
-
-  notes.insert(notes.end(), exit->unenforced.begin(), exit->unenforced.end());
+  const model::RunOutcome& outcome = run.outcome;
+  notes.insert(notes.end(), run.exit.unenforced.begin(), run.exit.unenforced.end());
   const auto uncut = report::loop_notes(outcome.events.uncut_loops, facts.code_container_dir);
   notes.insert(notes.end(), uncut.begin(), uncut.end());
+
   RunEvidence evidence;
   evidence.watched = options.harness && outcome.events.started;
-  evidence.has_setup = !plan->setup.empty();
+  evidence.has_setup = !plan.setup.empty();
   evidence.setup_exit = outcome.setup_exit;
-  evidence.command_passed =
-      exit->exit_code == 0 && exit->signal == 0 && !exit->timed_out && !exit->oom_killed && !exit->disk_full;
+  evidence.command_passed = outcome.exit_code == 0 && outcome.signal == 0 && !outcome.timed_out &&
+                            !outcome.oom_killed && !outcome.disk_full;
   evidence.events = &outcome.events;
   evidence.code_container_dir = facts.code_container_dir;
   auto findings =
-      settle_predictions(std::move(*static_results), diagnosis::diagnose(loaded->policies, outcome, facts),
+      settle_predictions(std::move(static_results), diagnosis::diagnose(context.policies, outcome, facts),
                          evidence, options.strict);
-  findings.insert(findings.end(), lost_outputs.begin(), lost_outputs.end());
-  auto report = job_report(*loaded, std::move(findings));
+  findings.insert(findings.end(), run.lost_outputs.begin(), run.lost_outputs.end());
+
+  auto report = job_report(context, std::move(findings));
   report.notes = std::move(notes);
   report.clamps = report::clamps_of(outcome.events.clamps, facts.code_container_dir);
   report.estimate = estimate_run(outcome.events, report.clamps, report.findings, facts);
-  std::optional<std::string> failed_stage;
-  for (const auto& finding : report.findings)
-    if (finding.severity == model::Severity::Error && finding.phase == model::Phase::Dryrun && !failed_stage)
-      failed_stage = finding.stage;
-  report.stages = stage_results(outcome.events, failed_stage, !plan->setup.empty(), output.setup_seconds(),
-                                exit->seconds);
-  report.duration_s = std::chrono::duration<double>(Clock::now() - started).count();
+  report.stages = stage_results(outcome.events, failed_stage(report.findings), !plan.setup.empty(),
+                                run.setup_seconds, run.exit.seconds);
+  return report;
+}
+
+}  // namespace
+
+Result<report::Report> dry_run_loaded(const JobContext& context, const DryRunOptions& options,
+                                      const Console& console, sandbox::ContainerRuntime& runtime) {
+  // The static checks open every run; a certain error among them ends it before the container
+  // starts. The rest are predictions, for the dry run to settle.
+  auto static_results = static_findings(context, runtime);
+  if (!static_results) return std::move(static_results).error();
+  if (options.stop_on_static && std::any_of(static_results->begin(), static_results->end(), is_certain_error))
+    return stopped_before_run(context, std::move(*static_results), options.strict);
+
+  const std::string job_id = make_job_id(context.job.name);
+  const fs::path runs_dir = options.runs_dir.empty() ? image::default_cache_dir() / "runs" : options.runs_dir;
+  // Runs cut short (a SIGKILLed Preflight) are reaped first; the newest runs are kept for a
+  // look at their outputs and events (docs/security.md "Crash-safe lifecycle").
+  sandbox::reap_abandoned(runs_dir, kKeptRuns);
+  auto folder = sandbox::RunFolder::create(runs_dir / job_id);
+  if (!folder) return std::move(folder).error();
+  auto plan = plan_run(context, options, *static_results, job_id, folder->path());
+  if (!plan) return std::move(plan).error();
+
+  std::vector<std::string> notes = plan->notes;
+  for (const auto& note : notes) say(console, note);
+  if (auto sampled = sample_inputs(context.job, *plan, console, notes); !sampled)
+    return std::move(sampled).error();
+  say(console,
+      fmt::format("running {} on {} as {}", context.job.name, context.profile.name, plan->facts.user));
+  auto run = run_in_container(context, *plan, runtime, console);
+  if (!run) return std::move(run).error();
+  return assemble_report(context, *plan, std::move(*static_results), std::move(notes), std::move(*run),
+                         options);
+}
+
+Result<report::Report> dry_run(const DryRunOptions& options, const Console& console,
+                               sandbox::ContainerRuntime& runtime) {
+  const auto started = Clock::now();
+  auto loaded = load_job_context({options.job_file, options.platform, options.image}, console.progress);
+  if (!loaded) return std::move(loaded).error();
+  auto report = dry_run_loaded(*loaded, options, console, runtime);
+  if (report) report->duration_s = std::chrono::duration<double>(Clock::now() - started).count();
   return report;
 }
 

@@ -1,5 +1,6 @@
 // The whole pipeline of `preflight run`: job + profile → plan → image → container with the
-// harness → diagnosis → report. The command-line front end only parses options and prints.
+// harness → diagnosis → report. The command-line front end only parses options and prints;
+// the container runtime is passed in (runc, or a test's fake).
 #pragma once
 
 #include <chrono>
@@ -8,7 +9,9 @@
 #include <optional>
 #include <string>
 
+#include "pipeline/job_context.hpp"
 #include "report/report.hpp"
+#include "sandbox/runtime.hpp"
 #include "util/error.hpp"
 
 namespace preflight::pipeline {
@@ -20,8 +23,9 @@ struct DryRunOptions {
   std::optional<int> steps;                          // --steps N
   std::optional<std::chrono::milliseconds> timeout;  // --timeout DURATION
   bool harness = true;                               // --no-harness: no stages, clamps or measurements
-  bool stop_on_static = true;  // a certain static error ends the run before the container starts
-  bool strict = false;         // --strict: predictions the dry run did not refute stay errors
+  bool stop_on_static = true;      // a certain static error ends the run before the container starts
+  bool strict = false;             // --strict: predictions the dry run did not refute stay errors
+  std::filesystem::path runs_dir;  // where run folders go; empty: the cache's runs/
 };
 
 // Where the pipeline tells the user what is going on; each may be a no-op.
@@ -31,8 +35,15 @@ struct Console {
   std::function<void(const std::string&)> step;  // while the job runs: "stage train", replaced by the next
 };
 
-// Runs the job as its platform would. Bad input (spec, profile, image reference) and
-// Preflight's own failures come back as errors; a job that fails is a report with verdict fail.
-Result<report::Report> dry_run(const DryRunOptions& options, const Console& console);
+// Runs the job as its platform would, in containers of `runtime`. Bad input (spec, profile,
+// image reference) and Preflight's own failures come back as errors; a job that fails is a
+// report with verdict fail.
+Result<report::Report> dry_run(const DryRunOptions& options, const Console& console,
+                               sandbox::ContainerRuntime& runtime);
+
+// The same for a job already loaded (its job file, platform and image options are not read
+// again): static checks, then the run unless they found a certain error, then the report.
+Result<report::Report> dry_run_loaded(const JobContext& context, const DryRunOptions& options,
+                                      const Console& console, sandbox::ContainerRuntime& runtime);
 
 }  // namespace preflight::pipeline

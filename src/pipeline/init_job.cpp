@@ -9,7 +9,8 @@
 namespace preflight::pipeline {
 namespace fs = std::filesystem;
 
-Result<InitDraft> init_job(const InitChoices& choices, const image::ProgressSink& progress) {
+Result<InitDraft> init_job(const InitChoices& choices, const image::ProgressSink& progress,
+                           sandbox::ContainerRuntime& runtime) {
   std::error_code ec;
   const fs::path dir = fs::absolute(choices.dir).lexically_normal();
   if (!fs::is_directory(dir, ec))
@@ -20,7 +21,7 @@ Result<InitDraft> init_job(const InitChoices& choices, const image::ProgressSink
   const std::string image_text = choices.image.value_or(profile->default_image);
   auto image = resolve_image(image_text, dir, {}, progress);
   if (!image) return std::move(image).error();
-  auto python = check::ImagePython::find(image->rootfs, image->config.env);
+  auto python = check::ImagePython::find(image->rootfs, image->config.env, runtime);
   if (!python)
     return Error::bad_input("image " + image_text +
                             " has no python3 or python: preflight init reads the code with the image's "

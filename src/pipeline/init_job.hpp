@@ -7,6 +7,7 @@
 #include <string>
 
 #include "image/image_store.hpp"
+#include "sandbox/runtime.hpp"
 #include "util/error.hpp"
 
 namespace preflight::pipeline {
@@ -22,8 +23,9 @@ struct InitDraft {
   std::string command;  // what it runs, for the user
 };
 
-// The repository's job.yaml, drafted. Bad input (no such folder, no entry script, unknown
-// platform or image) is an error with exit 2.
-Result<InitDraft> init_job(const InitChoices& choices, const image::ProgressSink& progress);
+// The repository's job.yaml, drafted; the image's Python runs in containers of `runtime`. Bad
+// input (no such folder, no entry script, unknown platform or image) is an error with exit 2.
+Result<InitDraft> init_job(const InitChoices& choices, const image::ProgressSink& progress,
+                           sandbox::ContainerRuntime& runtime);
 
 }  // namespace preflight::pipeline

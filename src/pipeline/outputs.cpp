@@ -80,7 +80,7 @@ std::vector<Written> written_outside(const fs::path& upper, const plan::RunPlan&
   std::vector<Written> all, written;
   add_written(upper, "/", plan, all);
   for (const auto& m : plan.mounts)
-    if (!m.overlay_dir.empty()) add_written(m.overlay_dir / "upper", m.destination, plan, all);
+    if (!m.overlay_dir.empty()) add_written(m.overlay().upper(), m.destination, plan, all);
   const auto kept = kept_files(plan);
   for (Written& w : all) {
     const bool saved = std::any_of(events.saves.begin(), events.saves.end(),

@@ -126,7 +126,8 @@ void lint_start_up(const JobContext& context, const plan::RunPlan& plan,
 
 }  // namespace
 
-Result<std::vector<model::Finding>> static_findings(const JobContext& context) {
+Result<std::vector<model::Finding>> static_findings(const JobContext& context,
+                                                    sandbox::ContainerRuntime& runtime) {
   // The job as the platform lays it out: its environment, mounts, user and working folder.
   plan::PlanContext plan_context;
   plan_context.job_id = context.job.name + "-check";
@@ -135,10 +136,10 @@ Result<std::vector<model::Finding>> static_findings(const JobContext& context) {
   if (!plan) return std::move(plan).error();
 
   std::vector<model::Finding> findings;
-  auto python = check::ImagePython::find(context.image.rootfs, context.image.config.env);
+  auto python = check::ImagePython::find(context.image.rootfs, context.image.config.env, runtime);
   std::optional<check::ModuleIndex> index;
   if (python) {
-    auto loaded = check::load_module_index(context.image, image::default_cache_dir());
+    auto loaded = check::load_module_index(context.image, image::default_cache_dir(), runtime);
     if (!loaded) return std::move(loaded).error();
     index = std::move(*loaded);
   }
@@ -174,11 +175,11 @@ Result<std::vector<model::Finding>> static_findings(const JobContext& context) {
 }
 
 Result<report::Report> static_check(const JobChoices& choices, const image::ProgressSink& progress,
-                                    bool strict) {
+                                    sandbox::ContainerRuntime& runtime, bool strict) {
   const auto started = Clock::now();
   auto context = load_job_context(choices, progress);
   if (!context) return std::move(context).error();
-  auto findings = static_findings(*context);
+  auto findings = static_findings(*context, runtime);
   if (!findings) return std::move(findings).error();
   leave_unverified(*findings, strict);
   auto report = job_report(*context, std::move(*findings));

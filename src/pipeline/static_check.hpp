@@ -8,15 +8,18 @@
 #include "model/finding.hpp"
 #include "pipeline/job_context.hpp"
 #include "report/report.hpp"
+#include "sandbox/runtime.hpp"
 #include "util/error.hpp"
 
 namespace preflight::pipeline {
 
-// The static findings of a loaded job; the dry run starts with them too.
-Result<std::vector<model::Finding>> static_findings(const JobContext& context);
+// The static findings of a loaded job, the image's Python run by `runtime`; the dry run
+// starts with them too.
+Result<std::vector<model::Finding>> static_findings(const JobContext& context,
+                                                    sandbox::ContainerRuntime& runtime);
 
 // Predictions stay unverified: warnings, or errors with `strict` (docs/diagnosis.md "Predictions").
 Result<report::Report> static_check(const JobChoices& choices, const image::ProgressSink& progress,
-                                    bool strict = false);
+                                    sandbox::ContainerRuntime& runtime, bool strict = false);
 
 }  // namespace preflight::pipeline

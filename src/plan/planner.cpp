@@ -130,7 +130,7 @@ Result<std::string> filled_path(const std::string& text, const Vars& vars, const
 // The files the platform writes for the job, into the run folder; a .json file must be JSON
 // once its templates are filled in, or the profile is wrong.
 Result<std::vector<PlannedFile>> plan_files(const spec::PlatformProfile& profile, const Vars& vars,
-                                            const std::filesystem::path& run_dir) {
+                                            const model::RunLayout& run) {
   std::vector<PlannedFile> files;
   for (const auto& file : profile.files) {
     auto content = spec::expand_template(file.content, vars, file.where);
@@ -139,7 +139,7 @@ Result<std::vector<PlannedFile>> plan_files(const spec::PlatformProfile& profile
       return Error::bad_input("files: " + file.path + " is not valid JSON once filled in: " + *content,
                               file.where);
     }
-    files.push_back({run_dir / "platform" / std::filesystem::path(file.path).relative_path(), *content});
+    files.push_back({run.platform_file(file.path), *content});
   }
   return files;
 }
@@ -215,6 +215,7 @@ Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile&
   plan.container_id = "preflight-" + context.job_id;
   plan.platform = profile.name;
   plan.run_dir = context.run_dir;
+  const model::RunLayout run = plan.layout();
   plan.limits = profile.limits;
   plan.network = profile.network;
   plan.seccomp = profile.seccomp;
@@ -255,9 +256,9 @@ Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile&
   if (profile.mounts.code_writable) {
     // The upper layer's root is the merged view's root: the job's user owns it, as the
     // platform's job owns its code folder.
-    auto layers = context.run_dir / "code";
-    plan.prepare.push_back({layers / "upper", profile.user.uid, profile.user.gid});
-    add_mount({Kind::Code, "", *code, job.code_dir, false, layers});
+    const auto layers = run.code_overlay();
+    plan.prepare.push_back({layers.upper(), profile.user.uid, profile.user.gid});
+    add_mount({Kind::Code, "", *code, job.code_dir, false, layers.dir});
   } else {
     add_mount({Kind::Code, "", *code, job.code_dir, true, {}});
   }
@@ -275,7 +276,7 @@ Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile&
   for (const auto& kept : profile.mounts.kept) {
     auto dir = filled_path(kept, vars, profile_where, false);
     if (!dir) return std::move(dir).error();
-    auto source = context.run_dir / "kept" / std::filesystem::path(*dir).relative_path();
+    auto source = run.kept(*dir);
     plan.prepare.push_back({source, profile.user.uid, profile.user.gid});
     add_mount({Kind::Output, "", *dir, source, false, {}});
   }
@@ -283,12 +284,12 @@ Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile&
     auto where = filled_path(profile.mounts.output, entry_vars(vars, output.name), profile_where, false);
     if (!where) return std::move(where).error();
     output_paths[output.name] = vars["outputs." + output.name] = *where;
-    auto source = context.run_dir / "outputs" / output.name;
+    auto source = run.output(output.name);
     plan.prepare.push_back({source, profile.user.uid, profile.user.gid});
     add_mount({Kind::Output, output.name, *where, source, false, {}});
   }
   add_json_variables(vars, job, profile, input_paths);
-  auto files = plan_files(profile, vars, context.run_dir);
+  auto files = plan_files(profile, vars, run);
   if (!files) return std::move(files).error();
   for (size_t i = 0; i < files->size(); ++i)
     add_mount({Kind::PlatformFile, "", profile.files[i].path, (*files)[i].path, true, {}});
@@ -300,7 +301,7 @@ Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile&
   // image's root, where a link could lead it onto the host (docs/security.md).
   if (std::none_of(profile.files.begin(), profile.files.end(),
                    [](auto& f) { return f.path == "/etc/hosts"; })) {
-    auto hosts = context.run_dir / "platform" / "etc" / "hosts";
+    auto hosts = run.platform_file("/etc/hosts");
     plan.files.push_back(
         {hosts, fmt::format("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
                             "127.0.1.1\t{}\n",
@@ -319,7 +320,7 @@ Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile&
   }
   add_mount({Kind::Harness, "", kEmulatorMount, context.emulator_dir, true, {}});  // launch.sh too
   if (context.harness) {
-    auto harness_run = context.run_dir / "harness";
+    auto harness_run = run.harness();
     plan.prepare.push_back({harness_run, profile.user.uid, profile.user.gid});
     add_mount({Kind::Harness, "", kRunMount, harness_run, false, {}});
   }

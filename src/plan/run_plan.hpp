@@ -12,6 +12,7 @@
 
 #include "image/image_store.hpp"
 #include "model/run_evidence.hpp"
+#include "model/run_layout.hpp"
 #include "spec/job_spec.hpp"
 #include "spec/platform_profile.hpp"
 #include "util/error.hpp"
@@ -31,11 +32,11 @@ struct MountPlan {
   std::filesystem::path source;  // on the host
   bool read_only = true;
   // Non-empty: copy-on-write. An overlay whose lower layer is `source` (never written) and
-  // whose upper layer ("upper"), work folder ("work") and merged view ("merged") are in this
-  // folder of the run; the merged view is what is bound.
+  // whose own folders are in this folder of the run; its merged view is what is bound.
   std::filesystem::path overlay_dir;
 
-  std::filesystem::path bound_source() const { return overlay_dir.empty() ? source : overlay_dir / "merged"; }
+  model::OverlayLayout overlay() const { return {overlay_dir}; }
+  std::filesystem::path bound_source() const { return overlay_dir.empty() ? source : overlay().merged(); }
 };
 
 // A folder Preflight creates in the run folder before the container starts, owned by the
@@ -91,6 +92,8 @@ struct RunPlan {
   std::filesystem::path stdin_file;  // the process's standard input (one of `files`); empty: none
   model::PlatformFacts facts;        // for diagnosis (functions left unset here)
   std::vector<std::string> notes;    // what the platform does with the job that the user should know
+
+  model::RunLayout layout() const { return model::RunLayout(run_dir); }
 };
 
 // What the caller decides about this particular run (names, folders); keeps planning pure.

@@ -228,8 +228,8 @@ fs::path find_runtime() {
   return bp::search_path("runc").string();
 }
 
-Result<ContainerExit> run_container(const plan::RunPlan& plan, const fs::path& image_rootfs,
-                                    const LineSink& on_line, std::size_t max_line_bytes) {
+Result<ContainerExit> Runc::run(const plan::RunPlan& plan, const fs::path& image_rootfs,
+                                const LineSink& on_line, std::size_t max_line_bytes) {
   const Runtime runtime = runtime_for_this_user(find_runtime());
   if (runtime.program.empty())
     return Error::runtime(
@@ -243,9 +243,8 @@ Result<ContainerExit> run_container(const plan::RunPlan& plan, const fs::path& i
 
   if (auto status = prepare_run_dir(plan); !status) return std::move(status).error();
   Overlay root;
-  if (auto status = root.mount(image_rootfs, plan.run_dir / "upper", plan.run_dir / "work",
-                               plan.run_dir / "bundle" / "rootfs");
-      !status)
+  const model::RunLayout layout = plan.layout();
+  if (auto status = root.mount(image_rootfs, layout.upper(), layout.overlay_work(), layout.rootfs()); !status)
     return std::move(status).error();
   std::deque<Overlay> code_overlays;
   if (auto status = mount_copy_on_write(plan, code_overlays); !status) return std::move(status).error();
@@ -255,12 +254,12 @@ Result<ContainerExit> run_container(const plan::RunPlan& plan, const fs::path& i
   // goes without and its report says so.
   std::optional<std::string> cgroup_path;
   if (is_host_root()) cgroup_path = fmt::format("/{}/{}", kCgroupParent, plan.container_id);
-  fs::path bundle = plan.run_dir / "bundle";
+  const fs::path bundle = layout.bundle();
   std::ofstream(bundle / "config.json") << make_oci_config(plan, root.path(), cgroup_path).dump(2);
 
   OutputPipe out{{}, model::OutputLine::Stream::Stdout, max_line_bytes, {}, false, true};
   OutputPipe err{{}, model::OutputLine::Stream::Stderr, max_line_bytes, {}, false, true};
-  fs::path pid_file = plan.run_dir / "container.pid";
+  const fs::path pid_file = layout.container_pid();
   ContainerGuard guard(plan.container_id);
   const auto started = Clock::now();
   int launch_status = -1;

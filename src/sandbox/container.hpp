@@ -1,39 +1,15 @@
 // Runs a RunPlan in a real container: an overlay root over the cached image (the image is
 // never written), an OCI bundle, and runc. Whatever it creates — overlay mount, container,
-// cgroup — is gone when run_container returns, on every path: success, failure, timeout
-// and Ctrl-C.
+// cgroup — is gone when Runc::run returns, on every path: success, failure, timeout and
+// Ctrl-C.
 #pragma once
 
-#include <cstdint>
 #include <filesystem>
-#include <functional>
 #include <string>
-#include <string_view>
-#include <vector>
 
-#include "model/run_evidence.hpp"
-#include "plan/run_plan.hpp"
-#include "util/error.hpp"
+#include "sandbox/runtime.hpp"
 
 namespace preflight::sandbox {
-
-struct ContainerExit {
-  int exit_code = 0;  // 128+N when killed by signal N, as a shell reports it
-  int signal = 0;
-  bool oom_killed = false;
-  bool timed_out = false;
-  int interrupted_by = 0;             // SIGINT/SIGTERM that stopped the run, 0 if none
-  bool disk_full = false;             // stopped: its files outgrew the platform's disk (limits.disk)
-  bool host_disk_low = false;         // stopped: the host's disk was running out (docs/security.md)
-  std::uint64_t written_bytes = 0;    // what its writable places held at the last measure
-  std::uint64_t host_free_bytes = 0;  // the run folder's disk's free space, then
-  std::uint64_t peak_memory_bytes = 0;
-  double seconds = 0;
-  std::vector<std::string> unenforced;  // the platform's limits this run could not enforce, a sentence each
-};
-
-// Called for each complete line the job prints, as it prints it.
-using LineSink = std::function<void(model::OutputLine::Stream, std::string_view)>;
 
 // Deletes the container `id` with whatever is left of it (processes, cgroup); true when it
 // existed. Safe to call for a container that never was.
@@ -42,11 +18,11 @@ bool delete_container(const std::string& id);
 // The OCI runtime to use: $PREFLIGHT_RUNTIME, else runc on PATH. Empty when none.
 std::filesystem::path find_runtime();
 
-// The longest line of output handed to a LineSink whole; the rest of a longer one (a progress
-// bar redrawn with \r for hours) is dropped up to its newline, so that memory stays bounded.
-inline constexpr std::size_t kMaxLineBytes = 1 << 20;
-
-Result<ContainerExit> run_container(const plan::RunPlan& plan, const std::filesystem::path& image_rootfs,
-                                    const LineSink& on_line, std::size_t max_line_bytes = kMaxLineBytes);
+// runc, or the runtime find_runtime() names.
+class Runc final : public ContainerRuntime {
+ public:
+  Result<ContainerExit> run(const plan::RunPlan& plan, const std::filesystem::path& image_rootfs,
+                            const LineSink& on_line, std::size_t max_line_bytes = kMaxLineBytes) override;
+};
 
 }  // namespace preflight::sandbox

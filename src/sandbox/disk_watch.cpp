@@ -47,9 +47,9 @@ std::uint64_t DiskWatch::host_floor(std::uint64_t free_at_start, std::uint64_t d
 
 DiskWatch::DiskWatch(const plan::RunPlan& plan, Clock::time_point started)
     : run_dir_(plan.run_dir), quota_(plan.limits.disk_bytes), due_(started + kMinInterval) {
-  roots_.push_back(plan.run_dir / "upper");
+  roots_.push_back(plan.layout().upper());
   for (const auto& m : plan.mounts) {
-    if (!m.read_only) roots_.push_back(m.overlay_dir.empty() ? m.source : m.overlay_dir / "upper");
+    if (!m.read_only) roots_.push_back(m.overlay_dir.empty() ? m.source : m.overlay().upper());
   }
   const auto [free, size] = free_and_size(run_dir_);
   free_ = free;

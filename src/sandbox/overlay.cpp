@@ -50,8 +50,7 @@ Status mount_copy_on_write(const plan::RunPlan& plan, std::deque<Overlay>& overl
   for (const auto& m : plan.mounts) {
     if (m.overlay_dir.empty()) continue;
     Overlay& overlay = overlays.emplace_back();
-    if (auto status =
-            overlay.mount(m.source, m.overlay_dir / "upper", m.overlay_dir / "work", m.bound_source());
+    if (auto status = overlay.mount(m.source, m.overlay().upper(), m.overlay().work(), m.bound_source());
         !status)
       return status;
     give_folders_to_user(overlay.path(), plan);

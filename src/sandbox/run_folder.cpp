@@ -108,7 +108,7 @@ Reaped reap_abandoned(const fs::path& parent, std::size_t keep) {
     }
     // A run that ended removed its container's root (bundle/rootfs): only one cut short has
     // a container, mounts or a cgroup left to reap.
-    if (fs::exists(entry.path() / "bundle" / "rootfs", ec)) {
+    if (fs::exists(model::RunLayout(entry.path()).rootfs(), ec)) {
       if (delete_container("preflight-" + entry.path().filename().string())) ++reaped.containers;
       for (const auto& point : mounts_in(entry.path()))
         if (::umount2(point.c_str(), MNT_DETACH) == 0) ++reaped.mounts;

@@ -6,19 +6,42 @@
 # (`predicted=`), that every error has a stage, the count of errors and warnings and where
 # the first one of the dry run points, stages passed, a note (`unenforced_KEY` when the platform's limits were not
 # enforced, below). Afterwards no container, mount or leftover process of the run may remain.
+# An unknown key, a key given twice, or verdict=pass without passed= fails the case before it runs.
 # Usage: run_job_case.sh PREFLIGHT_BINARY CASE_DIR
 set -u
 source "$(dirname "$0")/lib.sh"
 
 preflight=$1
 case_dir=$2
-require_runtime
 
+# The keys an expect file may give, each checked below: what the run is given, then what
+# it must show. `unenforced_KEY` stands for KEY when the platform's limits were not enforced.
+run_keys=(command args untouched)
+result_keys=(exit verdict category stage file line message prediction predicted errors hint static warnings
+  warning note passed)
 declare -A expect=()
-while IFS='=' read -r key value; do
+number=0
+while IFS='=' read -r key value || [[ -n $key ]]; do
+  number=$((number + 1))
   [[ -z $key || $key == \#* ]] && continue
+  if [[ " ${run_keys[*]} ${result_keys[*]} " != *" $key "* &&
+    ! ($key == unenforced_* && " ${result_keys[*]} " == *" ${key#unenforced_} "*) ]]; then
+    fail "$case_dir/expect:$number: unknown key '$key' (known: ${run_keys[*]} ${result_keys[*]}; unenforced_KEY for those after ${run_keys[-1]})"
+  elif [[ -n ${expect[$key]+set} ]]; then
+    fail "$case_dir/expect:$number: '$key' is given twice"
+  fi
   expect[$key]=$value
 done <"$case_dir/expect"
+# A passing run names the stages it went through (a check has none): passed=, or
+# unenforced_passed= for a run that passes only when the limits are not enforced.
+if [[ ${expect[command]:-run} == run ]]; then
+  [[ ${expect[verdict]:-} == pass && -z ${expect[passed]:-} ]] &&
+    fail "$case_dir/expect: verdict=pass needs passed=STAGE... (the stages the run passes: jq .stages of its report)"
+  [[ ${expect[unenforced_verdict]:-} == pass && -z ${expect[unenforced_passed]:-${expect[passed]:-}} ]] &&
+    fail "$case_dir/expect: unenforced_verdict=pass needs unenforced_passed=STAGE... (the stages the run passes without root)"
+fi
+((failures == 0)) || finish
+require_runtime
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -1,90 +1,86 @@
-from __future__ import print_function
-
+"""Step one of the job: trains the sub-pixel network of espcn.py to enlarge the luma of the
+pictures in --data/train by --upscale_factor, reports the mean PSNR on --data/test after every
+epoch, and pickles the whole network to --out/model_epoch_N.pth each epoch, the form
+super_resolve.py (step two) loads without knowing the architecture's arguments."""
 import argparse
+import math
 import os
-from math import log10
 
 import torch
-import torch.nn as nn
-import torch.optim as optim
+from torch import nn
 from torch.utils.data import DataLoader
 
-from data_utils import DatasetFromFolder
-from model import Net
-
-# Training settings
-parser = argparse.ArgumentParser(description="PyTorch Super Res Example")
-parser.add_argument("--data", type=str, required=True, help="folder with train/ and test/ images")
-parser.add_argument("--upscale_factor", type=int, required=True, help="super resolution upscale factor")
-parser.add_argument("--crop_size", type=int, default=256, help="crop of each image (made divisible by the factor)")
-parser.add_argument("--batchSize", type=int, default=64, help="training batch size")
-parser.add_argument("--testBatchSize", type=int, default=10, help="testing batch size")
-parser.add_argument("--nEpochs", type=int, default=2, help="number of epochs to train for")
-parser.add_argument("--lr", type=float, default=0.01, help="Learning Rate. Default=0.01")
-parser.add_argument("--cuda", action="store_true", help="use cuda?")
-parser.add_argument("--threads", type=int, default=4, help="number of threads for data loader to use")
-parser.add_argument("--seed", type=int, default=123, help="random seed to use. Default=123")
-parser.add_argument("--out", type=str, default=".", help="folder for model_epoch_N.pth")
-opt = parser.parse_args()
-
-print(opt)
-
-if opt.cuda and not torch.cuda.is_available():
-    raise Exception("No GPU found, please run without --cuda")
-
-torch.manual_seed(opt.seed)
-
-device = torch.device("cuda" if opt.cuda else "cpu")
-
-print("===> Loading datasets")
-train_set = DatasetFromFolder(os.path.join(opt.data, "train"), opt.crop_size, opt.upscale_factor)
-test_set = DatasetFromFolder(os.path.join(opt.data, "test"), opt.crop_size, opt.upscale_factor)
-training_data_loader = DataLoader(dataset=train_set, num_workers=opt.threads, batch_size=opt.batchSize, shuffle=True)
-testing_data_loader = DataLoader(dataset=test_set, num_workers=opt.threads, batch_size=opt.testBatchSize, shuffle=False)
-
-print("===> Building model")
-model = Net(upscale_factor=opt.upscale_factor).to(device)
-criterion = nn.MSELoss()
-
-optimizer = optim.Adam(model.parameters(), lr=opt.lr)
+from espcn import SubPixelNet
+from lowres_pairs import LowResPairs
 
 
-def train(epoch):
-    epoch_loss = 0
-    for iteration, batch in enumerate(training_data_loader, 1):
-        input, target = batch[0].to(device), batch[1].to(device)
+def parse_args():
+    p = argparse.ArgumentParser(description="Train a single-image super-resolution network")
+    p.add_argument("--data", required=True, help="folder holding train/ and test/ picture folders")
+    p.add_argument("--upscale_factor", type=int, required=True, help="how many times larger the output is")
+    p.add_argument("--crop_size", type=int, default=256, help="side of the centred crop of each picture")
+    p.add_argument("--batchSize", type=int, default=64, help="pictures per training step")
+    p.add_argument("--testBatchSize", type=int, default=10, help="pictures per test batch")
+    p.add_argument("--nEpochs", type=int, default=2, help="passes over the training pictures")
+    p.add_argument("--lr", type=float, default=0.01, help="Adam's step size")
+    p.add_argument("--cuda", action="store_true", help="train on the GPU (an error when there is none)")
+    p.add_argument("--threads", type=int, default=4, help="DataLoader worker processes")
+    p.add_argument("--seed", type=int, default=123, help="seed of torch's generator")
+    p.add_argument("--out", default=".", help="folder for the model_epoch_N.pth files")
+    return p.parse_args()
 
+
+def psnr(mse):
+    # Pixels are in [0, 1], so the peak signal is 1 and PSNR is -10 log10(mse).
+    return -10 * math.log10(mse)
+
+
+def fit_one_epoch(net, loader, loss_fn, optimizer, device, epoch):
+    net.train()
+    losses = []
+    for step, (small, full) in enumerate(loader, start=1):
+        small, full = small.to(device), full.to(device)
         optimizer.zero_grad()
-        loss = criterion(model(input), target)
-        epoch_loss += loss.item()
+        loss = loss_fn(net(small), full)
         loss.backward()
         optimizer.step()
+        losses.append(loss.item())
+        print(f"epoch {epoch} step {step}/{len(loader)}: mse {losses[-1]:.5f}")
+    print(f"epoch {epoch} done: mean mse {sum(losses) / len(losses):.5f}")
 
-        print("===> Epoch[{}]({}/{}): Loss: {:.4f}".format(epoch, iteration, len(training_data_loader), loss.item()))
 
-    print("===> Epoch {} Complete: Avg. Loss: {:.4f}".format(epoch, epoch_loss / len(training_data_loader)))
-
-
-def test():
-    avg_psnr = 0
+def test_psnr(net, loader, loss_fn, device):
+    net.eval()
+    scores = []
     with torch.no_grad():
-        for batch in testing_data_loader:
-            input, target = batch[0].to(device), batch[1].to(device)
-
-            prediction = model(input)
-            mse = criterion(prediction, target)
-            psnr = 10 * log10(1 / mse.item())
-            avg_psnr += psnr
-    print("===> Avg. PSNR: {:.4f} dB".format(avg_psnr / len(testing_data_loader)))
+        for small, full in loader:
+            scores.append(psnr(loss_fn(net(small.to(device)), full.to(device)).item()))
+    return sum(scores) / len(scores)
 
 
-def checkpoint(epoch):
-    model_out_path = os.path.join(opt.out, "model_epoch_{}.pth".format(epoch))
-    torch.save(model, model_out_path)
-    print("Checkpoint saved to {}".format(model_out_path))
+def main():
+    args = parse_args()
+    if args.cuda and not torch.cuda.is_available():
+        raise SystemExit("--cuda was given, but there is no GPU")
+    torch.manual_seed(args.seed)
+    device = torch.device("cuda" if args.cuda else "cpu")
+
+    train_set = LowResPairs(os.path.join(args.data, "train"), args.crop_size, args.upscale_factor)
+    test_set = LowResPairs(os.path.join(args.data, "test"), args.crop_size, args.upscale_factor)
+    train_loader = DataLoader(train_set, batch_size=args.batchSize, shuffle=True, num_workers=args.threads)
+    test_loader = DataLoader(test_set, batch_size=args.testBatchSize, num_workers=args.threads)
+    print(f"{len(train_set)} training and {len(test_set)} test pictures")
+
+    net = SubPixelNet(args.upscale_factor).to(device)
+    loss_fn = nn.MSELoss()
+    optimizer = torch.optim.Adam(net.parameters(), lr=args.lr)
+    for epoch in range(1, args.nEpochs + 1):
+        fit_one_epoch(net, train_loader, loss_fn, optimizer, device, epoch)
+        print(f"epoch {epoch}: test PSNR {test_psnr(net, test_loader, loss_fn, device):.2f} dB")
+        path = os.path.join(args.out, f"model_epoch_{epoch}.pth")
+        torch.save(net, path)
+        print("wrote", path)
 
 
-for epoch in range(1, opt.nEpochs + 1):
-    train(epoch)
-    test()
-    checkpoint(epoch)
+if __name__ == "__main__":
+    main()

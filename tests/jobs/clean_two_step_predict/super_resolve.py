@@ -1,42 +1,35 @@
-from __future__ import print_function
-
+"""Step two of the job: enlarges one picture with a network pickled by main.py. The network
+enlarges the luma; the chroma channels get bicubic interpolation, which the eye forgives."""
 import argparse
 
-import numpy as np
 import torch
 from PIL import Image
-from torchvision.transforms import ToTensor
+from torchvision.transforms.functional import to_tensor
 
-# Training settings
-parser = argparse.ArgumentParser(description="PyTorch Super Res Example")
-parser.add_argument("--input_image", type=str, required=True, help="input image to use")
-parser.add_argument("--model", type=str, required=True, help="model file to use")
-parser.add_argument("--output_filename", type=str, help="where to save the output image")
-parser.add_argument("--cuda", action="store_true", help="use cuda")
-opt = parser.parse_args()
 
-print(opt)
-img = Image.open(opt.input_image).convert("YCbCr")
-y, cb, cr = img.split()
+def parse_args():
+    p = argparse.ArgumentParser(description="Enlarge a picture with a trained super-resolution network")
+    p.add_argument("--input_image", required=True, help="the picture to enlarge")
+    p.add_argument("--model", required=True, help="a model_epoch_N.pth written by main.py")
+    p.add_argument("--output_filename", help="where the enlarged picture goes")
+    p.add_argument("--cuda", action="store_true", help="run the network on the GPU")
+    return p.parse_args()
 
-model = torch.load(opt.model)
-img_to_tensor = ToTensor()
-input = img_to_tensor(y).view(1, -1, y.size[1], y.size[0])
 
-if opt.cuda:
-    model = model.cuda()
-    input = input.cuda()
+def main():
+    args = parse_args()
+    device = torch.device("cuda" if args.cuda else "cpu")
+    net = torch.load(args.model).to(device).eval()
+    with Image.open(args.input_image) as picture:
+        luma, blue, red = picture.convert("YCbCr").split()
+    with torch.no_grad():
+        enlarged = net(to_tensor(luma).unsqueeze(0).to(device)).squeeze()
+    # The network may stray a little outside [0, 1]; clip before quantising to 8 bits.
+    luma = Image.fromarray(enlarged.clamp(0, 1).mul(255).round().byte().cpu().numpy(), mode="L")
+    blue, red = (channel.resize(luma.size, Image.BICUBIC) for channel in (blue, red))
+    Image.merge("YCbCr", (luma, blue, red)).convert("RGB").save(args.output_filename)
+    print("wrote", args.output_filename)
 
-out = model(input)
-out = out.cpu()
-out_img_y = out[0].detach().numpy()
-out_img_y *= 255.0
-out_img_y = out_img_y.clip(0, 255)
-out_img_y = Image.fromarray(np.uint8(out_img_y[0]), mode="L")
 
-out_img_cb = cb.resize(out_img_y.size, Image.BICUBIC)
-out_img_cr = cr.resize(out_img_y.size, Image.BICUBIC)
-out_img = Image.merge("YCbCr", [out_img_y, out_img_cb, out_img_cr]).convert("RGB")
-
-out_img.save(opt.output_filename)
-print("output image saved to ", opt.output_filename)
+if __name__ == "__main__":
+    main()

@@ -1,7 +1,8 @@
-# coding: utf-8
-"""Word-level language modelling with an RNN or a Transformer: the corpus is batchified into
-columns and read in windows of --bptt tokens by index; the learning rate is quartered when the
-validation loss stops improving; the best model is saved whole and reloaded for the test."""
+"""Word-level language model on a corpus folder written by make_corpus.py (or WikiText). The
+token stream is laid out as side-by-side columns and read --bptt rows at a time by index, with
+no DataLoader. Plain SGD with gradient clipping; after an epoch whose validation loss is no
+better, the step size is divided by four. The best network is pickled whole to --save and read
+back for the final test."""
 import argparse
 import math
 import os
@@ -9,234 +10,172 @@ import time
 
 import torch
 import torch.distributed as dist
-import torch.nn as nn
+import torch.nn.functional as F
+from torch import nn
 
-import data
-import model
+import lm_nets
+from vocab import read_corpus
 
-parser = argparse.ArgumentParser(description="PyTorch RNN/LSTM/GRU/Transformer Language Model")
-parser.add_argument("--data", type=str, default="./data/wikitext-2", help="location of the data corpus")
-parser.add_argument("--model", type=str, default="LSTM",
-                    help="type of network (RNN_TANH, RNN_RELU, LSTM, GRU, Transformer)")
-parser.add_argument("--emsize", type=int, default=200, help="size of word embeddings")
-parser.add_argument("--nhid", type=int, default=200, help="number of hidden units per layer")
-parser.add_argument("--nlayers", type=int, default=2, help="number of layers")
-parser.add_argument("--lr", type=float, default=20, help="initial learning rate")
-parser.add_argument("--clip", type=float, default=0.25, help="gradient clipping")
-parser.add_argument("--epochs", type=int, default=40, help="upper epoch limit")
-parser.add_argument("--batch_size", type=int, default=20, metavar="N", help="batch size")
-parser.add_argument("--bptt", type=int, default=35, help="sequence length")
-parser.add_argument("--dropout", type=float, default=0.2, help="dropout applied to layers (0 = no dropout)")
-parser.add_argument("--tied", action="store_true", help="tie the word embedding and softmax weights")
-parser.add_argument("--seed", type=int, default=1111, help="random seed")
-parser.add_argument("--cuda", action="store_true", default=False, help="use CUDA")
-parser.add_argument("--log-interval", type=int, default=200, metavar="N", help="report interval")
-parser.add_argument("--save", type=str, default="model.pt", help="path to save the final model")
-parser.add_argument("--nhead", type=int, default=2, help="heads in the Transformer's attention")
-parser.add_argument("--world-size", type=int, default=-1, help="number of processes")
-parser.add_argument("--rank", type=int, default=-1, help="rank of this process")
-parser.add_argument("--dist-url", type=str, default="tcp://127.0.0.1:23456",
-                    help="url used to set up distributed training")
-parser.add_argument("--dist-backend", type=str, default="nccl")
-args = parser.parse_args()
+EVAL_COLUMNS = 10  # validation and test are laid out the same way whatever --batch_size is
 
-if args.dist_url == "env://" and args.world_size == -1:
-    args.world_size = int(os.environ["WORLD_SIZE"])
-args.distributed = args.world_size > 1
-if args.distributed:
-    if args.dist_url == "env://" and args.rank == -1:
+
+def parse_args():
+    p = argparse.ArgumentParser(description="Train a word-level language model")
+    p.add_argument("--data", default="./data/wikitext-2",
+                   help="folder with train.txt, valid.txt and test.txt")
+    p.add_argument("--model", default="LSTM", choices=sorted(lm_nets.RECURRENT_KINDS) + ["Transformer"],
+                   help="kind of network")
+    p.add_argument("--emsize", type=int, default=200, help="width of the word vectors")
+    p.add_argument("--nhid", type=int, default=200,
+                   help="width of the recurrent state (Transformer: of its feed-forward layers)")
+    p.add_argument("--nlayers", type=int, default=2, help="stacked layers")
+    p.add_argument("--lr", type=float, default=20, help="SGD step size at the start")
+    p.add_argument("--clip", type=float, default=0.25, help="largest gradient norm a step may use")
+    p.add_argument("--epochs", type=int, default=40, help="most passes over train.txt")
+    p.add_argument("--batch_size", type=int, default=20, help="token columns trained side by side")
+    p.add_argument("--bptt", type=int, default=35, help="rows per block: how far back gradients flow")
+    p.add_argument("--dropout", type=float, default=0.2, help="dropout probability (0: none)")
+    p.add_argument("--tied", action="store_true", help="one matrix for input and output words")
+    p.add_argument("--seed", type=int, default=1111, help="seed of torch's generator")
+    p.add_argument("--cuda", action="store_true", help="train on the GPU")
+    p.add_argument("--log-interval", type=int, default=200, help="blocks between progress lines")
+    p.add_argument("--save", default="model.pt", help="file for the best network")
+    p.add_argument("--nhead", type=int, default=2, help="attention heads (Transformer only)")
+    p.add_argument("--world-size", type=int, default=-1,
+                   help="processes in all; -1 reads WORLD_SIZE when --dist-url is env://")
+    p.add_argument("--rank", type=int, default=-1,
+                   help="this process; -1 reads RANK when --dist-url is env://")
+    p.add_argument("--dist-url", default="tcp://127.0.0.1:23456", help="where the processes meet")
+    p.add_argument("--dist-backend", default="nccl", help="torch.distributed backend")
+    return p.parse_args()
+
+
+def join_processes(args):
+    """Fills in world size and rank from a launcher's variables when asked to (env://), joins the
+    process group when there is more than one process, and says whether this process writes."""
+    if args.world_size == -1 and args.dist_url == "env://":
+        args.world_size = int(os.environ["WORLD_SIZE"])
+    if args.world_size <= 1:
+        return True
+    if args.rank == -1 and args.dist_url == "env://":
         args.rank = int(os.environ["RANK"])
-    dist.init_process_group(backend=args.dist_backend, init_method=args.dist_url,
-                            world_size=args.world_size, rank=args.rank)
-is_main = not args.distributed or args.rank == 0
-
-# Set the random seed manually for reproducibility.
-torch.manual_seed(args.seed)
-if torch.cuda.is_available() and not args.cuda:
-    print("WARNING: You have a CUDA device, so you should probably run with --cuda")
-device = torch.device("cuda" if args.cuda else "cpu")
-
-###############################################################################
-# Load data
-###############################################################################
-
-corpus = data.Corpus(args.data)
-
-# Starting from sequential data, batchify arranges the dataset into columns.
-# For instance, with the alphabet as the sequence and batch size 4, we'd get
-# | a g m s |
-# | b h n t |
-# | c i o u |
-# | d j p v |
-# | e k q w |
-# | f l r x |.
-# These columns are treated as independent by the model, which means that the
-# dependence of e. g. 'g' on 'f' can not be learned, but allows more efficient
-# batch processing.
+    dist.init_process_group(args.dist_backend, init_method=args.dist_url, world_size=args.world_size,
+                            rank=args.rank)
+    return args.rank == 0
 
 
-def batchify(data, bsz):
-    # Work out how cleanly we can divide the dataset into bsz parts.
-    nbatch = data.size(0) // bsz
-    # Trim off any extra elements that wouldn't cleanly fit (remainders).
-    data = data.narrow(0, 0, nbatch * bsz)
-    # Evenly divide the data across the bsz batches.
-    data = data.view(bsz, -1).t().contiguous()
-    if args.distributed:
-        # Each process takes its own share of the columns.
-        data = data.chunk(args.world_size, dim=1)[args.rank].contiguous()
-    return data.to(device)
+def as_columns(stream, columns, args, device):
+    """The stream cut into `columns` equal runs placed side by side (row t holds the t-th token
+    of every run), the leftover tail dropped. Rows are time, so the network sees every run in
+    order while training on all of them at once; the runs are independent of each other. With
+    several processes each keeps its own share of the runs."""
+    rows = len(stream) // columns
+    grid = stream[:rows * columns].view(columns, rows).t()
+    if args.world_size > 1:
+        grid = grid.chunk(args.world_size, dim=1)[args.rank]
+    return grid.contiguous().to(device)
 
 
-eval_batch_size = 10
-train_data = batchify(corpus.train, args.batch_size)
-val_data = batchify(corpus.valid, eval_batch_size)
-test_data = batchify(corpus.test, eval_batch_size)
-print("corpus: %d training tokens, vocabulary of %d" % (corpus.train.numel(), len(corpus.dictionary)))
-
-###############################################################################
-# Build the model
-###############################################################################
-
-ntokens = len(corpus.dictionary)
-if args.model == "Transformer":
-    model = model.TransformerModel(ntokens, args.emsize, args.nhead, args.nhid, args.nlayers,
-                                   args.dropout).to(device)
-else:
-    model = model.RNNModel(args.model, ntokens, args.emsize, args.nhid, args.nlayers, args.dropout,
-                           args.tied).to(device)
-if args.distributed:
-    model = nn.parallel.DistributedDataParallel(model)
-
-criterion = nn.NLLLoss()
-
-###############################################################################
-# Training code
-###############################################################################
+def block(grid, row, bptt):
+    """Up to bptt rows from `row` as input, and the same rows shifted one step down, flattened,
+    as the words to predict."""
+    end = min(row + bptt, len(grid) - 1)
+    return grid[row:end], grid[row + 1:end + 1].reshape(-1)
 
 
-def repackage_hidden(h):
-    """Wraps hidden states in new Tensors, to detach them from their history."""
-    if isinstance(h, torch.Tensor):
-        return h.detach()
-    return tuple(repackage_hidden(v) for v in h)
+def cut_history(state):
+    # Same values, no graph: the next backward stops at the start of its own block.
+    if state is None:
+        return None
+    if isinstance(state, tuple):
+        return tuple(part.detach() for part in state)
+    return state.detach()
 
 
-# get_batch subdivides the source data into chunks of length args.bptt.
-# If source is equal to the example output of the batchify function, with
-# a bptt-limit of 2, we'd get the following two Variables for i = 0:
-# | a g m s | | b h n t |
-# | b h n t | | c i o u |
-# Note that despite the name of the function, the subdivison of data is not
-# done along the batch dimension (i.e. dimension 1), since that was handled
-# by the batchify function. The chunks are along dimension 0, corresponding
-# to the seq_len dimension in the LSTM.
-
-
-def get_batch(source, i):
-    seq_len = min(args.bptt, len(source) - 1 - i)
-    data = source[i:i + seq_len]
-    target = source[i + 1:i + 1 + seq_len].view(-1)
-    return data, target
-
-
-def evaluate(data_source):
-    # Turn on evaluation mode which disables dropout.
-    model.eval()
-    total_loss = 0.
-    if args.model != "Transformer":
-        hidden = model.init_hidden(eval_batch_size)
-    with torch.no_grad():
-        for i in range(0, data_source.size(0) - 1, args.bptt):
-            data, targets = get_batch(data_source, i)
-            if args.model == "Transformer":
-                output = model(data)
-                output = output.view(-1, ntokens)
-            else:
-                output, hidden = model(data, hidden)
-                hidden = repackage_hidden(hidden)
-            total_loss += len(data) * criterion(output, targets).item()
-    return total_loss / (len(data_source) - 1)
-
-
-def train():
-    # Turn on training mode which enables dropout.
-    model.train()
-    total_loss = 0.
-    start_time = time.time()
-    if args.model != "Transformer":
-        hidden = model.init_hidden(args.batch_size)
-    for batch, i in enumerate(range(0, train_data.size(0) - 1, args.bptt)):
-        data, targets = get_batch(train_data, i)
-        # Starting each batch, we detach the hidden state from how it was previously produced.
-        # If we didn't, the model would try backpropagating all the way to start of the dataset.
-        model.zero_grad()
-        if args.model == "Transformer":
-            output = model(data)
-            output = output.view(-1, ntokens)
-        else:
-            hidden = repackage_hidden(hidden)
-            output, hidden = model(data, hidden)
-        loss = criterion(output, targets)
+def train_epoch(net, grid, args, lr, epoch):
+    net.train()
+    starts = range(0, len(grid) - 1, args.bptt)
+    state, recent, clock = None, 0.0, time.time()
+    for count, row in enumerate(starts, 1):
+        inputs, targets = block(grid, row, args.bptt)
+        state = cut_history(state)
+        net.zero_grad()
+        log_probs, state = net(inputs, state)
+        loss = F.nll_loss(log_probs, targets)
         loss.backward()
-
-        # `clip_grad_norm` helps prevent the exploding gradient problem in RNNs / LSTMs.
-        torch.nn.utils.clip_grad_norm_(model.parameters(), args.clip)
-        for p in model.parameters():
-            p.data.add_(p.grad, alpha=-lr)
-
-        total_loss += loss.item()
-
-        if batch % args.log_interval == 0 and batch > 0:
-            cur_loss = total_loss / args.log_interval
-            elapsed = time.time() - start_time
-            print("| epoch {:3d} | {:5d}/{:5d} batches | lr {:02.2f} | ms/batch {:5.2f} | "
-                  "loss {:5.2f} | ppl {:8.2f}".format(
-                      epoch, batch, len(train_data) // args.bptt, lr,
-                      elapsed * 1000 / args.log_interval, cur_loss, math.exp(cur_loss)), flush=True)
-            total_loss = 0
-            start_time = time.time()
+        # Recurrent gradients can explode over a long block; a bounded norm keeps the step sane.
+        nn.utils.clip_grad_norm_(net.parameters(), args.clip)
+        for weight in net.parameters():
+            weight.data -= lr * weight.grad
+        recent += loss.item()
+        if count % args.log_interval == 0:
+            mean = recent / args.log_interval
+            per_block = (time.time() - clock) * 1000 / args.log_interval
+            print(f"epoch {epoch:3d} block {count:5d}/{len(starts)} lr {lr:.2f} {per_block:6.1f} ms/block "
+                  f"loss {mean:.2f} ppl {math.exp(mean):.1f}", flush=True)
+            recent, clock = 0.0, time.time()
 
 
-# Loop over epochs.
-lr = args.lr
-best_val_loss = None
+def mean_loss(net, grid, bptt):
+    """Negative log-likelihood per token over the whole grid."""
+    net.eval()
+    total, state = 0.0, None
+    with torch.no_grad():
+        for row in range(0, len(grid) - 1, bptt):
+            inputs, targets = block(grid, row, bptt)
+            log_probs, state = net(inputs, state)
+            total += F.nll_loss(log_probs, targets, reduction="sum").item()
+    return total / ((len(grid) - 1) * grid.size(1))
 
-# At any point you can hit Ctrl + C to break out of training early.
-try:
-    for epoch in range(1, args.epochs + 1):
-        epoch_start_time = time.time()
-        train()
-        val_loss = evaluate(val_data)
-        print("-" * 89)
-        print("| end of epoch {:3d} | time: {:5.2f}s | valid loss {:5.2f} | "
-              "valid ppl {:8.2f}".format(epoch, (time.time() - epoch_start_time), val_loss,
-                                         math.exp(val_loss)))
-        print("-" * 89, flush=True)
-        # Save the model if the validation loss is the best we've seen so far.
-        if not best_val_loss or val_loss < best_val_loss:
-            if is_main:
-                with open(args.save, "wb") as f:
-                    torch.save(model, f)
-            best_val_loss = val_loss
-        else:
-            # Anneal the learning rate if no improvement has been seen in the validation dataset.
-            lr /= 4.0
-except KeyboardInterrupt:
-    print("-" * 89)
-    print("Exiting from training early")
 
-# Load the best saved model.
-with open(args.save, "rb") as f:
-    model = torch.load(f)
-    # after load the rnn params are not a continuous chunk of memory
-    # this makes them a continuous chunk, and will speed up forward pass
-    # Currently, only rnn model supports flatten_parameters function.
-    if args.model in ["RNN_TANH", "RNN_RELU", "LSTM", "GRU"]:
-        model.rnn.flatten_parameters()
+def main():
+    args = parse_args()
+    writes = join_processes(args)
+    torch.manual_seed(args.seed)
+    if torch.cuda.is_available() and not args.cuda:
+        print("note: a GPU is visible; --cuda would train on it")
+    device = torch.device("cuda" if args.cuda else "cpu")
 
-# Run on test data.
-test_loss = evaluate(test_data)
-print("=" * 89)
-print("| End of training | test loss {:5.2f} | test ppl {:8.2f}".format(test_loss, math.exp(test_loss)))
-print("=" * 89)
+    vocabulary, (train_ids, valid_ids, test_ids) = read_corpus(args.data)
+    train_grid = as_columns(train_ids, args.batch_size, args, device)
+    valid_grid = as_columns(valid_ids, EVAL_COLUMNS, args, device)
+    test_grid = as_columns(test_ids, EVAL_COLUMNS, args, device)
+    print(f"corpus: {len(train_ids)} training tokens, {len(vocabulary)} distinct words")
+
+    if args.model == "Transformer":
+        net = lm_nets.CausalTransformerLM(len(vocabulary), args.emsize, args.nhead, args.nhid, args.nlayers,
+                                          args.dropout)
+    else:
+        net = lm_nets.RecurrentLM(args.model, len(vocabulary), args.emsize, args.nhid, args.nlayers,
+                                  args.dropout, args.tied)
+    net = net.to(device)
+    if args.world_size > 1:
+        net = nn.parallel.DistributedDataParallel(net)
+
+    lr, best = args.lr, math.inf
+    try:
+        for epoch in range(1, args.epochs + 1):
+            clock = time.time()
+            train_epoch(net, train_grid, args, lr, epoch)
+            loss = mean_loss(net, valid_grid, args.bptt)
+            print(f"end of epoch {epoch}: {time.time() - clock:.1f}s, valid loss {loss:.2f}, "
+                  f"ppl {math.exp(loss):.1f}", flush=True)
+            if loss < best:
+                best = loss
+                if writes:
+                    torch.save(net, args.save)
+            else:
+                lr /= 4  # no progress at this step size: take smaller steps
+    except KeyboardInterrupt:
+        print("interrupted: testing the best network so far")
+
+    net = torch.load(args.save)
+    if isinstance(net, lm_nets.RecurrentLM):
+        # Unpickled recurrent weights are separate tensors; cuDNN wants them in one block again.
+        net.rnn.flatten_parameters()
+    loss = mean_loss(net, test_grid, args.bptt)
+    print(f"end of training: test loss {loss:.2f}, ppl {math.exp(loss):.1f}")
+
+
+if __name__ == "__main__":
+    main()

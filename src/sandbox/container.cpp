@@ -213,6 +213,182 @@ void read_memory_cgroup(const std::string& cgroup_path, ContainerExit& exit) {
 
 int pidfd_open(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
 
+// The container's root, mounted for as long as this lives: an overlay over the image whose
+// upper layer takes the job's writes, the copy-on-write mounts, the user's folders in it.
+struct MountedRoot {
+  Overlay root;
+  std::deque<Overlay> copy_on_write;
+};
+
+Status mount_root(const plan::RunPlan& plan, const fs::path& image_rootfs, MountedRoot& mounted) {
+  const model::RunLayout layout = plan.layout();
+  if (auto status = mounted.root.mount(image_rootfs, layout.upper(), layout.overlay_work(), layout.rootfs());
+      !status)
+    return status;
+  if (auto status = mount_copy_on_write(plan, mounted.copy_on_write); !status) return status;
+  return prepare_root(plan, mounted.root.path());
+}
+
+// Starts the container of the bundle in the run folder, detached: the runtime starts it and
+// exits, its standard streams (`out`, `err`) becoming the container process's; that process,
+// re-parented to us, is ours to wait for, and its cgroup stays until `delete`, to be read.
+// The process's pid.
+Result<pid_t> start_container(const Runtime& runtime, const plan::RunPlan& plan, OutputPipe& out,
+                              OutputPipe& err) {
+  const model::RunLayout layout = plan.layout();
+  int launch_status = -1;
+  try {
+    const auto args = runtime.arguments({"run", "--detach", "--bundle", layout.bundle().string(),
+                                         "--pid-file", layout.container_pid().string(), plan.container_id});
+    auto launch_with = [&](auto&& stdin_spec) {
+      bp::child launch(runtime.program.string(), bp::args(args), stdin_spec, bp::std_out > out.pipe,
+                       bp::std_err > err.pipe);
+      launch.wait();
+      return launch.exit_code();
+    };
+    launch_status = plan.stdin_file.empty() ? launch_with(bp::std_in < bp::null)
+                                            : launch_with(bp::std_in < plan.stdin_file.string());
+  } catch (const bp::process_error& e) {
+    return Error::runtime(fmt::format("cannot start {}: {}", runtime.program.string(), e.what()));
+  }
+  out.close_sink();
+  err.close_sink();
+  if (launch_status != 0) {
+    std::string message;
+    ::fcntl(err.pipe.native_source(), F_SETFL, O_NONBLOCK);
+    err.drain([&](auto, std::string_view line) { message += std::string(line) + "\n"; });
+    return Error::runtime(fmt::format("{} run failed (exit {}): {}", runtime.program.filename().string(),
+                                      launch_status, message));
+  }
+  const pid_t pid = std::atoi(read_file(layout.container_pid()).value_or("").c_str());
+  if (pid <= 0)
+    return Error::runtime("cannot follow the container's process (pid file " +
+                          layout.container_pid().string() + ")");
+  return pid;
+}
+
+// Follows a started container to its end: hands on what it prints, reaps its process, and
+// stops it at the deadline (asking the harness for its stacks first), on Ctrl-C, or when its
+// files outgrow the platform's disk or the host's.
+class ContainerWatch {
+ public:
+  ContainerWatch(const Runtime& runtime, const plan::RunPlan& plan, pid_t pid, Clock::time_point started)
+      : runtime_(runtime),
+        plan_(plan),
+        pid_(pid),
+        started_(started),
+        deadline_(started + plan.timeout),
+        disk_(plan, started) {}
+
+  // Until the process has exited and its output ended; once it is killed, until stray
+  // holders of the pipes go quiet.
+  ContainerExit follow(int pidfd, OutputPipe& out, OutputPipe& err, const LineSink& on_line) {
+    while (!exited_ || out.open || err.open) {
+      const auto ready = wait(pidfd, out, err, on_line);
+      if (!ready) break;
+      reap();
+      const bool timed_out = !exited_ && Clock::now() >= deadline_;
+      const int interrupted = interrupt_signal();
+      if (!killed_ && !exited_ && !timed_out && !interrupted) watch_disk();
+      if (timed_out && !dumping_ && !interrupted && plan_.harness) {
+        ask_for_stacks();
+        continue;
+      }
+      if (!killed_ && !exited_ && (timed_out || interrupted)) stop(timed_out, interrupted);
+      if (killed_ && exited_ && (out.open || err.open) && *ready == 0) break;
+    }
+    finish();
+    return exit_;
+  }
+
+ private:
+  // Waits for output, the process's end, Ctrl-C, the deadline or the disk's next measure, and
+  // hands on what was printed. poll's count (-1 when a signal cut it short); nullopt when
+  // poll itself failed.
+  std::optional<int> wait(int pidfd, OutputPipe& out, OutputPipe& err, const LineSink& on_line) {
+    std::vector<pollfd> fds;
+    if (out.open) fds.push_back({out.pipe.native_source(), POLLIN, 0});
+    if (err.open) fds.push_back({err.pipe.native_source(), POLLIN, 0});
+    if (!exited_) fds.push_back({pidfd, POLLIN, 0});
+    if (!killed_) fds.push_back({interrupt_fd(), POLLIN, 0});  // it stays readable once signalled
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::min(deadline_, disk_.due()) - Clock::now())
+            .count();
+    const int ready =
+        ::poll(fds.data(), fds.size(), killed_ ? 1000 : static_cast<int>(std::max<long>(left, 0)));
+    if (ready < 0) return errno == EINTR ? std::optional<int>(-1) : std::nullopt;
+    for (const auto& fd : fds) {
+      if (!(fd.revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      if (fd.fd == out.pipe.native_source())
+        out.drain(on_line);
+      else if (fd.fd == err.pipe.native_source())
+        err.drain(on_line);
+    }
+    return ready;
+  }
+
+  void reap() {
+    int status = 0;
+    if (exited_ || ::waitpid(pid_, &status, WNOHANG) != pid_) return;
+    exited_ = true;
+    if (WIFEXITED(status)) exit_.exit_code = WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) {
+      exit_.signal = WTERMSIG(status);
+      exit_.exit_code = 128 + exit_.signal;
+    }
+  }
+
+  void watch_disk() {
+    const auto over = disk_.check(Clock::now());
+    if (over == DiskWatch::Over::Nothing) return;
+    exit_.disk_full = over == DiskWatch::Over::Quota;
+    exit_.host_disk_low = over == DiskWatch::Over::HostDisk;
+    exit_.written_bytes = disk_.written_bytes();
+    exit_.host_free_bytes = disk_.free_bytes();
+    kill();
+  }
+
+  // The harness writes where each process is on SIGUSR2 (docs/harness.md "Where a job
+  // hangs"); it gets a moment to do so before the kill.
+  void ask_for_stacks() {
+    dumping_ = true;
+    exit_.timed_out = true;
+    signal_container(runtime_, plan_.container_id, pid_, SIGUSR2);
+    deadline_ = Clock::now() + kStackDumpGrace;
+  }
+
+  void stop(bool timed_out, int interrupted) {
+    exit_.timed_out = (timed_out || dumping_) && !interrupted;
+    exit_.interrupted_by = interrupted;
+    kill();
+  }
+
+  void kill() {
+    signal_container(runtime_, plan_.container_id, pid_, SIGKILL);
+    killed_ = true;
+  }
+
+  // A job that wrote past the quota between two measures and then ended is over it all the same.
+  void finish() {
+    exit_.seconds = std::chrono::duration<double>(Clock::now() - started_).count();
+    if (!killed_ && disk_.measure() == DiskWatch::Over::Quota) {
+      exit_.disk_full = true;
+      exit_.written_bytes = disk_.written_bytes();
+    }
+  }
+
+  const Runtime& runtime_;
+  const plan::RunPlan& plan_;
+  pid_t pid_;
+  Clock::time_point started_;
+  Clock::time_point deadline_;
+  DiskWatch disk_;
+  ContainerExit exit_;
+  bool exited_ = false;
+  bool killed_ = false;
+  bool dumping_ = false;
+};
+
 }  // namespace
 
 bool delete_container(const std::string& id) {
@@ -242,129 +418,32 @@ Result<ContainerExit> Runc::run(const plan::RunPlan& plan, const fs::path& image
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
 
   if (auto status = prepare_run_dir(plan); !status) return std::move(status).error();
-  Overlay root;
-  const model::RunLayout layout = plan.layout();
-  if (auto status = root.mount(image_rootfs, layout.upper(), layout.overlay_work(), layout.rootfs()); !status)
-    return std::move(status).error();
-  std::deque<Overlay> code_overlays;
-  if (auto status = mount_copy_on_write(plan, code_overlays); !status) return std::move(status).error();
-  if (auto status = prepare_root(plan, root.path()); !status) return std::move(status).error();
-
+  MountedRoot mounted;
+  if (auto status = mount_root(plan, image_rootfs, mounted); !status) return std::move(status).error();
   // Only root on the host has a cgroup to enforce the platform's limits in; a rootless run
   // goes without and its report says so.
   std::optional<std::string> cgroup_path;
   if (is_host_root()) cgroup_path = fmt::format("/{}/{}", kCgroupParent, plan.container_id);
-  const fs::path bundle = layout.bundle();
-  std::ofstream(bundle / "config.json") << make_oci_config(plan, root.path(), cgroup_path).dump(2);
+  std::ofstream(plan.layout().bundle() / "config.json")
+      << make_oci_config(plan, mounted.root.path(), cgroup_path).dump(2);
 
   OutputPipe out{{}, model::OutputLine::Stream::Stdout, max_line_bytes, {}, false, true};
   OutputPipe err{{}, model::OutputLine::Stream::Stderr, max_line_bytes, {}, false, true};
-  const fs::path pid_file = layout.container_pid();
   ContainerGuard guard(plan.container_id);
   const auto started = Clock::now();
-  int launch_status = -1;
-  try {
-    // Detached: the runtime starts the container and exits; its process, re-parented to us,
-    // is ours to wait for, and its cgroup stays until `delete`, to be read.
-    // The runtime's standard streams become the container process's.
-    const auto args = runtime.arguments(
-        {"run", "--detach", "--bundle", bundle.string(), "--pid-file", pid_file.string(), plan.container_id});
-    auto launch_with = [&](auto&& stdin_spec) {
-      bp::child launch(runtime.program.string(), bp::args(args), stdin_spec, bp::std_out > out.pipe,
-                       bp::std_err > err.pipe);
-      launch.wait();
-      return launch.exit_code();
-    };
-    launch_status = plan.stdin_file.empty() ? launch_with(bp::std_in < bp::null)
-                                            : launch_with(bp::std_in < plan.stdin_file.string());
-  } catch (const bp::process_error& e) {
-    return Error::runtime(fmt::format("cannot start {}: {}", runtime.program.string(), e.what()));
-  }
-  out.close_sink();
-  err.close_sink();
-  if (launch_status != 0) {
-    std::string message;
-    ::fcntl(err.pipe.native_source(), F_SETFL, O_NONBLOCK);
-    err.drain([&](auto, std::string_view line) { message += std::string(line) + "\n"; });
-    return Error::runtime(fmt::format("{} run failed (exit {}): {}", runtime.program.filename().string(),
-                                      launch_status, message));
-  }
-  pid_t pid = std::atoi(read_file(pid_file).value_or("").c_str());
-  const UniqueFd pidfd(pid > 0 ? pidfd_open(pid) : -1);
+  auto pid = start_container(runtime, plan, out, err);
+  if (!pid) return std::move(pid).error();
+  const UniqueFd pidfd(pidfd_open(*pid));
   if (pidfd.get() < 0)
-    return Error::runtime("cannot follow the container's process (pid file " + pid_file.string() + ")");
+    return Error::runtime(
+        fmt::format("cannot follow the container's process {}: {}", *pid, std::strerror(errno)));
 
-  ContainerExit exit;
-  if (!cgroup_path) exit.unenforced = unenforced_limits(plan.limits);
-  auto deadline = started + plan.timeout;
-  DiskWatch disk(plan, started);
-  bool exited = false, killed = false, dumping = false;
-  while (!exited || out.open || err.open) {
-    std::vector<pollfd> fds;
-    if (out.open) fds.push_back({out.pipe.native_source(), POLLIN, 0});
-    if (err.open) fds.push_back({err.pipe.native_source(), POLLIN, 0});
-    if (!exited) fds.push_back({pidfd.get(), POLLIN, 0});
-    if (!killed) fds.push_back({interrupt_fd(), POLLIN, 0});  // it stays readable once signalled
-    // Woken at the deadline, or earlier when the disk is due a measure.
-    auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(std::min(deadline, disk.due()) - Clock::now())
-            .count();
-    int ready = ::poll(fds.data(), fds.size(), killed ? 1000 : static_cast<int>(std::max<long>(left, 0)));
-    if (ready < 0 && errno != EINTR) break;
-    for (const auto& fd : fds) {
-      if (!(fd.revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      if (fd.fd == out.pipe.native_source())
-        out.drain(on_line);
-      else if (fd.fd == err.pipe.native_source())
-        err.drain(on_line);
-    }
-    if (!exited) {
-      int status = 0;
-      if (::waitpid(pid, &status, WNOHANG) == pid) {
-        exited = true;
-        if (WIFEXITED(status)) exit.exit_code = WEXITSTATUS(status);
-        if (WIFSIGNALED(status)) {
-          exit.signal = WTERMSIG(status);
-          exit.exit_code = 128 + exit.signal;
-        }
-      }
-    }
-    bool timed_out = !exited && Clock::now() >= deadline;
-    int interrupted = interrupt_signal();
-    if (!killed && !exited && !timed_out && !interrupted) {
-      if (const auto over = disk.check(Clock::now()); over != DiskWatch::Over::Nothing) {
-        exit.disk_full = over == DiskWatch::Over::Quota;
-        exit.host_disk_low = over == DiskWatch::Over::HostDisk;
-        exit.written_bytes = disk.written_bytes();
-        exit.host_free_bytes = disk.free_bytes();
-        signal_container(runtime, plan.container_id, pid, SIGKILL);
-        killed = true;
-      }
-    }
-    if (timed_out && !dumping && !interrupted && plan.harness) {
-      // The harness writes where each process is on SIGUSR2 (docs/harness.md "Where a job
-      // hangs"); it gets a moment to do so before the kill.
-      dumping = true;
-      exit.timed_out = true;
-      signal_container(runtime, plan.container_id, pid, SIGUSR2);
-      deadline = Clock::now() + kStackDumpGrace;
-      continue;
-    }
-    if (!killed && !exited && (timed_out || interrupted)) {
-      exit.timed_out = (timed_out || dumping) && !interrupted;
-      exit.interrupted_by = interrupted;
-      signal_container(runtime, plan.container_id, pid, SIGKILL);
-      killed = true;
-    }
-    if (killed && exited && (out.open || err.open) && ready == 0) break;  // stray holders of the pipes
-  }
-  exit.seconds = std::chrono::duration<double>(Clock::now() - started).count();
-  // A job that wrote past the quota between two measures and then ended is over it all the same.
-  if (!killed && disk.measure() == DiskWatch::Over::Quota) {
-    exit.disk_full = true;
-    exit.written_bytes = disk.written_bytes();
-  }
-  if (cgroup_path) read_memory_cgroup(*cgroup_path, exit);
+  ContainerWatch watch(runtime, plan, *pid, started);
+  ContainerExit exit = watch.follow(pidfd.get(), out, err, on_line);
+  if (cgroup_path)
+    read_memory_cgroup(*cgroup_path, exit);
+  else
+    exit.unenforced = unenforced_limits(plan.limits);
   // Reap processes re-parented to us on their way out (the runtime's helpers).
   while (::waitpid(-1, nullptr, WNOHANG) > 0) {
   }

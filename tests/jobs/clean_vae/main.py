@@ -1,34 +1,38 @@
-"""A variational autoencoder on 28x28 greyscale digits-like images (Kingma & Welling): a
-784-400-20 encoder, the reparameterisation trick, and a 20-400-784 decoder trained on the
-binary cross-entropy plus the KL term. Each epoch saves reconstructions of the first test
-batch and 64 samples from the prior as PNG grids."""
-from __future__ import print_function
-
+"""A variational autoencoder (Kingma & Welling, 2014) for 28x28 greyscale pictures, fully
+connected: 784 -> 400 -> a 20-dimensional Gaussian (mean and log-variance), then 20 -> 400 ->
+784 pixel probabilities. The loss is the summed binary cross-entropy of the reconstruction plus
+the KL divergence of the code from N(0, I). After each epoch a held-out set is scored and two
+PNG grids are written: held-out pictures above their reconstructions, and decodings of draws
+from the prior. The weights are saved at the end."""
 import argparse
 import os
 
 import torch
-import torch.utils.data
-from torch import nn, optim
+from torch import nn
 from torch.nn import functional as F
+from torch.utils.data import DataLoader, Dataset
 from torchvision.utils import save_image
 
+SIDE = 28
+PIXELS = SIDE * SIDE
+CODE = 20
 
-class StrokeDigits(torch.utils.data.Dataset):
+
+class StrokeDigits(Dataset):
     """Synthetic stand-in for MNIST (no download on the cluster): each image is one to three
-    thick strokes and rings on a 28x28 canvas; the label is the number of strokes."""
+    thick strokes on a 28x28 canvas; the label is the number of strokes."""
 
     def __init__(self, size, seed):
         g = torch.Generator().manual_seed(seed)
-        ys, xs = torch.meshgrid(torch.arange(28.0), torch.arange(28.0), indexing="ij")
-        images = torch.zeros(size, 28, 28)
+        ys, xs = torch.meshgrid(torch.arange(float(SIDE)), torch.arange(float(SIDE)), indexing="ij")
+        images = torch.zeros(size, SIDE, SIDE)
         self.labels = torch.randint(1, 4, (size,), generator=g)
         for k in range(3):
             active = (self.labels > k).float().view(-1, 1, 1)
-            p = torch.rand(size, 4, generator=g) * 20 + 4
-            # distance of every pixel to the segment p0-p1
-            x0, y0, x1, y1 = (p[:, i].view(-1, 1, 1) for i in range(4))
+            ends = torch.rand(size, 4, generator=g) * 20 + 4
+            x0, y0, x1, y1 = (ends[:, i].view(-1, 1, 1) for i in range(4))
             dx, dy = x1 - x0, y1 - y0
+            # distance of every pixel to the segment from (x0, y0) to (x1, y1)
             t = (((xs - x0) * dx + (ys - y0) * dy) / (dx * dx + dy * dy + 1e-6)).clamp(0, 1)
             dist = ((xs - x0 - t * dx) ** 2 + (ys - y0 - t * dy) ** 2).sqrt()
             images = torch.maximum(images, active * (1.5 - dist).clamp(0, 1))
@@ -41,120 +45,98 @@ class StrokeDigits(torch.utils.data.Dataset):
         return self.images[index], int(self.labels[index])
 
 
-parser = argparse.ArgumentParser(description="VAE MNIST Example")
-parser.add_argument("--batch-size", type=int, default=128, metavar="N",
-                    help="input batch size for training (default: 128)")
-parser.add_argument("--epochs", type=int, default=10, metavar="N",
-                    help="number of epochs to train (default: 10)")
-parser.add_argument("--no-cuda", action="store_true", default=False, help="disables CUDA training")
-parser.add_argument("--seed", type=int, default=1, metavar="S", help="random seed (default: 1)")
-parser.add_argument("--log-interval", type=int, default=10, metavar="N",
-                    help="how many batches to wait before logging training status")
-parser.add_argument("--train-size", type=int, default=60000)
-parser.add_argument("--results", default="results", help="folder for images and the model")
-args = parser.parse_args()
-args.cuda = not args.no_cuda and torch.cuda.is_available()
+class GaussianAutoencoder(nn.Module):
+    def __init__(self, hidden=400):
+        super().__init__()
+        self.encoder = nn.Sequential(nn.Flatten(), nn.Linear(PIXELS, hidden), nn.ReLU(),
+                                     nn.Linear(hidden, 2 * CODE))
+        self.decoder = nn.Sequential(nn.Linear(CODE, hidden), nn.ReLU(), nn.Linear(hidden, PIXELS),
+                                     nn.Sigmoid())
 
-torch.manual_seed(args.seed)
-
-device = torch.device("cuda" if args.cuda else "cpu")
-os.makedirs(args.results, exist_ok=True)
-
-kwargs = {"num_workers": 1, "pin_memory": True} if args.cuda else {}
-train_loader = torch.utils.data.DataLoader(StrokeDigits(args.train_size, seed=1),
-                                           batch_size=args.batch_size, shuffle=True, **kwargs)
-test_loader = torch.utils.data.DataLoader(StrokeDigits(args.train_size // 6, seed=2),
-                                          batch_size=args.batch_size, shuffle=False, **kwargs)
+    def forward(self, pictures):
+        mean, log_var = self.encoder(pictures).chunk(2, dim=1)
+        # Sampling as mean + sigma * noise keeps the draw differentiable in mean and sigma.
+        code = mean + torch.randn_like(mean) * (0.5 * log_var).exp()
+        return self.decoder(code), mean, log_var
 
 
-class VAE(nn.Module):
-    def __init__(self):
-        super(VAE, self).__init__()
-
-        self.fc1 = nn.Linear(784, 400)
-        self.fc21 = nn.Linear(400, 20)
-        self.fc22 = nn.Linear(400, 20)
-        self.fc3 = nn.Linear(20, 400)
-        self.fc4 = nn.Linear(400, 784)
-
-    def encode(self, x):
-        h1 = F.relu(self.fc1(x))
-        return self.fc21(h1), self.fc22(h1)
-
-    def reparameterize(self, mu, logvar):
-        std = torch.exp(0.5 * logvar)
-        eps = torch.randn_like(std)
-        return mu + eps * std
-
-    def decode(self, z):
-        h3 = F.relu(self.fc3(z))
-        return torch.sigmoid(self.fc4(h3))
-
-    def forward(self, x):
-        mu, logvar = self.encode(x.view(-1, 784))
-        z = self.reparameterize(mu, logvar)
-        return self.decode(z), mu, logvar
+def negative_elbo(recon, pictures, mean, log_var):
+    """Summed over the batch: reconstruction cross-entropy + KL(q(z|x) || N(0, I)) in closed form."""
+    reconstruction = F.binary_cross_entropy(recon, pictures.flatten(1), reduction="sum")
+    divergence = 0.5 * (mean.pow(2) + log_var.exp() - 1 - log_var).sum()
+    return reconstruction + divergence
 
 
-model = VAE().to(device)
-optimizer = optim.Adam(model.parameters(), lr=1e-3)
+def elbo_loss(model, pictures):
+    recon, mean, log_var = model(pictures)
+    return negative_elbo(recon, pictures, mean, log_var), recon
 
 
-# Reconstruction + KL divergence losses summed over all elements and batch
-def loss_function(recon_x, x, mu, logvar):
-    BCE = F.binary_cross_entropy(recon_x, x.view(-1, 784), reduction="sum")
-    # 0.5 * sum(1 + log(sigma^2) - mu^2 - sigma^2), appendix B of the paper
-    KLD = -0.5 * torch.sum(1 + logvar - mu.pow(2) - logvar.exp())
-    return BCE + KLD
-
-
-def train(epoch):
+def fit_epoch(model, loader, optimizer, device, epoch, log_every):
     model.train()
-    train_loss = 0
-    for batch_idx, (data, _) in enumerate(train_loader):
-        data = data.to(device)
+    total = 0.0
+    for step, (pictures, _) in enumerate(loader):
+        pictures = pictures.to(device)
         optimizer.zero_grad()
-        recon_batch, mu, logvar = model(data)
-        loss = loss_function(recon_batch, data, mu, logvar)
+        loss, _ = elbo_loss(model, pictures)
         loss.backward()
-        train_loss += loss.item()
         optimizer.step()
-        if batch_idx % args.log_interval == 0:
-            print("Train Epoch: {} [{}/{} ({:.0f}%)]\tLoss: {:.6f}".format(
-                epoch, batch_idx * len(data), len(train_loader.dataset),
-                100. * batch_idx / len(train_loader),
-                loss.item() / len(data)))
-
-    print("====> Epoch: {} Average loss: {:.4f}".format(
-        epoch, train_loss / len(train_loader.dataset)))
+        total += loss.item()
+        if step % log_every == 0:
+            print(f"epoch {epoch} step {step}/{len(loader)}: {loss.item() / len(pictures):.2f} per picture",
+                  flush=True)
+    return total / len(loader.dataset)
 
 
-def test(epoch):
+def score(model, loader, device, grid_path):
+    """Mean loss per held-out picture; the first batch's pictures and reconstructions, eight of
+    each, go to grid_path."""
     model.eval()
-    test_loss = 0
+    total = 0.0
     with torch.no_grad():
-        for i, (data, _) in enumerate(test_loader):
-            data = data.to(device)
-            recon_batch, mu, logvar = model(data)
-            test_loss += loss_function(recon_batch, data, mu, logvar).item()
-            if i == 0:
-                n = min(data.size(0), 8)
-                comparison = torch.cat([data[:n],
-                                        recon_batch.view(args.batch_size, 1, 28, 28)[:n]])
-                save_image(comparison.cpu(),
-                           os.path.join(args.results, "reconstruction_" + str(epoch) + ".png"), nrow=n)
+        for step, (pictures, _) in enumerate(loader):
+            pictures = pictures.to(device)
+            loss, recon = elbo_loss(model, pictures)
+            total += loss.item()
+            if step == 0:
+                shown = pictures[:8]
+                pair = torch.cat([shown, recon[:len(shown)].view(-1, 1, SIDE, SIDE)])
+                save_image(pair.cpu(), grid_path, nrow=len(shown))
+    return total / len(loader.dataset)
 
-    test_loss /= len(test_loader.dataset)
-    print("====> Test set loss: {:.4f}".format(test_loss))
+
+def main():
+    p = argparse.ArgumentParser(description="Variational autoencoder on 28x28 pictures")
+    p.add_argument("--batch-size", type=int, default=128, help="pictures per step")
+    p.add_argument("--epochs", type=int, default=10, help="passes over the training pictures")
+    p.add_argument("--no-cuda", action="store_true", help="stay on the CPU even with a GPU")
+    p.add_argument("--seed", type=int, default=1, help="seed of torch's generator")
+    p.add_argument("--log-interval", type=int, default=10, help="steps between progress lines")
+    p.add_argument("--train-size", type=int, default=60000, help="training pictures (held out: a sixth)")
+    p.add_argument("--results", default="results", help="folder for the grids and the weights")
+    args = p.parse_args()
+
+    torch.manual_seed(args.seed)
+    use_gpu = torch.cuda.is_available() and not args.no_cuda
+    device = torch.device("cuda" if use_gpu else "cpu")
+    os.makedirs(args.results, exist_ok=True)
+    extra = {"num_workers": 1, "pin_memory": True} if use_gpu else {}
+    train = DataLoader(StrokeDigits(args.train_size, seed=1), batch_size=args.batch_size, shuffle=True,
+                       **extra)
+    held_out = DataLoader(StrokeDigits(args.train_size // 6, seed=2), batch_size=args.batch_size, **extra)
+
+    model = GaussianAutoencoder().to(device)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    for epoch in range(1, args.epochs + 1):
+        train_loss = fit_epoch(model, train, optimizer, device, epoch, args.log_interval)
+        grid = os.path.join(args.results, f"reconstruction_{epoch}.png")
+        held_out_loss = score(model, held_out, device, grid)
+        print(f"epoch {epoch}: train {train_loss:.2f}, held out {held_out_loss:.2f} per picture", flush=True)
+        with torch.no_grad():
+            dreamt = model.decoder(torch.randn(64, CODE, device=device))
+        save_image(dreamt.view(64, 1, SIDE, SIDE).cpu(), os.path.join(args.results, f"sample_{epoch}.png"))
+    torch.save(model.state_dict(), os.path.join(args.results, "vae.pt"))
 
 
 if __name__ == "__main__":
-    for epoch in range(1, args.epochs + 1):
-        train(epoch)
-        test(epoch)
-        with torch.no_grad():
-            sample = torch.randn(64, 20).to(device)
-            sample = model.decode(sample).cpu()
-            save_image(sample.view(64, 1, 28, 28),
-                       os.path.join(args.results, "sample_" + str(epoch) + ".png"))
-    torch.save(model.state_dict(), os.path.join(args.results, "vae.pt"))
+    main()

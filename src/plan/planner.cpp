@@ -205,201 +205,273 @@ std::string watch_list(const std::vector<SourceLocation>& watched) {
   return out;
 }
 
+// make_plan's steps. Each fills its part of the plan from the job, the profile and what the
+// steps before it decided: the profile's template variables (`vars_`), where the inputs and
+// outputs are mounted.
+class Planner {
+ public:
+  Planner(const spec::JobSpec& job, const spec::PlatformProfile& profile, const PlanContext& context)
+      : job_(job), profile_(profile), context_(context), where_{profile.file, 0, 0} {}
+
+  Result<RunPlan> make(const image::ImageConfig& image) {
+    start();
+    for (auto step : {&Planner::name_places, &Planner::add_mounts, &Planner::add_platform_files})
+      if (auto status = (this->*step)(); !status) return std::move(status).error();
+    add_writable_folders();
+    add_harness_mounts();
+    if (auto status = set_command(); !status) return std::move(status).error();
+    if (auto status = set_environment(image); !status) return std::move(status).error();
+    if (auto status = set_process(); !status) return std::move(status).error();
+    record_facts();
+    return std::move(plan_);
+  }
+
+ private:
+  void start() {
+    plan_.job_name = job_.name;
+    plan_.job_id = context_.job_id;
+    plan_.container_id = "preflight-" + context_.job_id;
+    plan_.platform = profile_.name;
+    plan_.run_dir = context_.run_dir;
+    plan_.limits = profile_.limits;
+    if (job_.shm_bytes) plan_.limits.shm_bytes = *job_.shm_bytes;
+    plan_.network = profile_.network;
+    plan_.seccomp = profile_.seccomp;
+    plan_.steps = context_.steps_override.value_or(job_.dryrun.steps);
+    plan_.timeout = context_.timeout_override.value_or(job_.dryrun.timeout);
+    plan_.harness = context_.harness;
+    // What the platform gives the job, as variables for the profile's templates.
+    vars_ = {{"job.name", job_.name},
+             {"job.id", context_.job_id},
+             {"gpus.count", std::to_string(job_.gpus)},
+             {"gpus.list", gpu_list(job_.gpus)},
+             {"nodes", std::to_string(job_.nodes)},
+             {"node.rank", "0"},
+             {"cpus.count", std::to_string(std::max(1, static_cast<int>(std::ceil(profile_.limits.cpus))))},
+             {"user.name", profile_.user.name},
+             {"user.uid", std::to_string(profile_.user.uid)},
+             {"user.gid", std::to_string(profile_.user.gid)},
+             {"user.home", profile_.user.home}};
+  }
+
+  // The host name, the code folder and the scratch folder, which later templates may name.
+  Status name_places() {
+    auto hostname = spec::expand_template(profile_.hostname, vars_, where_);
+    if (!hostname) return std::move(hostname).error();
+    plan_.hostname = vars_["host.name"] =
+        host_name_label(hostname->empty() ? profile_.name + "-worker-0" : *hostname);
+    auto code = filled_path(profile_.mounts.code, vars_, where_, false);
+    if (!code) return std::move(code).error();
+    code_ = vars_["code"] = *code;
+    auto scratch = filled_path(profile_.mounts.scratch, vars_, where_, false);
+    if (!scratch) return std::move(scratch).error();
+    scratch_ = vars_["scratch"] = *scratch;
+    return Ok{};
+  }
+
+  void add_mount(MountPlan mount) {
+    plan_.facts.mounts.push_back(fact_of(mount));
+    plan_.mounts.push_back(std::move(mount));
+  }
+
+  // The code, the inputs, the profile's kept folders and the outputs, each where the
+  // platform puts it; the harness's folders.
+  Status add_mounts() {
+    const model::RunLayout run = plan_.layout();
+    if (profile_.mounts.code_writable) {
+      // The upper layer's root is the merged view's root: the job's user owns it, as the
+      // platform's job owns its code folder.
+      const auto layers = run.code_overlay();
+      plan_.prepare.push_back({layers.upper(), profile_.user.uid, profile_.user.gid});
+      add_mount({Kind::Code, "", code_, job_.code_dir, false, layers.dir});
+    } else {
+      add_mount({Kind::Code, "", code_, job_.code_dir, true, {}});
+    }
+    for (const auto& input : job_.inputs) {
+      if (input.value) {  // a literal: substituted as written, nothing mounted
+        input_paths_[input.name] = vars_["inputs." + input.name] = *input.value;
+        continue;
+      }
+      auto where = filled_path(profile_.mounts.input, entry_vars(vars_, input.name), where_, false);
+      if (!where) return std::move(where).error();
+      input_paths_[input.name] = vars_["inputs." + input.name] = *where;
+      add_mount({Kind::Input, input.name, *where, input.path, true, {}});
+    }
+    // Before the outputs, which may lie inside them (SageMaker's /opt/ml/output/data/NAME).
+    for (const auto& kept : profile_.mounts.kept) {
+      auto dir = filled_path(kept, vars_, where_, false);
+      if (!dir) return std::move(dir).error();
+      auto source = run.kept(*dir);
+      plan_.prepare.push_back({source, profile_.user.uid, profile_.user.gid});
+      add_mount({Kind::Output, "", *dir, source, false, {}});
+    }
+    for (const auto& output : job_.outputs) {
+      auto where = filled_path(profile_.mounts.output, entry_vars(vars_, output.name), where_, false);
+      if (!where) return std::move(where).error();
+      output_paths_[output.name] = vars_["outputs." + output.name] = *where;
+      auto source = run.output(output.name);
+      plan_.prepare.push_back({source, profile_.user.uid, profile_.user.gid});
+      add_mount({Kind::Output, output.name, *where, source, false, {}});
+    }
+    return Ok{};
+  }
+
+  // The files the platform writes for the job (SageMaker's JSON files, an /etc/hosts).
+  Status add_platform_files() {
+    add_json_variables(vars_, job_, profile_, input_paths_);
+    auto files = plan_files(profile_, vars_, plan_.layout());
+    if (!files) return std::move(files).error();
+    for (size_t i = 0; i < files->size(); ++i)
+      add_mount({Kind::PlatformFile, "", profile_.files[i].path, (*files)[i].path, true, {}});
+    plan_.files = std::move(*files);
+    // Container engines (Docker, containerd under Kubernetes) bind an /etc/hosts of their own
+    // into every container, naming localhost and the host name, whatever the image holds:
+    // images built from a root filesystem often have none, and then "localhost" (a distributed
+    // job's MASTER_ADDR) does not resolve without a network. Bound, never written into the
+    // image's root, where a link could lead it onto the host (docs/security.md).
+    if (std::none_of(profile_.files.begin(), profile_.files.end(),
+                     [](auto& f) { return f.path == "/etc/hosts"; })) {
+      auto hosts = plan_.layout().platform_file("/etc/hosts");
+      plan_.files.push_back(
+          {hosts, fmt::format("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+                              "127.0.1.1\t{}\n",
+                              plan_.hostname)});
+      add_mount({Kind::PlatformFile, "", "/etc/hosts", hosts, true, {}});
+    }
+    return Ok{};
+  }
+
+  // Writable folders are part of the container's own root, as on the platform: an image's
+  // folder keeps its owner and mode (/tmp stays 1777), a missing one is made for the user.
+  void add_writable_folders() {
+    for (const auto& dir : profile_.mounts.writable) {
+      plan_.user_dirs.push_back({dir, dir == profile_.user.home});
+      plan_.facts.mounts.push_back({Kind::Writable, "", dir, "", false});
+    }
+    if (!scratch_.empty()) {
+      plan_.user_dirs.push_back({scratch_, false});
+      plan_.facts.mounts.push_back({Kind::Scratch, "", scratch_, "", false});
+    }
+  }
+
+  // Preflight's own: the harness and the launcher, and the folder the harness writes to.
+  void add_harness_mounts() {
+    add_mount({Kind::Harness, "", kEmulatorMount, context_.emulator_dir, true, {}});
+    if (!context_.harness) return;
+    const auto events = plan_.layout().harness();
+    plan_.prepare.push_back({events, profile_.user.uid, profile_.user.gid});
+    add_mount({Kind::Harness, "", kRunMount, events, false, {}});
+  }
+
+  // The setup and command lines with the inputs' and outputs' paths in, and SageMaker's
+  // hyperparameters as arguments.
+  Status set_command() {
+    auto setup = job_.setup
+                     ? spec::substitute_references(*job_.setup, input_paths_, output_paths_, job_.setup_where)
+                     : Result<std::string>(std::string());
+    if (!setup) return std::move(setup).error();
+    auto command = spec::substitute_references(job_.command, input_paths_, output_paths_, job_.command_where);
+    if (!command) return std::move(command).error();
+    plan_.setup = *setup;
+    plan_.command = *command;
+    // As SageMaker's toolkit does, the arguments go after the entry point's own.
+    if (profile_.hyperparameters.arguments && !job_.hyperparameters.empty())
+      plan_.command += " " + shell_quoted(hyperparameter_arguments(job_.hyperparameters));
+    const bool delivered =
+        profile_.hyperparameters.arguments || !profile_.hyperparameters.environment.empty();
+    if (!delivered && !job_.hyperparameters.empty())
+      plan_.notes.push_back(
+          "hyperparameters: are not passed to the job on " + profile_.name +
+          " (SageMaker's way of giving them); use arguments in command: or inputs: instead");
+    return Ok{};
+  }
+
+  // The environment, layer by layer: the image's ENV, the platform's, the job's, then the
+  // harness's own few variables. Nothing of the host's.
+  Status set_environment(const image::ImageConfig& image) {
+    auto& env = plan_.process.env;
+    for (const auto& entry : image.env) {
+      auto eq = entry.find('=');
+      if (eq != std::string::npos) set_env(env, entry.substr(0, eq), entry.substr(eq + 1));
+    }
+    if (auto status = add_templated_env(env, profile_.environment, vars_); !status) return status;
+    for (const auto& input : job_.inputs) {
+      if (input.value) continue;
+      Vars per{{"name", input.name}, {"NAME", upper(input.name)}, {"path", input_paths_[input.name]}};
+      if (auto status = add_templated_env(env, profile_.input_environment, per); !status) return status;
+    }
+    for (const auto& output : job_.outputs) {
+      Vars per{{"name", output.name}, {"NAME", upper(output.name)}, {"path", output_paths_[output.name]}};
+      if (auto status = add_templated_env(env, profile_.output_environment, per); !status) return status;
+    }
+    if (auto status = add_hyperparameter_env(env, job_, profile_); !status) return status;
+    for (const auto& [key, value] : job_.environment) {
+      auto expanded =
+          spec::substitute_references(value, input_paths_, output_paths_,
+                                      job_.file.empty() ? SourceLocation{} : SourceLocation{job_.file, 0, 0});
+      if (!expanded) return std::move(expanded).error();
+      set_env(env, key, *expanded);
+    }
+    if (context_.harness) {
+      set_harness_env(env, job_, profile_, plan_.steps, code_, plan_.mounts);
+      if (auto watch = watch_list(context_.watched); !watch.empty()) set_env(env, "PREFLIGHT_WATCH", watch);
+    }
+    return Ok{};
+  }
+
+  // The launcher runs setup, then the command, as the platform's user in its working folder;
+  // the user's home is made for it.
+  Status set_process() {
+    auto working_dir = filled_path(profile_.mounts.working_dir, vars_, where_, true);
+    if (!working_dir) return std::move(working_dir).error();
+    auto& process = plan_.process;
+    process.cwd = *working_dir;
+    process.uid = profile_.user.uid;
+    process.gid = profile_.user.gid;
+    process.args = {"/bin/sh", std::string(kEmulatorMount) + "/launch.sh", plan_.setup, plan_.command};
+    auto launcher = launcher_keeping_env(process.env, profile_.launcher);
+    process.args.insert(process.args.end(), launcher.begin(), launcher.end());
+    if (!profile_.user.home.empty()) plan_.user_dirs.push_back({profile_.user.home, true});
+    return Ok{};
+  }
+
+  // What diagnosis needs to know of the platform.
+  void record_facts() {
+    auto& facts = plan_.facts;
+    facts.platform = profile_.name;
+    facts.user = profile_.user.name + " (uid " + std::to_string(profile_.user.uid) + ")";
+    facts.uid = profile_.user.uid;
+    facts.home = profile_.user.home;
+    facts.seccomp = profile_.seccomp.name;
+    facts.shm_bytes = plan_.limits.shm_bytes;
+    facts.memory_bytes = plan_.limits.memory_bytes;
+    facts.disk_bytes = plan_.limits.disk_bytes;
+    facts.gpus = job_.gpus;
+    facts.nodes = job_.nodes;
+    facts.gpu_name = profile_.gpu.name;
+    facts.gpu_memory_bytes = profile_.gpu.memory_bytes;
+    facts.gpu_tflops = profile_.gpu.tflops;
+    for (const auto& entry : plan_.process.env) facts.environment.insert(entry.substr(0, entry.find('=')));
+    facts.code_container_dir = code_;
+    facts.code_host_dir = job_.code_dir.string();
+  }
+
+  const spec::JobSpec& job_;
+  const spec::PlatformProfile& profile_;
+  const PlanContext& context_;
+  const SourceLocation where_;  // the profile's file, for errors in its templates
+  RunPlan plan_;
+  Vars vars_;
+  std::string code_;     // where the code is in the container
+  std::string scratch_;  // the platform's scratch folder; empty: none
+  std::map<std::string, std::string> input_paths_, output_paths_;
+};
+
 }  // namespace
 
 Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile& profile,
                           const image::ImageConfig& image, const PlanContext& context) {
-  RunPlan plan;
-  plan.job_name = job.name;
-  plan.job_id = context.job_id;
-  plan.container_id = "preflight-" + context.job_id;
-  plan.platform = profile.name;
-  plan.run_dir = context.run_dir;
-  const model::RunLayout run = plan.layout();
-  plan.limits = profile.limits;
-  plan.network = profile.network;
-  plan.seccomp = profile.seccomp;
-  plan.steps = context.steps_override.value_or(job.dryrun.steps);
-  plan.timeout = context.timeout_override.value_or(job.dryrun.timeout);
-  plan.harness = context.harness;
-
-  // Paths the platform gives the job, as variables for the profile's templates.
-  Vars vars{{"job.name", job.name},
-            {"job.id", context.job_id},
-            {"gpus.count", std::to_string(job.gpus)},
-            {"gpus.list", gpu_list(job.gpus)},
-            {"nodes", std::to_string(job.nodes)},
-            {"node.rank", "0"},
-            {"cpus.count", std::to_string(std::max(1, static_cast<int>(std::ceil(profile.limits.cpus))))},
-            {"user.name", profile.user.name},
-            {"user.uid", std::to_string(profile.user.uid)},
-            {"user.gid", std::to_string(profile.user.gid)},
-            {"user.home", profile.user.home}};
-  if (job.shm_bytes) plan.limits.shm_bytes = *job.shm_bytes;
-  const SourceLocation profile_where{profile.file, 0, 0};
-  auto hostname = spec::expand_template(profile.hostname, vars, profile_where);
-  if (!hostname) return std::move(hostname).error();
-  plan.hostname = vars["host.name"] =
-      host_name_label(hostname->empty() ? profile.name + "-worker-0" : *hostname);
-  auto code = filled_path(profile.mounts.code, vars, profile_where, false);
-  if (!code) return std::move(code).error();
-  vars["code"] = *code;
-  auto scratch = filled_path(profile.mounts.scratch, vars, profile_where, false);
-  if (!scratch) return std::move(scratch).error();
-  vars["scratch"] = *scratch;
-
-  std::map<std::string, std::string> input_paths, output_paths;
-  auto add_mount = [&](MountPlan mount) {
-    plan.facts.mounts.push_back(fact_of(mount));
-    plan.mounts.push_back(std::move(mount));
-  };
-  if (profile.mounts.code_writable) {
-    // The upper layer's root is the merged view's root: the job's user owns it, as the
-    // platform's job owns its code folder.
-    const auto layers = run.code_overlay();
-    plan.prepare.push_back({layers.upper(), profile.user.uid, profile.user.gid});
-    add_mount({Kind::Code, "", *code, job.code_dir, false, layers.dir});
-  } else {
-    add_mount({Kind::Code, "", *code, job.code_dir, true, {}});
-  }
-  for (const auto& input : job.inputs) {
-    if (input.value) {  // a literal: substituted as written, nothing mounted
-      input_paths[input.name] = vars["inputs." + input.name] = *input.value;
-      continue;
-    }
-    auto where = filled_path(profile.mounts.input, entry_vars(vars, input.name), profile_where, false);
-    if (!where) return std::move(where).error();
-    input_paths[input.name] = vars["inputs." + input.name] = *where;
-    add_mount({Kind::Input, input.name, *where, input.path, true, {}});
-  }
-  // Before the outputs, which may lie inside them (SageMaker's /opt/ml/output/data/NAME).
-  for (const auto& kept : profile.mounts.kept) {
-    auto dir = filled_path(kept, vars, profile_where, false);
-    if (!dir) return std::move(dir).error();
-    auto source = run.kept(*dir);
-    plan.prepare.push_back({source, profile.user.uid, profile.user.gid});
-    add_mount({Kind::Output, "", *dir, source, false, {}});
-  }
-  for (const auto& output : job.outputs) {
-    auto where = filled_path(profile.mounts.output, entry_vars(vars, output.name), profile_where, false);
-    if (!where) return std::move(where).error();
-    output_paths[output.name] = vars["outputs." + output.name] = *where;
-    auto source = run.output(output.name);
-    plan.prepare.push_back({source, profile.user.uid, profile.user.gid});
-    add_mount({Kind::Output, output.name, *where, source, false, {}});
-  }
-  add_json_variables(vars, job, profile, input_paths);
-  auto files = plan_files(profile, vars, run);
-  if (!files) return std::move(files).error();
-  for (size_t i = 0; i < files->size(); ++i)
-    add_mount({Kind::PlatformFile, "", profile.files[i].path, (*files)[i].path, true, {}});
-  plan.files = std::move(*files);
-  // Container engines (Docker, containerd under Kubernetes) bind an /etc/hosts of their own
-  // into every container, naming localhost and the host name, whatever the image holds:
-  // images built from a root filesystem often have none, and then "localhost" (a distributed
-  // job's MASTER_ADDR) does not resolve without a network. Bound, never written into the
-  // image's root, where a link could lead it onto the host (docs/security.md).
-  if (std::none_of(profile.files.begin(), profile.files.end(),
-                   [](auto& f) { return f.path == "/etc/hosts"; })) {
-    auto hosts = run.platform_file("/etc/hosts");
-    plan.files.push_back(
-        {hosts, fmt::format("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
-                            "127.0.1.1\t{}\n",
-                            plan.hostname)});
-    add_mount({Kind::PlatformFile, "", "/etc/hosts", hosts, true, {}});
-  }
-  // Writable folders are part of the container's own root, as on the platform: an image's
-  // folder keeps its owner and mode (/tmp stays 1777), a missing one is made for the user.
-  for (const auto& dir : profile.mounts.writable) {
-    plan.user_dirs.push_back({dir, dir == profile.user.home});
-    plan.facts.mounts.push_back({Kind::Writable, "", dir, "", false});
-  }
-  if (!scratch->empty()) {
-    plan.user_dirs.push_back({*scratch, false});
-    plan.facts.mounts.push_back({Kind::Scratch, "", *scratch, "", false});
-  }
-  add_mount({Kind::Harness, "", kEmulatorMount, context.emulator_dir, true, {}});  // launch.sh too
-  if (context.harness) {
-    auto harness_run = run.harness();
-    plan.prepare.push_back({harness_run, profile.user.uid, profile.user.gid});
-    add_mount({Kind::Harness, "", kRunMount, harness_run, false, {}});
-  }
-
-  auto setup = job.setup ? spec::substitute_references(*job.setup, input_paths, output_paths, job.setup_where)
-                         : Result<std::string>(std::string());
-  if (!setup) return std::move(setup).error();
-  auto command = spec::substitute_references(job.command, input_paths, output_paths, job.command_where);
-  if (!command) return std::move(command).error();
-  plan.setup = *setup;
-  plan.command = *command;
-  // As SageMaker's toolkit does, the arguments go after the entry point's own.
-  if (profile.hyperparameters.arguments && !job.hyperparameters.empty())
-    plan.command += " " + shell_quoted(hyperparameter_arguments(job.hyperparameters));
-  const bool delivered = profile.hyperparameters.arguments || !profile.hyperparameters.environment.empty();
-  if (!delivered && !job.hyperparameters.empty())
-    plan.notes.push_back("hyperparameters: are not passed to the job on " + profile.name +
-                         " (SageMaker's way of giving them); use arguments in command: or inputs: instead");
-
-  // The environment, layer by layer: the image's ENV, the platform's, the job's, then the
-  // harness's own few variables. Nothing of the host's.
-  auto& env = plan.process.env;
-  for (const auto& entry : image.env) {
-    auto eq = entry.find('=');
-    if (eq != std::string::npos) set_env(env, entry.substr(0, eq), entry.substr(eq + 1));
-  }
-  if (auto status = add_templated_env(env, profile.environment, vars); !status)
-    return std::move(status).error();
-  for (const auto& input : job.inputs) {
-    if (input.value) continue;
-    Vars per{{"name", input.name}, {"NAME", upper(input.name)}, {"path", input_paths[input.name]}};
-    if (auto status = add_templated_env(env, profile.input_environment, per); !status)
-      return std::move(status).error();
-  }
-  for (const auto& output : job.outputs) {
-    Vars per{{"name", output.name}, {"NAME", upper(output.name)}, {"path", output_paths[output.name]}};
-    if (auto status = add_templated_env(env, profile.output_environment, per); !status)
-      return std::move(status).error();
-  }
-  if (auto status = add_hyperparameter_env(env, job, profile); !status) return std::move(status).error();
-  for (const auto& [key, value] : job.environment) {
-    auto expanded =
-        spec::substitute_references(value, input_paths, output_paths,
-                                    job.file.empty() ? SourceLocation{} : SourceLocation{job.file, 0, 0});
-    if (!expanded) return std::move(expanded).error();
-    set_env(env, key, *expanded);
-  }
-  if (context.harness) {
-    set_harness_env(env, job, profile, plan.steps, *code, plan.mounts);
-    if (auto watch = watch_list(context.watched); !watch.empty()) set_env(env, "PREFLIGHT_WATCH", watch);
-  }
-
-  auto working_dir = filled_path(profile.mounts.working_dir, vars, profile_where, true);
-  if (!working_dir) return std::move(working_dir).error();
-  plan.process.cwd = *working_dir;
-  plan.process.uid = profile.user.uid;
-  plan.process.gid = profile.user.gid;
-  plan.process.args = {"/bin/sh", std::string(kEmulatorMount) + "/launch.sh", plan.setup, plan.command};
-  auto launcher = launcher_keeping_env(env, profile.launcher);
-  plan.process.args.insert(plan.process.args.end(), launcher.begin(), launcher.end());
-  if (!profile.user.home.empty()) plan.user_dirs.push_back({profile.user.home, true});
-
-  plan.facts.platform = profile.name;
-  plan.facts.user = profile.user.name + " (uid " + std::to_string(profile.user.uid) + ")";
-  plan.facts.uid = profile.user.uid;
-  plan.facts.home = profile.user.home;
-  plan.facts.seccomp = profile.seccomp.name;
-  plan.facts.shm_bytes = plan.limits.shm_bytes;
-  plan.facts.memory_bytes = plan.limits.memory_bytes;
-  plan.facts.disk_bytes = plan.limits.disk_bytes;
-  plan.facts.gpus = job.gpus;
-  plan.facts.nodes = job.nodes;
-  plan.facts.gpu_name = profile.gpu.name;
-  plan.facts.gpu_memory_bytes = profile.gpu.memory_bytes;
-  plan.facts.gpu_tflops = profile.gpu.tflops;
-  for (const auto& entry : plan.process.env) plan.facts.environment.insert(entry.substr(0, entry.find('=')));
-  plan.facts.code_container_dir = *code;
-  plan.facts.code_host_dir = job.code_dir.string();
-  return plan;
+  return Planner(job, profile, context).make(image);
 }
 
 }  // namespace preflight::plan

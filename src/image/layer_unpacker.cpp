@@ -3,6 +3,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -214,8 +215,9 @@ std::string LayerUnpacker::resolve(const std::string& rel, bool follow_last, std
     if (++hops > kMaxSymlinkHops) return "its path has a symlink loop";
     const std::string& target = link->second;
     if (!target.empty() && target[0] == '/') {
-      return "its parent \"" + resolved + "\" is a symlink to the absolute path \"" + target +
-             "\", which points outside the image root";
+      return fmt::format(
+          "its parent \"{}\" is a symlink to the absolute path \"{}\", which points outside the image root",
+          resolved, target);
     }
     std::string through = resolved;
     resolved.resize(before);
@@ -233,8 +235,8 @@ std::string LayerUnpacker::resolve(const std::string& rel, bool follow_last, std
     for (const auto& p : parts) {
       if (p == "..") {
         if (check.empty()) {
-          return "its parent \"" + through + "\" is a symlink to \"" + target +
-                 "\", which leads above the image root";
+          return fmt::format("its parent \"{}\" is a symlink to \"{}\", which leads above the image root",
+                             through, target);
         }
         auto slash = check.rfind('/');
         check.resize(slash == std::string::npos ? 0 : slash);
@@ -324,129 +326,155 @@ Status LayerUnpacker::apply(const LayerSource& layer) {
 }
 
 Status LayerUnpacker::apply_entries(archive* reader, const LayerSource& layer) {
-  std::string where = layer.archive.string() + ": " + layer.label;
+  const std::string where = layer.archive.string() + ": " + layer.label;
   std::unique_ptr<archive, WriteDeleter> writer(archive_write_disk_new());
   // Owners are numeric (the image's /etc/passwd, not the host's); no name lookups, no fsync.
   int flags = ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_XATTR;
   // Root in a user namespace (a rootless run) keeps the files the user's own, so the user
   // can remove the cache; they are root's inside the container (docs/rootless.md).
-  const bool as_root = is_host_root();
-  if (as_root) flags |= ARCHIVE_EXTRACT_OWNER;
+  as_root_ = is_host_root();
+  if (as_root_) flags |= ARCHIVE_EXTRACT_OWNER;
   archive_write_disk_set_options(writer.get(), flags);
 
-  archive_entry* entry = nullptr;
-  std::string rel, dir, parent, target, link;
   for (;;) {
-    int r = archive_read_next_header(reader, &entry);
+    archive_entry* entry = nullptr;
+    const int r = archive_read_next_header(reader, &entry);
     if (r == ARCHIVE_EOF) break;
-    if (r < ARCHIVE_WARN) {
-      return Error::bad_input(where + ": the layer is corrupt or truncated (" + archive_message(reader) +
-                              "); re-export the image");
-    }
-    std::string raw = archive_entry_pathname(entry) ? archive_entry_pathname(entry) : "";
-    auto refuse = [&](const std::string& why) {
-      return Error::bad_input(where + ": entry \"" + raw + "\" would be written outside the image root (" +
-                              why + "); the archive is unsafe and was refused");
-    };
-    if (std::string why = normalize_entry_path(raw, rel); !why.empty()) return refuse(why);
-    if (rel.empty()) continue;  // the root folder itself
-    if (Status s = count(entry, where); !s) return s;
-
-    auto slash = rel.rfind('/');
-    dir = slash == std::string::npos ? std::string() : rel.substr(0, slash);
-    std::string_view base = std::string_view(rel).substr(slash == std::string::npos ? 0 : slash + 1);
-    if (dir == last_dir_ && !last_dir_.empty()) {
-      parent = last_dir_resolved_;
-    } else {
-      if (std::string why = resolve(dir, true, parent); !why.empty()) return refuse(why);
-      last_dir_ = dir;
-      last_dir_resolved_ = parent;
-    }
-
-    if (base.substr(0, kWhiteoutPrefix.size()) == kWhiteoutPrefix) {
-      if (base == kOpaqueMarker) {
-        clear_opaque(parent);
-      } else if (base.substr(kWhiteoutPrefix.size(), kWhiteoutPrefix.size()) != kWhiteoutPrefix) {
-        std::string victim = (parent.empty() ? "" : parent + "/").append(base.substr(kWhiteoutPrefix.size()));
-        if (Status s = remove_path(victim); !s) return s.error().context(where);
-      }
-      continue;  // whiteouts are instructions, not files
-    }
-
-    target = parent.empty() ? std::string(base) : parent + "/" + std::string(base);
-    if (const char* hardlink = archive_entry_hardlink(entry)) {
-      std::string link_raw = hardlink;
-      std::string link_rel;
-      if (std::string why = normalize_entry_path(link_raw, link_rel); !why.empty()) {
-        return refuse("its hard-link target \"" + link_raw + "\": " + why);
-      }
-      if (std::string why = resolve(link_rel, false, link); !why.empty()) {
-        return refuse("its hard-link target \"" + link_raw + "\": " + why);
-      }
-      archive_entry_set_hardlink(entry, (root_prefix_ + link).c_str());
-      if (auto it = symlinks_.find(link); it != symlinks_.end()) {
-        std::string copy = it->second;
-        symlinks_[target] = copy;
-        last_dir_.clear();
-      }
-    }
-    mode_t type = archive_entry_filetype(entry);
-    if (auto it = symlinks_.find(target); it != symlinks_.end()) {
-      // Replace a symlink, never write through it.
-      ::unlink((root_prefix_ + target).c_str());
-      symlinks_.erase(it);
-      last_dir_.clear();
-    }
-    if (type == AE_IFLNK && !archive_entry_hardlink(entry)) {
-      symlinks_[target] = archive_entry_symlink(entry) ? archive_entry_symlink(entry) : "";
-      last_dir_.clear();
-    }
-    layer_paths_.insert(target);
-    std::string full = root_prefix_ + target;
-    if (type == AE_IFREG && !archive_entry_hardlink(entry)) {
-      std::string error;
-      switch (write_regular_file(reader, entry, full, as_root, error)) {
-        case FastWrite::Done:
-          continue;
-        case FastWrite::ReadError:
-          return Error::bad_input(where + ": the layer is corrupt or truncated at \"" + raw + "\" (" + error +
-                                  "); re-export the image");
-        case FastWrite::WriteError:
-          return Error::runtime(where + ": cannot write \"" + raw + "\": " + error);
-        case FastWrite::NotHandled:
-          break;
-      }
-    }
-    archive_entry_set_pathname(entry, full.c_str());
-
-    r = archive_write_header(writer.get(), entry);
-    if (r < ARCHIVE_WARN) {
-      if (is_device(type)) continue;  // device nodes that cannot be made (no privilege) are skipped
-      return Error::bad_input(where + ": cannot unpack entry \"" + raw +
-                              "\": " + archive_message(writer.get()));
-    }
-    if (archive_entry_size(entry) > 0 && type == AE_IFREG) {
-      const void* block = nullptr;
-      size_t size = 0;
-      la_int64_t offset = 0;
-      while ((r = archive_read_data_block(reader, &block, &size, &offset)) == ARCHIVE_OK) {
-        if (archive_write_data_block(writer.get(), block, size, offset) < ARCHIVE_WARN) {
-          return Error::runtime(where + ": cannot write \"" + raw + "\": " + archive_message(writer.get()));
-        }
-      }
-      if (r != ARCHIVE_EOF) {
-        return Error::bad_input(where + ": the layer is corrupt or truncated at \"" + raw + "\" (" +
-                                archive_message(reader) + "); re-export the image");
-      }
-    }
-    if (archive_write_finish_entry(writer.get()) < ARCHIVE_WARN) {
-      return Error::runtime(where + ": cannot finish \"" + raw + "\": " + archive_message(writer.get()));
-    }
+    if (r < ARCHIVE_WARN)
+      return Error::bad_input(fmt::format("{}: the layer is corrupt or truncated ({}); re-export the image",
+                                          where, archive_message(reader)));
+    if (Status applied = apply_entry(reader, writer.get(), entry, where); !applied) return applied;
   }
   // Closing applies the deferred directory modes and times of this layer, before the next.
-  if (archive_write_close(writer.get()) < ARCHIVE_WARN) {
-    return Error::runtime(where + ": cannot finish the layer: " + archive_message(writer.get()));
+  if (archive_write_close(writer.get()) < ARCHIVE_WARN)
+    return Error::runtime(
+        fmt::format("{}: cannot finish the layer: {}", where, archive_message(writer.get())));
+  return Ok{};
+}
+
+Status LayerUnpacker::apply_entry(archive* reader, archive* writer, archive_entry* entry,
+                                  const std::string& where) {
+  const std::string raw = archive_entry_pathname(entry) ? archive_entry_pathname(entry) : "";
+  auto refuse = [&](const std::string& why) -> Status {
+    return Error::bad_input(
+        fmt::format("{}: entry \"{}\" would be written outside the image root ({}); the archive is unsafe "
+                    "and was refused",
+                    where, raw, why));
+  };
+  std::string rel;
+  if (std::string why = normalize_entry_path(raw, rel); !why.empty()) return refuse(why);
+  if (rel.empty()) return Ok{};  // the root folder itself
+  if (Status s = count(entry, where); !s) return s;
+
+  const auto slash = rel.rfind('/');
+  const std::string dir = slash == std::string::npos ? std::string() : rel.substr(0, slash);
+  const std::string_view base = std::string_view(rel).substr(slash == std::string::npos ? 0 : slash + 1);
+  std::string parent;
+  if (std::string why = resolve_parent(dir, parent); !why.empty()) return refuse(why);
+  if (base.substr(0, kWhiteoutPrefix.size()) == kWhiteoutPrefix) {
+    if (Status s = apply_whiteout(parent, base); !s) return s.error().context(where);
+    return Ok{};  // whiteouts are instructions, not files
   }
+
+  std::string target = parent.empty() ? std::string(base) : parent + "/" + std::string(base);
+  if (const char* hardlink = archive_entry_hardlink(entry)) {
+    if (std::string why = redirect_hard_link(entry, hardlink, target); !why.empty())
+      return refuse(fmt::format("its hard-link target \"{}\": {}", hardlink, why));
+  }
+  track_symlink(entry, target);
+  layer_paths_.insert(target);
+  return write_entry(reader, writer, entry, root_prefix_ + target, raw, where);
+}
+
+std::string LayerUnpacker::resolve_parent(const std::string& dir, std::string& parent) {
+  if (dir == last_dir_ && !last_dir_.empty()) {
+    parent = last_dir_resolved_;
+    return {};
+  }
+  if (std::string why = resolve(dir, true, parent); !why.empty()) return why;
+  last_dir_ = dir;
+  last_dir_resolved_ = parent;
+  return {};
+}
+
+Status LayerUnpacker::apply_whiteout(const std::string& parent, std::string_view base) {
+  if (base == kOpaqueMarker) {
+    clear_opaque(parent);
+    return Ok{};
+  }
+  const std::string_view name = base.substr(kWhiteoutPrefix.size());
+  if (name.substr(0, kWhiteoutPrefix.size()) == kWhiteoutPrefix) return Ok{};  // ".wh..wh.*": not a whiteout
+  return remove_path((parent.empty() ? "" : parent + "/").append(name));
+}
+
+std::string LayerUnpacker::redirect_hard_link(archive_entry* entry, const std::string& link_raw,
+                                              const std::string& target) {
+  std::string link_rel, link;
+  if (std::string why = normalize_entry_path(link_raw, link_rel); !why.empty()) return why;
+  if (std::string why = resolve(link_rel, false, link); !why.empty()) return why;
+  archive_entry_set_hardlink(entry, (root_prefix_ + link).c_str());
+  if (auto it = symlinks_.find(link); it != symlinks_.end()) {
+    std::string copy = it->second;
+    symlinks_[target] = copy;
+    last_dir_.clear();
+  }
+  return {};
+}
+
+void LayerUnpacker::track_symlink(archive_entry* entry, const std::string& target) {
+  if (auto it = symlinks_.find(target); it != symlinks_.end()) {
+    // Replace a symlink, never write through it.
+    ::unlink((root_prefix_ + target).c_str());
+    symlinks_.erase(it);
+    last_dir_.clear();
+  }
+  if (archive_entry_filetype(entry) == AE_IFLNK && !archive_entry_hardlink(entry)) {
+    symlinks_[target] = archive_entry_symlink(entry) ? archive_entry_symlink(entry) : "";
+    last_dir_.clear();
+  }
+}
+
+Status LayerUnpacker::write_entry(archive* reader, archive* writer, archive_entry* entry,
+                                  const std::string& full, const std::string& raw, const std::string& where) {
+  auto corrupt = [&](const std::string& why) -> Status {
+    return Error::bad_input(fmt::format(
+        "{}: the layer is corrupt or truncated at \"{}\" ({}); re-export the image", where, raw, why));
+  };
+  auto unwritable = [&](const std::string& why) -> Status {
+    return Error::runtime(fmt::format("{}: cannot write \"{}\": {}", where, raw, why));
+  };
+  const mode_t type = archive_entry_filetype(entry);
+  if (type == AE_IFREG && !archive_entry_hardlink(entry)) {
+    std::string error;
+    switch (write_regular_file(reader, entry, full, as_root_, error)) {
+      case FastWrite::Done:
+        return Ok{};
+      case FastWrite::ReadError:
+        return corrupt(error);
+      case FastWrite::WriteError:
+        return unwritable(error);
+      case FastWrite::NotHandled:
+        break;
+    }
+  }
+  archive_entry_set_pathname(entry, full.c_str());
+  if (archive_write_header(writer, entry) < ARCHIVE_WARN) {
+    if (is_device(type)) return Ok{};  // device nodes that cannot be made (no privilege) are skipped
+    return Error::bad_input(
+        fmt::format("{}: cannot unpack entry \"{}\": {}", where, raw, archive_message(writer)));
+  }
+  if (archive_entry_size(entry) > 0 && type == AE_IFREG) {
+    const void* block = nullptr;
+    size_t size = 0;
+    la_int64_t offset = 0;
+    int r = ARCHIVE_OK;
+    while ((r = archive_read_data_block(reader, &block, &size, &offset)) == ARCHIVE_OK)
+      if (archive_write_data_block(writer, block, size, offset) < ARCHIVE_WARN)
+        return unwritable(archive_message(writer));
+    if (r != ARCHIVE_EOF) return corrupt(archive_message(reader));
+  }
+  if (archive_write_finish_entry(writer) < ARCHIVE_WARN)
+    return Error::runtime(fmt::format("{}: cannot finish \"{}\": {}", where, raw, archive_message(writer)));
   return Ok{};
 }
 

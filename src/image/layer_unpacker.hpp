@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -47,6 +48,21 @@ class LayerUnpacker {
 
  private:
   Status apply_entries(::archive* reader, const LayerSource& layer);
+  // One entry of a layer: checked, then a whiteout applied, or a file, folder or link written.
+  Status apply_entry(::archive* reader, ::archive* writer, ::archive_entry* entry, const std::string& where);
+  // resolve() of an entry's folder, the last one remembered (entries come folder by folder).
+  std::string resolve_parent(const std::string& dir, std::string& parent);
+  // ".wh.NAME" removes NAME of the layers below; ".wh..wh..opq" empties the folder.
+  Status apply_whiteout(const std::string& parent, std::string_view base);
+  // Points a hard link's target into the root (resolved as the image sees it); an error
+  // message when it leads out. A link to a symlink is a symlink too.
+  std::string redirect_hard_link(::archive_entry* entry, const std::string& link_raw,
+                                 const std::string& target);
+  // A symlink in the way is replaced, never written through; a new one is remembered.
+  void track_symlink(::archive_entry* entry, const std::string& target);
+  // Writes the entry at `full` (the fast path for regular files, else libarchive's).
+  Status write_entry(::archive* reader, ::archive* writer, ::archive_entry* entry, const std::string& full,
+                     const std::string& raw, const std::string& where);
   // `rel` with every symlinked component followed (the last too when `follow_last`); an
   // error message (empty on success) when a symlink leads out of the root.
   std::string resolve(const std::string& rel, bool follow_last, std::string& resolved);
@@ -64,6 +80,7 @@ class LayerUnpacker {
   std::unordered_map<std::string, std::string> symlinks_;  // relative path → target
   std::unordered_set<std::string> layer_paths_;            // written by the current layer
   std::string last_dir_, last_dir_resolved_;               // resolve() cache for siblings
+  bool as_root_ = false;                                   // owners are set (root on the host)
 };
 
 // "a/./b//c/" → "a/b/c"; an error message (empty on success) for absolute paths and "..".

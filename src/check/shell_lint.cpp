@@ -279,7 +279,7 @@ std::vector<fs::path> requirement_files_installed(const ShellText& shell, const 
 
 std::vector<fs::path> scripts_run_by(const std::string& command, const fs::path& code_dir) {
   std::vector<fs::path> scripts;
-  for (const auto& word : shell_words(command)) {
+  for (const auto& word : split_shell_words(command)) {
     if (word.size() < 4 || word.compare(word.size() - 3, 3, ".sh") != 0) continue;
     const fs::path script = fs::path(word).lexically_normal();
     std::error_code ec;

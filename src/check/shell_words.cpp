@@ -4,7 +4,7 @@
 
 namespace preflight::check {
 
-std::vector<std::string> shell_words(const std::string& command) {
+std::vector<std::string> split_shell_words(const std::string& command) {
   std::vector<std::string> words;
   std::string word;
   bool has_word = false;

@@ -9,7 +9,7 @@
 namespace preflight::check {
 
 // Words with quotes removed; the operators ; & | and newlines are words of their own.
-std::vector<std::string> shell_words(const std::string& command);
+std::vector<std::string> split_shell_words(const std::string& command);
 
 // Calls `visit(index, line)` for each line of `text` that is neither blank nor a comment;
 // `index` counts from 0, blank and comment lines included.

@@ -401,7 +401,7 @@ model::Finding static_finding(const char* rule, const char* category, const char
 }
 
 std::optional<EntryPoint> entry_point(const std::string& command, const fs::path& code_dir) {
-  const auto words = shell_words(command);
+  const auto words = split_shell_words(command);
   for (std::size_t i = 0; i < words.size(); ++i) {
     std::string script;
     if (words[i] == "-m" && i + 1 < words.size()) {

@@ -226,7 +226,7 @@ void walk_shell(const std::string& text, const SourceLocation& first_line, Shell
     const SourceLocation where{first_line.file, first_line.line + index, 0};
     for (const auto& raw : split_commands(line)) {
       SimpleCommand command{index, raw, {}};
-      for (const auto& word : shell_words(raw)) {
+      for (const auto& word : split_shell_words(raw)) {
         if (is_operator(word)) break;
         command.words.push_back(word);
       }

@@ -305,7 +305,7 @@ JobDraft draft_job(const fs::path& dir, const check::CodeScan& scan, const Entry
   args.note_unused_folders();
   for (const auto& word : args.args()) command.push_back(word);
   for (const auto& word : command)
-    draft.command += (draft.command.empty() ? "" : " ") + shell_word(word, "${}");
+    draft.command += (draft.command.empty() ? "" : " ") + quote_shell_word(word, "${}");
   return draft;
 }
 

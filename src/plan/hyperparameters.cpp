@@ -55,10 +55,4 @@ std::vector<std::string> hyperparameter_arguments(const std::vector<spec::Hyperp
   return args;
 }
 
-std::string shell_quoted(const std::vector<std::string>& words) {
-  std::string out;
-  for (const auto& word : words) out += (out.empty() ? "" : " ") + shell_word(word);
-  return out;
-}
-
 }  // namespace preflight::plan

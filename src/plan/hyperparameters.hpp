@@ -28,7 +28,4 @@ nlohmann::json hyperparameters_strings(const std::vector<spec::Hyperparameter>& 
 // it, as the toolkit appends them to the entry point (SM_USER_ARGS).
 std::vector<std::string> hyperparameter_arguments(const std::vector<spec::Hyperparameter>& hps);
 
-// `words` quoted for /bin/sh, separated by spaces.
-std::string shell_quoted(const std::vector<std::string>& words);
-
 }  // namespace preflight::plan

@@ -376,7 +376,7 @@ class Planner {
     plan_.command = *command;
     // As SageMaker's toolkit does, the arguments go after the entry point's own.
     if (profile_.hyperparameters.arguments && !job_.hyperparameters.empty())
-      plan_.command += " " + shell_quoted(hyperparameter_arguments(job_.hyperparameters));
+      plan_.command += " " + quote_shell_words(hyperparameter_arguments(job_.hyperparameters));
     const bool delivered =
         profile_.hyperparameters.arguments || !profile_.hyperparameters.environment.empty();
     if (!delivered && !job_.hyperparameters.empty())

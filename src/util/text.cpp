@@ -48,7 +48,7 @@ std::string human_size(std::uintmax_t bytes) {
   return fmt::format("{:.1f} {}", value, units[unit]);
 }
 
-std::string shell_word(const std::string& word, std::string_view also_plain) {
+std::string quote_shell_word(const std::string& word, std::string_view also_plain) {
   const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [&](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) ||
            std::string_view("_./:=@%+,-").find(c) != std::string_view::npos ||
@@ -58,6 +58,12 @@ std::string shell_word(const std::string& word, std::string_view also_plain) {
   std::string quoted = "'";
   for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return quoted + "'";
+}
+
+std::string quote_shell_words(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& word : words) out += (out.empty() ? "" : " ") + quote_shell_word(word);
+  return out;
 }
 
 std::size_t utf8_char_length(std::string_view text, std::size_t at) {

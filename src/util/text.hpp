@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace preflight {
 
@@ -42,7 +43,9 @@ std::string human_size(std::uintmax_t bytes);
 
 // A word as /bin/sh reads it back: plain when it holds only letters, digits, the characters
 // "_./:=@%+,-" and those of `also_plain`, else single-quoted.
-std::string shell_word(const std::string& word, std::string_view also_plain = "");
+std::string quote_shell_word(const std::string& word, std::string_view also_plain = "");
+// `words`, each as quote_shell_word() gives it, separated by spaces: a command line.
+std::string quote_shell_words(const std::vector<std::string>& words);
 
 // The length of the well-formed UTF-8 sequence at `at`, or 0: a stray continuation byte,
 // a sequence cut short, an overlong form, a surrogate or a code point past U+10FFFF is not.

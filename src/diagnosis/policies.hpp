@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "diagnosis/check_rules.hpp"
 #include "diagnosis/failure_rules.hpp"
 #include "diagnosis/platform_variables.hpp"
 #include "util/error.hpp"
@@ -13,6 +14,7 @@ namespace preflight::diagnosis {
 struct Policies {
   FailureRules failures;        // failures.yaml: the categories and the rules that classify
   PlatformVariables variables;  // platform_variables.yaml: variables that mean the same thing
+  CheckRules checks;            // checks.yaml: what each rule that the code detects is
 };
 
 // The files of `rules_dir`; every mistake is a bad_input error at its file:line:column.

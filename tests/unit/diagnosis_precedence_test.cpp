@@ -278,8 +278,8 @@ TEST(DiagnosisPrecedence, RulesWithoutAFallbackStillReportTheFailure) {
   ASSERT_TRUE(rules.ok()) << rules.error().str();
   model::RunOutcome outcome;
   outcome.exit_code = 4;
-  std::vector<model::Finding> findings =
-      diagnose({*rules, testing::shipped_policies().variables}, outcome, philly());
+  std::vector<model::Finding> findings = diagnose(
+      {*rules, testing::shipped_policies().variables, testing::shipped_policies().checks}, outcome, philly());
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].severity, model::Severity::Error);
   EXPECT_TRUE(contains(findings[0].message, "exit status 4")) << findings[0].message;

@@ -134,11 +134,9 @@ class ArgumentCheck {
   }
 
   model::Finding finding(std::string message) const {
-    auto f = static_finding("argument-not-accepted", "Illegal Argument", "General Code Error",
-                            "Common Programming Error", model::Severity::Error, "", 0);
+    auto f = static_finding("argument-not-accepted", model::Severity::Error, "", 0);
     f.prediction = model::Prediction::None;  // argparse refuses it whatever the branches
     f.location = command_where_;
-    f.stage = "init";
     f.message = std::move(message);
     return f;
   }

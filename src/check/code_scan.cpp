@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 #include "util/data_dir.hpp"
 #include "util/text.hpp"
@@ -70,7 +71,28 @@ ArgOption arg_option(const json& item) {
   return option;
 }
 
+// scan.py's names of the performance patterns: the rule ids of checks.yaml.
+const std::pair<const char*, PerfPattern> kPerfPatterns[] = {
+    {"tf-op-in-loop", PerfPattern::TfOpInLoop},
+    {"tf-map-before-batch", PerfPattern::TfMapBeforeBatch},
+    {"tf-map-without-parallel-calls", PerfPattern::TfMapWithoutParallelCalls},
+    {"torch-dataloader-no-workers", PerfPattern::TorchDataloaderNoWorkers},
+};
+
+// A pattern this code does not know means scan.py and Preflight disagree: Preflight's error.
+Result<PerfPattern> perf_pattern(const std::string& rule) {
+  for (const auto& [id, pattern] : kPerfPatterns)
+    if (rule == id) return pattern;
+  return Error::runtime("the code scanner reported an unknown performance pattern \"" + rule + "\"");
+}
+
 }  // namespace
+
+const char* rule_id(PerfPattern pattern) {
+  for (const auto& [id, known] : kPerfPatterns)
+    if (known == pattern) return id;
+  throw std::logic_error("a performance pattern without a rule id");
+}
 
 std::vector<fs::path> code_files(const fs::path& code_dir,
                                  const std::function<bool(const fs::path&)>& wanted) {
@@ -115,8 +137,11 @@ Result<CodeScan> parse_code_scan(const std::string& text_in) {
                           flag(e, "guarded"), text(e, "scope") != "function"});
     for (const auto& p : list(item, "paths"))
       file.paths.push_back({text(p, "value"), number(p, "line"), text(p, "option"), text(p, "use")});
-    for (const auto& p : list(item, "perf"))
-      file.perf.push_back({text(p, "rule"), number(p, "line"), text(p, "detail")});
+    for (const auto& p : list(item, "perf")) {
+      auto pattern = perf_pattern(text(p, "rule"));
+      if (!pattern) return std::move(pattern).error();
+      file.perf.push_back({*pattern, number(p, "line"), text(p, "detail")});
+    }
     file.main_guard = flag(item, "main");
     file.builds_parser = flag(item, "parser");
     file.cuda_line = number(item, "cuda");

@@ -39,8 +39,14 @@ struct PathLiteral {
   std::string use;     // what the code does with it: "write" | "model" | "read" | ""
 };
 
+// The performance patterns scan.py reports; each is a rule of policies/rules/checks.yaml.
+enum class PerfPattern { TfOpInLoop, TfMapBeforeBatch, TfMapWithoutParallelCalls, TorchDataloaderNoWorkers };
+
+// "tf-op-in-loop": the pattern's rule id, as scan.py names it.
+const char* rule_id(PerfPattern pattern);
+
 struct PerfUse {
-  std::string rule;  // "tf-op-in-loop", "tf-map-before-batch", ...
+  PerfPattern pattern = PerfPattern::TfOpInLoop;
   int line = 0;
   std::string detail;
 };

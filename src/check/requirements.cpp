@@ -336,10 +336,9 @@ std::vector<model::Finding> requirement_findings(const fs::path& code_dir, const
       if (!r->marker.empty() && !marker_holds(r->marker, env).value_or(false)) continue;
       const Distribution* dist = index.distribution(r->name);
       if (!dist || specifier_holds(dist->version, r->specifier).value_or(true)) continue;
-      auto f = static_finding("requirement-not-in-image", "Library Not Found", "Execution Environment",
-                              "Environment Difference", model::Severity::Warning, relative.string(), number);
-      // The job starts with the image's version: what differs shows when it is imported.
-      f.stage = "init";
+      // Its stage is init (checks.yaml): the job starts with the image's version.
+      auto f =
+          static_finding("requirement-not-in-image", model::Severity::Warning, relative.string(), number);
       f.subject = r->name;
       f.message = fmt::format("{} asks for {}{}, and the image has {} {}", relative.string(), r->name,
                               r->specifier, dist->name, dist->version);

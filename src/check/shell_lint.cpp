@@ -7,6 +7,7 @@
 
 #include "check/requirements.hpp"
 #include "check/shell_words.hpp"
+#include "check/static_checks.hpp"
 #include "check/working_folder.hpp"
 
 namespace preflight::check {
@@ -21,15 +22,9 @@ struct Lint {
   std::vector<model::Finding>& out;
   const ShellState* state = nullptr;  // where this line runs
 
-  void add(const char* rule, const char* category, const char* root_cause, std::string message,
-           std::string hint) {
-    model::Finding f;
-    f.rule = rule;
-    f.category = category;
-    f.dimension = "Execution Environment";
-    f.root_cause = root_cause;
-    f.phase = model::Phase::Static;
-    f.prediction = model::Prediction::Unverified;  // the setup step's own run settles it
+  void add(const char* rule, std::string message, std::string hint) {
+    // A prediction, which the setup step's own run settles.
+    model::Finding f = static_finding(rule, model::Severity::Error, "", 0);
     f.stage = shell.stage;
     f.location = where;
     f.message = std::move(message);
@@ -137,8 +132,7 @@ void lint_pip(Lint& lint, const std::vector<std::string>& args) {
   if (std::find(args.begin(), args.end(), "install") == args.end()) return;
   const auto& facts = lint.facts;
   if (!facts.pip_version) {
-    lint.add("pip-not-in-image", "Library Not Found", "Environment Difference",
-             "pip install runs, but the image has no pip",
+    lint.add("pip-not-in-image", "pip install runs, but the image has no pip",
              "Use an image with pip (python3-pip), or build the packages into the image.");
     return;
   }
@@ -147,7 +141,7 @@ void lint_pip(Lint& lint, const std::vector<std::string>& args) {
   const bool forced_system = has(args, {"--no-user"});
   if (!facts.root && !user && !elsewhere && (forced_system || !version_at_least(*facts.pip_version, 20)))
     lint.add(
-        "pip-system-install", "Permission Denied", "Environment Difference",
+        "pip-system-install",
         fmt::format("pip install writes into the system's site-packages, which {} may not write: {} runs "
                     "the job as {}{}",
                     facts.user, facts.platform, facts.user,
@@ -181,7 +175,7 @@ void lint_pip(Lint& lint, const std::vector<std::string>& args) {
   if (!needs_index) return;
   const std::string why = offline_problem(lint, args);
   if (why.empty()) return;  // pip: "Requirement already satisfied" for each of them
-  lint.add("pip-needs-network", "Library Not Found", "Environment Difference",
+  lint.add("pip-needs-network",
            fmt::format("pip install {}: it would download from a package index, and {} has no network", why,
                        facts.platform),
            "Upload the wheels with the code and install them offline (pip install --user --no-index "
@@ -198,7 +192,7 @@ void lint_command(Lint& lint, std::vector<std::string> words) {
   std::string program = program_of(words[0]);
   if (program == "sudo") {
     lint.add(
-        "sudo-on-platform", "Permission Denied", "Environment Difference",
+        "sudo-on-platform",
         fmt::format("sudo is not available: {} runs the job as {}, without root", facts.platform, facts.user),
         "Drop sudo: install packages with pip install --user, or build what needs root into the image.");
     words.erase(words.begin());
@@ -211,7 +205,7 @@ void lint_command(Lint& lint, std::vector<std::string> words) {
     const bool installs = has(args, {"install", "update", "upgrade", "add"});
     if (installs && !facts.root)
       lint.add(
-          "system-package-install", "Permission Denied", "Environment Difference",
+          "system-package-install",
           fmt::format("{} needs root, and {} runs the job as {}{}", program, facts.platform, facts.user,
                       facts.network ? "" : "; it also needs the network, which the platform does not have"),
           "Build system packages into the image (its recipe or Dockerfile) instead of installing them at "
@@ -229,11 +223,11 @@ void lint_command(Lint& lint, std::vector<std::string> words) {
                         (program == "huggingface-cli" && has(args, {"download"}));
   const bool conda = (program == "conda" || program == "mamba") && has(args, {"install", "create", "update"});
   if (conda)
-    lint.add("conda-needs-network", "Library Not Found", "Environment Difference",
+    lint.add("conda-needs-network",
              fmt::format("{} install downloads packages, and {} has no network", program, facts.platform),
              "Build the environment into the image instead of creating it at start-up.");
   else if (git_fetch || download)
-    lint.add("download-needs-network", "Path Not Found", "Environment Difference",
+    lint.add("download-needs-network",
              fmt::format("{} needs the network, and {} has none: what it fetches will be missing", program,
                          facts.platform),
              "Upload the files with the code or declare them as an input in job.yaml (inputs: {NAME: {path: "

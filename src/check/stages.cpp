@@ -14,6 +14,4 @@ std::string path_stage(const std::string& name, const std::string& use, const st
   return "data";
 }
 
-std::string perf_stage(const std::string& rule) { return rule == "tf-op-in-loop" ? "train" : "data"; }
-
 }  // namespace preflight::check

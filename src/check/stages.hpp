@@ -14,8 +14,4 @@ namespace preflight::check {
 // "model", "read", "").
 std::string path_stage(const std::string& name, const std::string& use, const std::string& value);
 
-// A performance pattern: tf-op-in-loop slows the training loop ("train"); the input pipeline
-// patterns slow loading ("data").
-std::string perf_stage(const std::string& rule);
-
 }  // namespace preflight::check

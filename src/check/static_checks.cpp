@@ -9,6 +9,8 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <stdexcept>
+#include <tuple>
 
 #include "check/argument_check.hpp"
 #include "check/shell_words.hpp"
@@ -91,11 +93,9 @@ struct Reach {
 void syntax_findings(const CodeScan& scan, const Reach& reach, std::vector<model::Finding>& out) {
   for (const auto& file : scan.files) {
     if (!file.syntax_error) continue;
-    auto f = static_finding("syntax-error-in-image", "Syntax Error", "General Code Error",
-                            "Common Programming Error", reach.severity(file.path, model::Severity::Error),
+    auto f = static_finding("syntax-error-in-image", reach.severity(file.path, model::Severity::Error),
                             file.path, file.syntax_error->line);
     f.location.column = file.syntax_error->column;
-    f.stage = "init";
     // Certain in the entry script, which Python compiles before anything runs; another file
     // fails only if it is imported.
     if (reach.entry == file.path) f.prediction = model::Prediction::None;
@@ -125,8 +125,7 @@ void import_findings(const CodeScan& scan, const StaticContext& context, const R
       if (use.guarded || top.empty() || local_tops.count(top) || context.index->importable(top)) continue;
       if (!reported.insert(top).second) continue;
       const bool fatal = use.module_scope && reached.count(file.path) && !context.setup_installs;
-      auto f = static_finding("import-not-in-image", "Library Not Found", "Execution Environment",
-                              "Environment Difference",
+      auto f = static_finding("import-not-in-image",
                               fatal ? model::Severity::Error : model::Severity::Warning, file.path, use.line);
       f.subject = top;
       f.stage = use.module_scope ? "init" : "";
@@ -184,12 +183,10 @@ void env_findings(const CodeScan& scan, const StaticContext& context, const Reac
       if (read.has_default || read.guarded || names.count(read.name)) continue;
       const bool raises = read.how == "subscript";
       auto f = static_finding(
-          raises ? "env-not-set" : "env-maybe-unset", "Key Not Found", "General Code Error",
-          "Environment Difference",
+          raises ? "env-not-set" : "env-maybe-unset",
           reach.severity(file.path, raises ? model::Severity::Error : model::Severity::Warning), file.path,
           read.line);
       f.subject = read.name;
-      f.stage = "init";  // the environment configures the job as it starts
       f.message =
           fmt::format("{} reads the environment variable {}, which {} does not set{}", file.path, read.name,
                       context.plan.platform, raises ? " (KeyError)" : ": the read gives None");
@@ -310,8 +307,7 @@ std::string name_before(const std::string& line, std::size_t at) {
 
 model::Finding path_finding(const std::string& value, const std::string& problem, model::Severity severity,
                             const std::string& file, int line) {
-  auto f = static_finding("path-not-on-platform", "Path Not Found", "Execution Environment",
-                          "Environment Difference", severity, file, line);
+  auto f = static_finding("path-not-on-platform", severity, file, line);
   f.subject = value;
   f.message = fmt::format("the path \"{}\" {}", value, problem);
   f.hint =
@@ -336,47 +332,42 @@ void path_findings(const CodeScan& scan, const StaticContext& context, const Rea
   }
 }
 
+// What a performance pattern costs, and what to do instead. A pattern added to PerfPattern
+// without its text here is a compiler warning (-Wswitch), not a finding dropped.
+std::pair<std::string, std::string> perf_text(const PerfUse& use) {
+  switch (use.pattern) {
+    case PerfPattern::TfOpInLoop:
+      return {fmt::format("{} creates a graph operation inside a loop that runs a session: the graph grows "
+                          "with every iteration, and each run gets slower",
+                          use.detail),
+              "Build the operation once before the loop (a placeholder fed at each step) and only run it "
+              "inside."};
+    case PerfPattern::TfMapBeforeBatch:
+      return {"map() runs before batch(): the function is called once per element instead of once per batch",
+              "Batch first and map a vectorized function over the batch: dataset.batch(n).map(f)."};
+    case PerfPattern::TfMapWithoutParallelCalls:
+      return {
+          fmt::format("{}() without num_parallel_calls runs on one core", use.detail),
+          "Pass num_parallel_calls=tf.data.AUTOTUNE (tf.data.experimental.AUTOTUNE before TensorFlow 2.4)."};
+    case PerfPattern::TorchDataloaderNoWorkers:
+      return {
+          "the DataLoader loads batches in the training process (num_workers=0): the GPU waits for the "
+          "data",
+          "Set num_workers to a few per GPU (and mind /dev/shm, docs/diagnosis.md); keep 0 only for tiny "
+          "in-memory datasets."};
+  }
+  throw std::logic_error("a performance pattern without a text");
+}
+
 void perf_findings(const CodeScan& scan, const StaticContext& context, std::vector<model::Finding>& out) {
   // Loading in the training process costs GPU time only when there are GPUs to wait, and
   // workers only help when the platform gives the job more than one core.
   const bool starved = context.plan.facts.gpus > 0 && context.plan.limits.cpus != 1;
   for (const auto& file : scan.files) {
     for (const auto& use : file.perf) {
-      if (use.rule == "torch-dataloader-no-workers" && !starved) continue;
-      std::string message, hint;
-      if (use.rule == "tf-op-in-loop") {
-        message = fmt::format(
-            "{} creates a graph operation inside a loop that runs a session: the graph grows "
-            "with every iteration, and each run gets slower",
-            use.detail);
-        hint =
-            "Build the operation once before the loop (a placeholder fed at each step) and only run it "
-            "inside.";
-      } else if (use.rule == "tf-map-before-batch") {
-        message =
-            "map() runs before batch(): the function is called once per element instead of once per batch";
-        hint = "Batch first and map a vectorized function over the batch: dataset.batch(n).map(f).";
-      } else if (use.rule == "tf-map-without-parallel-calls") {
-        message = fmt::format("{}() without num_parallel_calls runs on one core", use.detail);
-        hint =
-            "Pass num_parallel_calls=tf.data.AUTOTUNE (tf.data.experimental.AUTOTUNE before TensorFlow 2.4).";
-      } else if (use.rule == "torch-dataloader-no-workers") {
-        message =
-            "the DataLoader loads batches in the training process (num_workers=0): the GPU waits for the "
-            "data";
-        hint =
-            "Set num_workers to a few per GPU (and mind /dev/shm, docs/diagnosis.md); keep 0 only for tiny "
-            "in-memory datasets.";
-      } else {
-        continue;
-      }
-      auto f = static_finding(use.rule.c_str(), "Slow Input Pipeline", "Deep Learning Specific",
-                              "Inappropriate Model Parameter/Structure", model::Severity::Warning, file.path,
-                              use.line);
-      f.message = std::move(message);
-      f.hint = std::move(hint);
-      f.retry = model::Retry::Useless;
-      f.stage = perf_stage(use.rule);
+      if (use.pattern == PerfPattern::TorchDataloaderNoWorkers && !starved) continue;
+      auto f = static_finding(rule_id(use.pattern), model::Severity::Warning, file.path, use.line);
+      std::tie(f.message, f.hint) = perf_text(use);
       f.prediction = model::Prediction::None;  // advice on speed, not a failure to come
       out.push_back(std::move(f));
     }
@@ -385,14 +376,9 @@ void perf_findings(const CodeScan& scan, const StaticContext& context, std::vect
 
 }  // namespace
 
-model::Finding static_finding(const char* rule, const char* category, const char* dimension,
-                              const char* root_cause, model::Severity severity, const std::string& file,
-                              int line) {
+model::Finding static_finding(const char* rule, model::Severity severity, const std::string& file, int line) {
   model::Finding f;
   f.rule = rule;
-  f.category = category;
-  f.dimension = dimension;
-  f.root_cause = root_cause;
   f.severity = severity;
   f.phase = model::Phase::Static;
   f.location = {file, line, 0};
@@ -516,8 +502,7 @@ std::vector<model::Finding> shell_env_findings(const ShellText& shell, const pla
     while (re2::RE2::FindAndConsume(&rest, reference, &braced, &modifier, &bare)) {
       const std::string name = braced.empty() ? bare : braced;
       if (!modifier.empty() || names.count(name) || !reported.insert(name).second) continue;
-      auto f = static_finding("shell-env-not-set", "Key Not Found", "General Code Error",
-                              "Environment Difference", model::Severity::Warning, "", 0);
+      auto f = static_finding("shell-env-not-set", model::Severity::Warning, "", 0);
       f.subject = name;
       f.location = {shell.where.file, shell.where.line + index, 0};
       f.stage = shell.stage;

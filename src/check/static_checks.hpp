@@ -30,10 +30,10 @@ struct StaticContext {
 
 std::vector<model::Finding> code_findings(const CodeScan& scan, const StaticContext& context);
 
-// A finding of the static phase, located at file:line.
-model::Finding static_finding(const char* rule, const char* category, const char* dimension,
-                              const char* root_cause, model::Severity severity, const std::string& file,
-                              int line);
+// A finding of the static phase, located at file:line, a prediction until the dry run settles
+// it. What the rule is (its category, root cause, ...) is policies/rules/checks.yaml's, filled
+// in by diagnosis::CheckRules::complete.
+model::Finding static_finding(const char* rule, model::Severity severity, const std::string& file, int line);
 
 // Path-like words of a setup line, the command, a script it runs or a configuration file of the
 // code folder, where the platform will not have them (as for path literals in code).

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <stdexcept>
+
 #include "diagnosis/traceback.hpp"
 #include "util/text.hpp"
 
@@ -9,26 +12,27 @@ namespace preflight::diagnosis {
 
 namespace {
 
-// A dry-run finding of `category` with what the rule `rule_id` says about it.
-model::Finding from_rule(const FailureRules& rules, const char* rule_id, const char* category) {
+// A dry-run finding of the rule `rule_id` of the rules file, classified as it says; the rule's
+// hint, else its category's usual fix. A rules file without the rule is a bug of Preflight's.
+model::Finding from_rule(const FailureRules& rules, const char* rule_id) {
+  const auto rule = std::find_if(rules.rules().begin(), rules.rules().end(),
+                                 [&](const FailureRule& r) { return r.id == rule_id; });
+  if (rule == rules.rules().end())
+    throw std::logic_error("the code emitted rule \"" + std::string(rule_id) + "\", which " +
+                           rules.file().string() + " does not define");
   model::Finding finding;
   finding.rule = rule_id;
-  finding.category = category;
-  finding.root_cause = "Inappropriate Model Parameter/Structure";
+  finding.category = rule->category;
+  finding.root_cause = rule->root_cause;
+  finding.severity = rule->severity;
+  finding.retry = rule->retry;
   finding.phase = model::Phase::Dryrun;
   finding.stage = "train";
-  if (const model::Category* known = rules.find_category(category)) {
-    finding.dimension = known->dimension;
-    finding.hint = known->fix;
+  if (const model::Category* category = rules.find_category(rule->category)) {
+    finding.dimension = category->dimension;
+    finding.hint = category->fix;
   }
-  for (const FailureRule& rule : rules.rules()) {
-    if (rule.id != rule_id) continue;
-    finding.root_cause = rule.root_cause;
-    finding.severity = rule.severity;
-    finding.retry = rule.retry;
-    if (!rule.hint.empty()) finding.hint = rule.hint;
-    break;
-  }
+  if (!rule->hint.empty()) finding.hint = rule->hint;
   return finding;
 }
 
@@ -61,7 +65,7 @@ std::optional<model::Finding> nonfinite_loss_finding(const FailureRules& rules,
   const harness::NonfiniteEvent* event =
       harness::main_or_first(outcome.events.nonfinite, outcome.events.main_pid);
   if (!event) return std::nullopt;
-  model::Finding finding = from_rule(rules, "loss-nan", "Loss NaN");
+  model::Finding finding = from_rule(rules, "loss-nan");
   if (!event->stage.empty()) finding.stage = event->stage;
   finding.message = fmt::format("the loss became {} at training step {} (backward() call {})",
                                 event->value == "nan" ? "NaN" : "infinite", event->step, event->step);
@@ -76,7 +80,7 @@ std::optional<model::Finding> gpu_memory_finding(const FailureRules& rules, cons
   auto need = gpu_memory_need(outcome.events, facts);
   if (!need || need->needed_bytes <= need->available_bytes) return std::nullopt;
   const harness::StepMeasure* step = harness::main_or_first(outcome.events.steps, outcome.events.main_pid);
-  model::Finding finding = from_rule(rules, "cuda-out-of-memory", "GPU Out of Memory");
+  model::Finding finding = from_rule(rules, "cuda-out-of-memory");
   const std::string batch = need->batch_size ? fmt::format(" at batch size {}", *need->batch_size) : "";
   const std::string split =
       need->replicas > 1 ? fmt::format(" (DataParallel splits each batch over {} GPUs)", need->replicas) : "";

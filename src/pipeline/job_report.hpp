@@ -10,7 +10,8 @@
 namespace preflight::pipeline {
 
 // The report of the job in `context` with `findings`: the job, platform and image, the verdict
-// of the findings and the rules file's description of each of their categories. Stages, clamps,
+// of the findings and the rules file's description of each of their categories. A finding
+// without a category yet is completed from policies/rules/checks.yaml. Stages, clamps,
 // notes, the estimate and the duration are the caller's.
 report::Report job_report(const JobContext& context, std::vector<model::Finding> findings);
 

@@ -94,14 +94,11 @@ std::vector<Written> written_outside(const fs::path& upper, const plan::RunPlan&
   return written;
 }
 
-// Keeping results is the checkpoint stage's business; a torch.save that wrote one gives its line.
+// A warning of `rule`, which checks.yaml classifies (its stage is checkpoint's: keeping results
+// is that stage's business); a torch.save that wrote a lost file gives its line.
 model::Finding lost(std::string rule, std::string message, std::string hint) {
   model::Finding f;
-  f.stage = "checkpoint";
   f.rule = std::move(rule);
-  f.category = "Output Lost";
-  f.dimension = "Execution Environment";
-  f.root_cause = "Environment Difference";
   f.severity = model::Severity::Warning;
   f.message = std::move(message);
   f.hint = std::move(hint);

@@ -1,6 +1,7 @@
 // What the job left behind, read after the run: files written outside its output folders
 // (in the overlay's upper layer — the platform discards them) and output folders left empty
-// by a job that trained. Both are warnings of category "Output Lost".
+// by a job that trained. Both are warnings of rules of policies/rules/checks.yaml (category
+// "Output Lost"), completed by the report (pipeline::job_report).
 #pragma once
 
 #include <filesystem>

@@ -29,9 +29,7 @@ bool runs_python(const std::string& text) {
 }
 
 model::Finding no_python(const JobContext& context) {
-  auto f = check::static_finding("image-without-python", "Library Not Found", "Execution Environment",
-                                 "Environment Difference", model::Severity::Error, "", 0);
-  f.stage = "init";
+  auto f = check::static_finding("image-without-python", model::Severity::Error, "", 0);
   f.prediction = model::Prediction::None;
   f.message = fmt::format("the job runs Python, but image {} has no python3 or python on its PATH",
                           context.image_text);
@@ -146,6 +144,7 @@ Result<std::vector<model::Finding>> static_findings(const JobContext& context,
   lint_start_up(context, *plan, index, findings);
   if (!python) {
     if (runs_python(plan->command) || runs_python(plan->setup)) findings.push_back(no_python(context));
+    context.policies.checks.complete(findings);
     return findings;
   }
   const auto command_where = in_code_folder(context, context.job.command_where);
@@ -171,6 +170,8 @@ Result<std::vector<model::Finding>> static_findings(const JobContext& context,
     auto pins = check::requirement_findings(context.job.code_dir, *index, installed);
     findings.insert(findings.end(), pins.begin(), pins.end());
   }
+  // Classified before the dry run compares them with its own (pipeline/predictions.cpp).
+  context.policies.checks.complete(findings);
   return findings;
 }
 

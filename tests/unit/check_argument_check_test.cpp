@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "check/argument_check.hpp"
+#include "test_support.hpp"
 
 namespace preflight {
 namespace {
@@ -31,7 +32,7 @@ std::vector<std::string> messages(const check::ArgParser& p, std::vector<std::st
   std::vector<model::Finding> out;
   check::check_arguments(p, {"train.py", std::move(args), 1}, {"job.yaml", 2, 0}, out);
   std::vector<std::string> text;
-  for (const auto& f : out) {
+  for (const auto& f : testing::completed(std::move(out))) {
     EXPECT_EQ(f.category, "Illegal Argument");
     EXPECT_EQ(f.location.str(), "job.yaml:2");
     text.push_back(f.message);

@@ -116,7 +116,7 @@ struct OfflinePip {
   }
 
   std::vector<model::Finding> lint(const std::string& text) const {
-    return check::lint_shell({text, {"job.yaml", 4, 0}, "setup"}, facts);
+    return testing::completed(check::lint_shell({text, {"job.yaml", 4, 0}, "setup"}, facts));
   }
 };
 

@@ -31,7 +31,7 @@ TEST(PipelineOutputs, FilesOutsideTheOutputsAreAWarningNamingThem) {
   LeftBehind run;
   run.dir.write("upper/tmp/checkpoint.pt", std::string(2048, 'x'));
   run.dir.write("outputs/model/model.pt", "weights");
-  auto findings = pipeline::output_findings(run.plan, run.upper(), trained());
+  auto findings = testing::completed(pipeline::output_findings(run.plan, run.upper(), trained()));
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].category, "Output Lost");
   EXPECT_EQ(findings[0].severity, model::Severity::Warning);
@@ -47,7 +47,7 @@ TEST(PipelineOutputs, CachesUserInstallsAndBytecodeAreExpectedScratch) {
   run.dir.write("upper/opt/preflight/run/events.jsonl", "{}");
   run.dir.write("upper/philly/code/__pycache__/main.cpython-311.pyc", "b");
   run.dir.write("outputs/model/model.pt", "weights");
-  EXPECT_TRUE(pipeline::output_findings(run.plan, run.upper(), trained()).empty());
+  EXPECT_TRUE(testing::completed(pipeline::output_findings(run.plan, run.upper(), trained())).empty());
 }
 
 TEST(PipelineOutputs, FilesWrittenIntoACopyOnWriteCodeFolderAreNamedAtTheirContainerPath) {
@@ -57,7 +57,7 @@ TEST(PipelineOutputs, FilesWrittenIntoACopyOnWriteCodeFolderAreNamedAtTheirConta
   run.dir.write("code/upper/runs/last.pt", "weights");
   run.dir.write("code/upper/__pycache__/train.cpython-311.pyc", "b");
   run.dir.write("outputs/model/model.pt", "weights");
-  auto findings = pipeline::output_findings(run.plan, run.upper(), trained());
+  auto findings = testing::completed(pipeline::output_findings(run.plan, run.upper(), trained()));
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_NE(findings[0].message.find("1 file"), std::string::npos) << findings[0].message;
   EXPECT_NE(findings[0].message.find("/opt/ml/code/runs/last.pt"), std::string::npos) << findings[0].message;
@@ -66,11 +66,12 @@ TEST(PipelineOutputs, FilesWrittenIntoACopyOnWriteCodeFolderAreNamedAtTheirConta
 TEST(PipelineOutputs, AnOutputLeftEmptyAfterTrainingIsAWarning) {
   LeftBehind run;
   std::filesystem::create_directories(run.upper());
-  auto findings = pipeline::output_findings(run.plan, run.upper(), trained());
+  auto findings = testing::completed(pipeline::output_findings(run.plan, run.upper(), trained()));
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].rule, "output-left-empty");
   EXPECT_NE(findings[0].message.find("\"model\" (/philly/models/model)"), std::string::npos);
-  EXPECT_TRUE(pipeline::output_findings(run.plan, run.upper(), {}).empty()) << "no training, no expectation";
+  EXPECT_TRUE(testing::completed(pipeline::output_findings(run.plan, run.upper(), {})).empty())
+      << "no training, no expectation";
 }
 
 TEST(PipelineOutputs, ACheckpointSavedWhereThePlatformDiscardsItPointsAtItsTorchSave) {
@@ -80,7 +81,7 @@ TEST(PipelineOutputs, ACheckpointSavedWhereThePlatformDiscardsItPointsAtItsTorch
   auto events = trained();
   events.saves.push_back(
       {"/home/job/runs/epoch0.pt", 7, harness::Frame{"/philly/code/train.py", 27, "main", true}});
-  auto findings = pipeline::output_findings(run.plan, run.upper(), events);
+  auto findings = testing::completed(pipeline::output_findings(run.plan, run.upper(), events));
   ASSERT_EQ(findings.size(), 2u) << "written outside, and the output left empty";
   for (const auto& finding : findings) {
     EXPECT_EQ(finding.location.file, "train.py") << finding.rule;
@@ -96,7 +97,7 @@ TEST(PipelineOutputs, FilesNotWrittenByTorchSaveHaveNoLocation) {
   auto events = trained();
   events.saves.push_back(
       {"/philly/models/model/model.pt", 7, harness::Frame{"/philly/code/train.py", 30, "main", true}});
-  auto findings = pipeline::output_findings(run.plan, run.upper(), events);
+  auto findings = testing::completed(pipeline::output_findings(run.plan, run.upper(), events));
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_TRUE(findings[0].location.file.empty());
   EXPECT_EQ(findings[0].stage, "checkpoint");  // where results are kept
@@ -108,7 +109,7 @@ TEST(PipelineOutputs, AFileAlsoCopiedIntoAnOutputIsNotLost) {
   run.dir.write("upper/home/job/work/checkpoints/best.pt", std::string(300, 'w'));
   run.dir.write("outputs/model/best.pt", std::string(300, 'w'));
   run.dir.write("upper/home/job/work/log.txt", "epoch 1");
-  auto findings = pipeline::output_findings(run.plan, run.upper(), trained());
+  auto findings = testing::completed(pipeline::output_findings(run.plan, run.upper(), trained()));
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_NE(findings[0].message.find("1 file"), std::string::npos) << findings[0].message;
   EXPECT_NE(findings[0].message.find("/home/job/work/log.txt"), std::string::npos) << findings[0].message;
@@ -122,7 +123,7 @@ TEST(PipelineOutputs, SymbolicLinksAndMountPointsAreNotWrittenFiles) {
   run.dir.write("outputs/model/model.pt", "weights");
   std::filesystem::create_directories(run.upper() / "home/job/work");
   std::filesystem::create_symlink("/philly/data/x", run.upper() / "home/job/work/data");
-  EXPECT_TRUE(pipeline::output_findings(run.plan, run.upper(), trained()).empty());
+  EXPECT_TRUE(testing::completed(pipeline::output_findings(run.plan, run.upper(), trained())).empty());
 }
 
 TEST(PipelineOutputs, TheScratchFolderHoldsIntermediatesButNotTheModel) {
@@ -130,12 +131,12 @@ TEST(PipelineOutputs, TheScratchFolderHoldsIntermediatesButNotTheModel) {
   run.plan.facts.mounts.push_back({model::MountFact::Kind::Scratch, "", "/philly/job", "", false});
   run.dir.write("upper/philly/job/corpus/train.txt", std::string(4096, 't'));
   run.dir.write("outputs/model/log.txt", "done");
-  EXPECT_TRUE(pipeline::output_findings(run.plan, run.upper(), trained()).empty());
+  EXPECT_TRUE(testing::completed(pipeline::output_findings(run.plan, run.upper(), trained())).empty());
   run.dir.write("upper/philly/job/model.pt", "weights");
   auto events = trained();
   events.saves.push_back(
       {"/philly/job/model.pt", 7, harness::Frame{"/philly/code/train.py", 40, "main", true}});
-  auto findings = pipeline::output_findings(run.plan, run.upper(), events);
+  auto findings = testing::completed(pipeline::output_findings(run.plan, run.upper(), events));
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_NE(findings[0].message.find("1 file"), std::string::npos) << findings[0].message;
   EXPECT_NE(findings[0].message.find("/philly/job/model.pt"), std::string::npos) << findings[0].message;

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "diagnosis/policies.hpp"
 
@@ -29,5 +30,8 @@ std::filesystem::path source_dir();
 
 // The repository's policies/rules/, loaded once (a mistake in them throws).
 const diagnosis::Policies& shipped_policies();
+
+// `findings` as a report holds them: those the code built classified by the shipped checks.yaml.
+std::vector<model::Finding> completed(std::vector<model::Finding> findings);
 
 }  // namespace preflight::testing

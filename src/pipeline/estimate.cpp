@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "diagnosis/during_run.hpp"
+#include "model/category.hpp"
 
 namespace preflight::pipeline {
 
@@ -61,12 +62,13 @@ std::optional<long long> steps_before(const model::Finding& failure, const Harne
                                       const std::optional<CountClamp>& steps) {
   for (const char* stage : kBeforeTraining)
     if (failure.stage == stage) return 0;
-  if (failure.category == "GPU Out of Memory") return 1;
+  const std::string category = model::category_id(failure.category);
+  if (category == "gpu-out-of-memory") return 1;
   // When it struck in the measured process: the Loss NaN event, the ending exception, or
   // (killed without an exception) the end of the run.
   double at = std::numeric_limits<double>::infinity();
   long long dry_step = 0;
-  if (failure.category == "Loss NaN") {
+  if (category == "loss-nan") {
     for (const auto& nan : events.nonfinite)
       if (nan.pid == step.pid) at = nan.t, dry_step = nan.step;
   } else {

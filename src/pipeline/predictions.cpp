@@ -6,6 +6,7 @@
 #include <cctype>
 #include <set>
 
+#include "model/category.hpp"
 #include "util/text.hpp"
 
 namespace preflight::pipeline {
@@ -90,12 +91,12 @@ struct Coverage {
   }
 };
 
-bool names_a_path(const Finding& f) { return f.category == "Path Not Found"; }
+bool names_a_path(const Finding& f) { return model::category_id(f.category) == "path-not-found"; }
 
 // What the line does, where nothing in the dry run tells its stage.
 std::string inferred_stage(const Finding& f) {
   if (!f.stage.empty()) return f.stage;
-  if (f.category == "Path Not Found") return "data";
+  if (names_a_path(f)) return "data";
   return "init";
 }
 

@@ -1,6 +1,6 @@
 // `preflight completion bash|zsh|fish`: a completion script generated from the command line's
 // own CLI11 definitions, so that it names every subcommand and option there is. Values that
-// change (platform names, failure categories) are asked of preflight when completing.
+// change (platform names, failure categories and rule ids) are asked of preflight when completing.
 #include <fmt/format.h>
 
 #include <iostream>
@@ -93,7 +93,7 @@ _preflight_values() {  # KIND CURRENT
     platforms) COMPREPLY=($(compgen -W "$(preflight platforms 2>/dev/null | cut -d' ' -f1)" -- "$2")) ;;
     categories)
       COMPREPLY=()
-      for candidate in $(preflight explain --list 2>/dev/null | cut -f1,2 | tr '\t' '\n'); do
+      for candidate in $(preflight explain --list 2>/dev/null | cut -f1,2 | tr '\t' '\n' | sort -u); do
         [[ ${candidate,,} == "${2,,}"* ]] && COMPREPLY+=("$(printf '%q' "$candidate")")
       done ;;
     jobs) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -X '!*.y*ml' -- "$2") $(compgen -d -- "$2")) ;;
@@ -132,8 +132,7 @@ std::string zsh_script(const std::vector<CompletedCommand>& commands) {
 _preflight_values() {  # KIND
   case $1 in
     platforms) compadd -- ${(f)"$(preflight platforms 2>/dev/null | cut -d' ' -f1)"} ;;
-    categories) compadd -- ${(f)"$(preflight explain --list 2>/dev/null | cut -f1)"} \
-                           ${(f)"$(preflight explain --list 2>/dev/null | cut -f2)"} ;;
+    categories) compadd -- ${(fu)"$(preflight explain --list 2>/dev/null | cut -f1,2 | tr '\t' '\n')"} ;;
     jobs) _files -g '*.y(a|)ml' ;;
     files) _files ;;
     dirs) _files -/ ;;
@@ -164,7 +163,7 @@ std::string fish_values(const ValueKind& kind) {
   if (kind == "platforms")
     return " -f -a '(preflight platforms 2>/dev/null | string replace -r \" .*\" \"\")'";
   if (kind == "categories")
-    return " -f -a '(preflight explain --list 2>/dev/null | string replace -r \"\\t.*\" \"\")'";
+    return " -f -a '(preflight explain --list 2>/dev/null | string replace -r \"\\t.*\" \"\" | sort -u)'";
   if (kind == "jobs") return " -f -a '(__fish_complete_suffix .yaml)'";
   if (kind == "dirs") return " -f -a '(__fish_complete_directories)'";
   if (kind.rfind("words:", 0) == 0) return " -f -a '" + kind.substr(6) + "'";

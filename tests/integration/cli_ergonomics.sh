@@ -18,11 +18,19 @@ check_equal "--version" "preflight $version" "$("$preflight" --version)"
 check_equal "explain: exit status" 0 "$?"
 check_contains "explain: the category and its dimension" "Path Not Found (Execution Environment)" "$(cat "$work/out")"
 check_contains "explain: the usual fix" "Usual fix: " "$(cat "$work/out")"
-check_equal "explain by name" "$(cat "$work/out")" "$("$preflight" explain "Path Not Found")"
-check_equal "explain --list: the 20 categories and more" 1 "$(("$("$preflight" explain --list | wc -l)" >= 20))"
+check_contains "explain: the rule of the same id" "Rule path-not-found (dynamic): Path Not Found" "$(cat "$work/out")"
+check_contains "explain by name: the category" "$("$preflight" explain "Path Not Found")" "$(cat "$work/out")"
+check_contains "explain a static rule" "Rule path-not-on-platform (static): Path Not Found (Execution Environment)" \
+  "$("$preflight" explain path-not-on-platform)"
+"$preflight" explain --list >"$work/list"
+check_equal "explain --list: the 20 categories and more" 1 "$(($(grep -c $'\tcategory\t' "$work/list") >= 20))"
+check_equal "explain --list: static rules" 1 "$(($(grep -c $'\tstatic$' "$work/list") >= 10))"
+check_equal "explain --list: dynamic rules" 1 "$(($(grep -c $'\tdynamic$' "$work/list") >= 20))"
+check_contains "explain --list: a rule, its category and kind" $'path-not-on-platform\tPath Not Found\tstatic' \
+  "$(cat "$work/list")"
 "$preflight" explain "Path Not Fuond" >"$work/out" 2>"$work/err"
 check_equal "explain unknown: exit status" 2 "$?"
-check_contains "explain unknown: did you mean" 'unknown category "Path Not Fuond"; did you mean "Path Not Found"?' "$(cat "$work/err")"
+check_contains "explain unknown: did you mean" 'unknown category or rule "Path Not Fuond"; did you mean "Path Not Found"?' "$(cat "$work/err")"
 
 # bash: the script's function called as bash's completion calls it, on the words typed so far.
 "$preflight" completion bash >"$work/preflight.bash"
@@ -36,8 +44,9 @@ check_equal "bash: nested subcommands" "build" "$(complete_words preflight image
 check_equal "bash: an option prefix" "--platform" "$(complete_words preflight run --plat)"
 check_equal "bash: a platform from the shipped profiles" "philly" "$(complete_words preflight run --platform ph)"
 check_contains "bash: a category by name" 'Path\ Not\ Found' "$(complete_words preflight explain Path)"
-check_equal "bash: every category" "$(("$("$preflight" explain --list | wc -l)" * 2))" \
+check_equal "bash: every category and rule, once" "$("$preflight" explain --list | cut -f1,2 | tr '\t' '\n' | sort -u | wc -l)" \
   "$(complete_words preflight explain '' | wc -l)"
+check_equal "bash: a rule id" "path-not-on-platform" "$(complete_words preflight explain path-not-o)"
 mkdir -p "$work/jobs" && touch "$work/jobs/job.yaml" "$work/jobs/train.py"
 check_equal "bash: a job file" "job.yaml" "$(cd "$work/jobs" && complete_words preflight check '')"
 check_equal "bash: the shells" "zsh" "$(complete_words preflight completion z)"

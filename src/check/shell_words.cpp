@@ -44,8 +44,8 @@ void for_each_command_line(const std::string& text,
 }
 
 bool is_operator(const std::string& word) {
-  return word == ";" || word == "&" || word == "|" || word == "\n" || word.rfind(">", 0) == 0 ||
-         word.rfind("<", 0) == 0 || word.rfind("2>", 0) == 0;
+  return word == ";" || word == "&" || word == "|" || word == "\n" || word.rfind('>', 0) == 0 ||
+         word.rfind('<', 0) == 0 || word.rfind("2>", 0) == 0;
 }
 
 }  // namespace preflight::check

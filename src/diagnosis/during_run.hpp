@@ -23,7 +23,7 @@ inline constexpr std::uint64_t kCudaContextBytes = 400ull << 20;
 //   (CUBLAS_WORKSPACE_CONFIG ":4096:2:16:8", aten/src/ATen/cuda/CublasHandlePool.cpp) on cards
 //   before Hopper; a training step uses two handles, the forward's thread and autograd's device
 //   thread. Blocks of 1 to 10 MiB share the allocator's 20 MiB segments, so both take one.
-inline constexpr std::uint64_t kCublasWorkspaceBytes = 4096ull * 1024 * 2 + 16 * 1024 * 8;
+inline constexpr std::uint64_t kCublasWorkspaceBytes = 4096ull * 1024 * 2 + 16ull * 1024 * 8;
 inline constexpr std::uint64_t kCublasHandles = 2;
 inline constexpr std::uint64_t kLargeSegmentBytes = 20ull << 20;
 inline constexpr std::uint64_t kCublasReservedBytes =

@@ -28,7 +28,7 @@ std::string Sha256::hex() {
   EVP_DigestFinal_ex(state_->ctx, md.data(), &length);
   static constexpr char kDigits[] = "0123456789abcdef";
   std::string out;
-  out.reserve(length * 2);
+  out.reserve(static_cast<std::size_t>(length) * 2);
   for (unsigned int i = 0; i < length; ++i) {
     out += kDigits[md[i] >> 4];
     out += kDigits[md[i] & 0xf];

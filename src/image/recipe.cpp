@@ -85,7 +85,7 @@ Result<ImageRecipe> load_recipe(const fs::path& file) {
   {                                   \
     auto value = (expr);              \
     if (!value) return value.error(); \
-    var = std::move(*value);          \
+    (var) = std::move(*value);        \
   }
   PF_TRY(recipe.description, scalar(file, doc["description"], "description"));
   PF_TRY(recipe.suite, scalar(file, doc["suite"], "suite"));

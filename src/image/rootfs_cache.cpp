@@ -83,7 +83,7 @@ Result<UnpackLimits> unpack_limits() {
 
 }  // namespace
 
-RootfsCache::RootfsCache(fs::path cache_dir) : dir_(std::move(cache_dir) / "rootfs") {}
+RootfsCache::RootfsCache(const fs::path& cache_dir) : dir_(cache_dir / "rootfs") {}
 
 fs::path RootfsCache::entry_dir(const std::string& digest) const {
   return dir_ / (std::string(kEntryPrefix) + digest_hex(digest));

@@ -34,7 +34,7 @@ struct CacheEntry {
 
 class RootfsCache {
  public:
-  explicit RootfsCache(std::filesystem::path cache_dir);
+  explicit RootfsCache(const std::filesystem::path& cache_dir);
 
   // The entry's folder for a "sha256:<hex>" digest.
   std::filesystem::path entry_dir(const std::string& digest) const;

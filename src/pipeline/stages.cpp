@@ -24,6 +24,7 @@ std::vector<report::StageResult> stage_results(const harness::HarnessEvents& eve
   };
   std::vector<Stretch> stretches;
   const auto timeline = harness::timeline_processes(events);
+  stretches.reserve(timeline.size());
   for (const harness::ProcessRun* process : timeline) {
     stretches.push_back({process->pid, process->started - timeline.front()->started, process->exited});
   }

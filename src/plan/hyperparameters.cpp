@@ -43,6 +43,7 @@ nlohmann::json hyperparameters_strings(const std::vector<spec::Hyperparameter>& 
 
 std::vector<std::string> hyperparameter_arguments(const std::vector<spec::Hyperparameter>& hps) {
   std::vector<const spec::Hyperparameter*> sorted;
+  sorted.reserve(hps.size());
   for (const auto& hp : hps) sorted.push_back(&hp);
   std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->name < b->name; });
   std::vector<std::string> args;

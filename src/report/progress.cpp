@@ -44,7 +44,7 @@ void ProgressLog::note(const std::string& line) {
 }
 
 StatusLine::StatusLine(std::ostream& out, std::size_t columns)
-    : out_(out), columns_(columns), ticker_([this](std::stop_token stop) {
+    : out_(out), columns_(columns), ticker_([this](const std::stop_token& stop) {
         std::unique_lock lock(mutex_);
         while (!stop.stop_requested()) {
           tick_.wait_for(lock, stop, kTick, [] { return false; });
@@ -55,7 +55,7 @@ StatusLine::StatusLine(std::ostream& out, std::size_t columns)
 StatusLine::~StatusLine() {
   ticker_.request_stop();
   ticker_.join();
-  clear();
+  StatusLine::clear();  // this class's own: a destructor does not dispatch
 }
 
 void StatusLine::step(const std::string& what) {

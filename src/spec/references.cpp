@@ -38,6 +38,7 @@ Error unknown_name(const Reference& ref, const std::vector<std::string>& declare
 
 std::vector<std::string> keys(const std::map<std::string, std::string>& map) {
   std::vector<std::string> out;
+  out.reserve(map.size());
   for (const auto& [key, _] : map) out.push_back(key);
   return out;
 }

@@ -213,7 +213,7 @@ Result<std::vector<YamlField>> YamlDoc::fields(const YAML::Node& map, const std:
     if (!key.IsScalar()) {
       return Error::bad_input("expected a plain key" + in_map(path) + ", got " + describe(key), at(key));
     }
-    const std::string name = key.Scalar();
+    const std::string& name = key.Scalar();
     if (auto previous = seen.find(name); previous != seen.end()) {
       return Error::bad_input("duplicate key \"" + name + "\"" + in_map(path) + " (first given on line " +
                                   std::to_string(at(previous->second).line) + ")",

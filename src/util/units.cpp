@@ -108,7 +108,7 @@ Result<std::chrono::milliseconds> parse_duration(const std::string& text) {
     if (found == nullptr) return bad;
     total += number * found->factor;
   }
-  if (total > static_cast<double>(std::numeric_limits<std::int64_t>::max() / 2)) {
+  if (total > static_cast<double>(std::numeric_limits<std::int64_t>::max()) / 2) {
     return Error::bad_input("duration \"" + text + "\" is too long");
   }
   return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(total)));

@@ -86,7 +86,7 @@ class Generator(nn.Sequential):
     def __init__(self, nz, base, channels, side):
         maps = widths(base, side)[::-1]
         layers = [nn.ConvTranspose2d(nz, maps[0], kernel_size=4, stride=1, padding=0, bias=False)]
-        for wide, narrow in zip(maps, maps[1:]):
+        for wide, narrow in zip(maps, maps[1:], strict=False):
             layers += [nn.BatchNorm2d(wide), nn.ReLU(inplace=True),
                        nn.ConvTranspose2d(wide, narrow, kernel_size=4, stride=2, padding=1, bias=False)]
         layers += [nn.BatchNorm2d(maps[-1]), nn.ReLU(inplace=True),
@@ -104,7 +104,7 @@ class Discriminator(nn.Sequential):
         # No batch norm on the input layer, as in the paper.
         layers = [nn.Conv2d(channels, maps[0], kernel_size=4, stride=2, padding=1, bias=False),
                   nn.LeakyReLU(0.2, inplace=True)]
-        for narrow, wide in zip(maps, maps[1:]):
+        for narrow, wide in zip(maps, maps[1:], strict=False):
             layers += [nn.Conv2d(narrow, wide, kernel_size=4, stride=2, padding=1, bias=False),
                        nn.BatchNorm2d(wide), nn.LeakyReLU(0.2, inplace=True)]
         layers += [nn.Conv2d(maps[-1], 1, kernel_size=4, stride=1, padding=0, bias=False), nn.Flatten(0)]

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# How long Preflight takes to build from a fresh clone of HEAD, with and without precompiled
+# headers (PREFLIGHT_PCH), the binary alone (what the README's first command builds) and then
+# everything (what scripts/test adds); with ccache installed, a rebuild after `ninja -t clean`
+# from a warm cache. Each configuration in its own build tree, one after another, on this
+# machine; writes the "Build" section of docs/benchmarks.md.
+# Usage: benchmarks/build.sh   (after scripts/setup)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+git clone -q --no-hardlinks "$root" "$work/src"
+
+# Seconds of wall and of CPU (user + system, children included) that "$@" took.
+timed() {
+  local start=$EPOCHREALTIME before after
+  before=$(awk '{print $14 + $15 + $16 + $17}' /proc/$BASHPID/stat)
+  "$@" >/dev/null
+  after=$(awk '{print $14 + $15 + $16 + $17}' /proc/$BASHPID/stat)
+  awk -v a="$start" -v b="$EPOCHREALTIME" -v c="$before" -v d="$after" -v hz="$(getconf CLK_TCK)" \
+    'BEGIN { printf "%.0f s | %.0f s", b - a, (d - c) / hz }'
+}
+
+rows=()
+export CCACHE_DISABLE=1  # the compilers' own time, even where ccache is installed
+for pch in OFF ON; do
+  tree=$work/build-pch-$pch
+  cmake -S "$work/src" -B "$tree" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPREFLIGHT_PCH=$pch >/dev/null
+  objects=$(ninja -C "$tree" -t targets all | grep -c '\.o:' || true)
+  rows+=("| PCH $pch | \`preflight\` | $(timed ninja -C "$tree" preflight) |")
+  rows+=("| PCH $pch | everything (unit tests too, $objects objects) | $(timed ninja -C "$tree") |")
+done
+if command -v ccache >/dev/null; then
+  tree=$work/build-ccache
+  unset CCACHE_DISABLE
+  export CCACHE_DIR=$work/ccache
+  cmake -S "$work/src" -B "$tree" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  rows+=("| PCH ON, ccache cold | \`preflight\` | $(timed ninja -C "$tree" preflight) |")
+  ninja -C "$tree" -t clean >/dev/null
+  rows+=("| PCH ON, ccache warm | \`preflight\` after \`ninja -t clean\` | $(timed ninja -C "$tree" preflight) |")
+fi
+
+section=$work/section.md
+{
+  echo "## Build (issue 12)"
+  echo
+  echo "\`benchmarks/build.sh\` on $(python3 benchmarks/section.py machine), $(date -u +%Y-%m-%d):"
+  echo "a fresh clone of $(git rev-parse --short HEAD), RelWithDebInfo, Ninja's default parallelism,"
+  echo "one configuration after another. CPU is user + system time of the compilers and linker."
+  echo
+  echo "| configuration | target | wall | CPU |"
+  echo "|---|---|---|---|"
+  printf '%s\n' "${rows[@]}"
+  echo
+} >"$section"
+python3 benchmarks/section.py write "$section"
+cat "$section"

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <set>
 
-#include "check/static_checks.hpp"
+#include "check/code_findings.hpp"
 #include "util/did_you_mean.hpp"
 
 namespace preflight::check {

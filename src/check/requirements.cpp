@@ -7,7 +7,7 @@
 #include <set>
 #include <sstream>
 
-#include "check/static_checks.hpp"
+#include "check/code_findings.hpp"
 #include "util/text.hpp"
 
 namespace preflight::check {

@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <sstream>
 
+#include "check/code_findings.hpp"
 #include "check/requirements.hpp"
 #include "check/shell_words.hpp"
-#include "check/static_checks.hpp"
 #include "check/working_folder.hpp"
 
 namespace preflight::check {

@@ -2,7 +2,7 @@
 #include <memory>
 
 #include "cli/command.hpp"
-#include "pipeline/static_check.hpp"
+#include "pipeline/check_job.hpp"
 #include "sandbox/container.hpp"
 
 namespace preflight::cli {
@@ -17,7 +17,7 @@ int check(const JobOptions& args) {
   if (!args.image.empty()) choices.image = args.image;
   auto progress = [](const std::string& line) { std::cerr << "preflight: " << line << "\n"; };
   sandbox::Runc runc;
-  return finish_report(pipeline::static_check(choices, progress, runc, args.strict), args);
+  return finish_report(pipeline::check_job(choices, progress, runc, args.strict), args);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // The working folder each line of a setup or command text runs in, followed through cd.
 #include <gtest/gtest.h>
 
-#include "check/static_checks.hpp"
+#include "check/code_findings.hpp"
 #include "check/working_folder.hpp"
 #include "spec/job_spec.hpp"
 #include "spec/platform_profile.hpp"

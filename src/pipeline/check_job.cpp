@@ -1,4 +1,4 @@
-#include "pipeline/static_check.hpp"
+#include "pipeline/check_job.hpp"
 
 #include <fmt/format.h>
 
@@ -7,12 +7,12 @@
 #include <set>
 #include <sstream>
 
+#include "check/code_findings.hpp"
 #include "check/code_scan.hpp"
 #include "check/image_python.hpp"
 #include "check/module_index.hpp"
 #include "check/requirements.hpp"
 #include "check/shell_lint.hpp"
-#include "check/static_checks.hpp"
 #include "pipeline/job_report.hpp"
 #include "pipeline/predictions.hpp"
 #include "plan/run_plan.hpp"
@@ -175,8 +175,8 @@ Result<std::vector<model::Finding>> static_findings(const JobContext& context,
   return findings;
 }
 
-Result<report::Report> static_check(const JobChoices& choices, const image::ProgressSink& progress,
-                                    sandbox::ContainerRuntime& runtime, bool strict) {
+Result<report::Report> check_job(const JobChoices& choices, const image::ProgressSink& progress,
+                                 sandbox::ContainerRuntime& runtime, bool strict) {
   const auto started = Clock::now();
   auto context = load_job_context(choices, progress);
   if (!context) return std::move(context).error();

@@ -1,4 +1,4 @@
-#include "check/static_checks.hpp"
+#include "check/code_findings.hpp"
 
 #include <fmt/format.h>
 #include <re2/re2.h>

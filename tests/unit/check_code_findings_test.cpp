@@ -3,9 +3,9 @@
 // environment and its file system.
 #include <gtest/gtest.h>
 
+#include "check/code_findings.hpp"
 #include "check/module_index.hpp"
 #include "check/stages.hpp"
-#include "check/static_checks.hpp"
 #include "spec/job_spec.hpp"
 #include "spec/platform_profile.hpp"
 #include "test_support.hpp"

@@ -19,7 +19,7 @@ Result<std::vector<model::Finding>> static_findings(const JobContext& context,
                                                     sandbox::ContainerRuntime& runtime);
 
 // Predictions stay unverified: warnings, or errors with `strict` (docs/diagnosis.md "Predictions").
-Result<report::Report> static_check(const JobChoices& choices, const image::ProgressSink& progress,
-                                    sandbox::ContainerRuntime& runtime, bool strict = false);
+Result<report::Report> check_job(const JobChoices& choices, const image::ProgressSink& progress,
+                                 sandbox::ContainerRuntime& runtime, bool strict = false);
 
 }  // namespace preflight::pipeline

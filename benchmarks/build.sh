@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# How long Preflight takes to build from a fresh clone of HEAD, with and without precompiled
-# headers (PREFLIGHT_PCH), the binary alone (what the README's first command builds) and then
-# everything (what scripts/test adds); with ccache installed, a rebuild after `ninja -t clean`
-# from a warm cache. Each configuration in its own build tree, one after another, on this
-# machine; writes the "Build" section of docs/benchmarks.md.
-# Usage: benchmarks/build.sh   (after scripts/setup)
+# How long Preflight takes to build from a fresh clone of HEAD, with full debug info (-g,
+# PREFLIGHT_FULL_DEBUG_INFO=ON) and with line tables only (-g1, the default): the binary alone
+# (what the README's first command builds), and with BUILD_ALL=1 then everything (what
+# scripts/test adds); with ccache installed, a rebuild after `ninja -t clean` from a warm cache. Each configuration in its own build tree, one after
+# another, on this machine; writes the "Build" section of docs/benchmarks.md.
+# Usage: [BUILD_ALL=1] benchmarks/build.sh   (after scripts/setup)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -24,21 +24,25 @@ timed() {
 
 rows=()
 export CCACHE_DISABLE=1  # the compilers' own time, even where ccache is installed
-for pch in OFF ON; do
-  tree=$work/build-pch-$pch
-  cmake -S "$work/src" -B "$tree" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPREFLIGHT_PCH=$pch >/dev/null
+for full in ON OFF; do
+  tree=$work/build-full-debug-$full
+  cmake -S "$work/src" -B "$tree" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPREFLIGHT_FULL_DEBUG_INFO=$full \
+    >/dev/null
+  name=$([[ $full == ON ]] && echo "-O2 -g (before)" || echo "-O2 -g1 (now)")
   objects=$(ninja -C "$tree" -t targets all | grep -c '\.o:' || true)
-  rows+=("| PCH $pch | \`preflight\` | $(timed ninja -C "$tree" preflight) |")
-  rows+=("| PCH $pch | everything (unit tests too, $objects objects) | $(timed ninja -C "$tree") |")
+  rows+=("| $name | \`preflight\` | $(timed ninja -C "$tree" preflight) |")
+  if [[ -n ${BUILD_ALL:-} ]]; then
+    rows+=("| $name | everything (unit tests too, $objects objects) | $(timed ninja -C "$tree") |")
+  fi
 done
 if command -v ccache >/dev/null; then
   tree=$work/build-ccache
   unset CCACHE_DISABLE
   export CCACHE_DIR=$work/ccache
   cmake -S "$work/src" -B "$tree" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-  rows+=("| PCH ON, ccache cold | \`preflight\` | $(timed ninja -C "$tree" preflight) |")
+  rows+=("| -O2 -g1, ccache cold | \`preflight\` | $(timed ninja -C "$tree" preflight) |")
   ninja -C "$tree" -t clean >/dev/null
-  rows+=("| PCH ON, ccache warm | \`preflight\` after \`ninja -t clean\` | $(timed ninja -C "$tree" preflight) |")
+  rows+=("| -O2 -g1, ccache warm | \`preflight\` after \`ninja -t clean\` | $(timed ninja -C "$tree" preflight) |")
 fi
 
 section=$work/section.md

@@ -14,10 +14,11 @@ git clone -q --no-hardlinks "$root" "$work/src"
 
 # Seconds of wall and of CPU (user + system, children included) that "$@" took.
 timed() {
-  local start=$EPOCHREALTIME before after
-  before=$(awk '{print $14 + $15 + $16 + $17}' /proc/$BASHPID/stat)
+  # This shell's own pid: inside $(...) below, $BASHPID would be that subshell's.
+  local start=$EPOCHREALTIME self=$BASHPID before after
+  before=$(awk '{print $14 + $15 + $16 + $17}' "/proc/$self/stat")
   "$@" >/dev/null
-  after=$(awk '{print $14 + $15 + $16 + $17}' /proc/$BASHPID/stat)
+  after=$(awk '{print $14 + $15 + $16 + $17}' "/proc/$self/stat")
   awk -v a="$start" -v b="$EPOCHREALTIME" -v c="$before" -v d="$after" -v hz="$(getconf CLK_TCK)" \
     'BEGIN { printf "%.0f s | %.0f s", b - a, (d - c) / hz }'
 }

@@ -5,7 +5,6 @@
 
 #include "harness/events.hpp"
 #include "spec/yaml_doc.hpp"
-#include "util/did_you_mean.hpp"
 
 namespace preflight::diagnosis {
 namespace {
@@ -15,21 +14,6 @@ using spec::YamlField;
 
 const std::vector<std::string> kKeys = {"id", "category", "root_cause", "phase", "stage", "summary"};
 const std::vector<std::string> kRequired = {"id", "category", "root_cause", "summary"};
-
-// `field`'s text if it is one of `allowed`, else an error naming what it should be.
-Result<std::string> one_of(const YamlDoc& doc, const YamlField& field,
-                           const std::vector<std::string>& allowed, const std::string& what) {
-  auto text = doc.string(field);
-  if (!text) return std::move(text).error();
-  if (std::find(allowed.begin(), allowed.end(), *text) != allowed.end()) return *text;
-  std::string hint = did_you_mean(*text, allowed);
-  if (hint.empty()) {
-    hint = " (one of:";
-    for (const std::string& name : allowed) hint += " " + name;
-    hint += ")";
-  }
-  return doc.error(field, "unknown " + what + " \"" + *text + "\"" + hint);
-}
 
 }  // namespace
 
@@ -75,14 +59,14 @@ class CheckRulesReader {
     if (field.key == "id") return read_id(field, rule);
     if (field.key == "category") return read_category(field, rule);
     if (field.key == "phase") {
-      auto phase = one_of(doc_, field, {"static", "dryrun"}, "phase");
+      auto phase = doc_.one_of(field, {"static", "dryrun"}, "phase");
       if (!phase) return std::move(phase).error();
       rule.phase = *phase == "static" ? model::Phase::Static : model::Phase::Dryrun;
       return Ok{};
     }
     const std::vector<std::string> stages(std::begin(harness::kStageNames), std::end(harness::kStageNames));
-    auto text = field.key == "root_cause" ? one_of(doc_, field, kRootCauses, "root cause")
-                : field.key == "stage"    ? one_of(doc_, field, stages, "stage")
+    auto text = field.key == "root_cause" ? doc_.one_of(field, kRootCauses, "root cause")
+                : field.key == "stage"    ? doc_.one_of(field, stages, "stage")
                                           : doc_.string(field);
     if (!text) return std::move(text).error();
     if (field.key == "summary" && (text->empty() || text->find('\n') != std::string::npos))
@@ -112,7 +96,7 @@ class CheckRulesReader {
   Status read_category(const YamlField& field, CheckRule& rule) {
     std::vector<std::string> ids;
     for (const model::Category& category : failures_.categories()) ids.push_back(category.id);
-    auto id = one_of(doc_, field, ids, "category");
+    auto id = doc_.one_of(field, ids, "category");
     if (!id) {
       Error error = std::move(id).error();
       error.message += " (a category id of " + failures_.file().string() + ")";

@@ -126,36 +126,6 @@ Result<std::vector<int>> codes(const YamlDoc& doc, const YamlField& field,
   return out;
 }
 
-template <class T>
-Result<T> choice(const YamlDoc& doc, const YamlField& field,
-                 const std::vector<std::pair<std::string, T>>& options) {
-  auto text = doc.string(field);
-  if (!text) return std::move(text).error();
-  std::vector<std::string> names;
-  for (const auto& [name, value] : options) {
-    if (name == *text) return value;
-    names.push_back(name);
-  }
-  std::string valid;
-  for (const std::string& name : names) valid += (valid.empty() ? "" : ", ") + name;
-  return doc.error(
-      field, "unknown value \"" + *text + "\"" + did_you_mean(*text, names) + " (one of " + valid + ")");
-}
-
-Result<std::string> one_of(const YamlDoc& doc, const YamlField& field,
-                           const std::vector<std::string>& allowed, const char* what) {
-  auto text = doc.string(field);
-  if (!text) return std::move(text).error();
-  if (std::find(allowed.begin(), allowed.end(), *text) != allowed.end()) return *text;
-  std::string hint = did_you_mean(*text, allowed);
-  if (hint.empty()) {
-    hint = " (one of:";
-    for (const std::string& name : allowed) hint += " \"" + name + "\"";
-    hint += ")";
-  }
-  return doc.error(field, "unknown " + std::string(what) + " \"" + *text + "\"" + hint);
-}
-
 Result<std::shared_ptr<const re2::RE2>> pattern(const YamlDoc& doc, const YamlField& field) {
   auto text = doc.string(field);
   if (!text) return std::move(text).error();
@@ -216,7 +186,7 @@ class FailureRulesReader {
       if (!fields) return std::move(fields).error();
       for (const YamlField& field : *fields) {
         Result<std::string> value =
-            field.key == "dimension" ? one_of(doc_, field, kDimensions, "dimension") : doc_.string(field);
+            field.key == "dimension" ? doc_.one_of(field, kDimensions, "dimension") : doc_.string(field);
         if (!value) return std::move(value).error();
         (field.key == "dimension"     ? category.dimension
          : field.key == "description" ? category.description
@@ -305,7 +275,7 @@ class FailureRulesReader {
     } else if (field.key == "category") {
       std::vector<std::string> names;
       for (const model::Category& category : rules_.categories_) names.push_back(category.name);
-      auto name = one_of(doc_, field, names, "category");
+      auto name = doc_.one_of(field, names, "category");
       if (!name) {
         Error error = std::move(name).error();
         error.message += " (a rule's category must be declared under \"categories:\")";
@@ -313,28 +283,26 @@ class FailureRulesReader {
       }
       rule.category = *name;
     } else if (field.key == "root_cause") {
-      auto cause = one_of(doc_, field, kRootCauses, "root cause");
+      auto cause = doc_.one_of(field, kRootCauses, "root cause");
       if (!cause) return std::move(cause).error();
       rule.root_cause = *cause;
     } else if (field.key == "severity") {
-      auto severity = choice<model::Severity>(doc_, field,
-                                              {{"error", model::Severity::Error},
-                                               {"warning", model::Severity::Warning},
-                                               {"info", model::Severity::Info}});
+      auto severity = doc_.choice<model::Severity>(field, {{"error", model::Severity::Error},
+                                                           {"warning", model::Severity::Warning},
+                                                           {"info", model::Severity::Info}});
       if (!severity) return std::move(severity).error();
       rule.severity = *severity;
     } else if (field.key == "retry") {
-      auto retry = choice<model::Retry>(
-          doc_, field, {{"useless", model::Retry::Useless}, {"may_help", model::Retry::MayHelp}});
+      auto retry = doc_.choice<model::Retry>(
+          field, {{"useless", model::Retry::Useless}, {"may_help", model::Retry::MayHelp}});
       if (!retry) return std::move(retry).error();
       rule.retry = *retry;
     } else if (field.key == "attribution") {
-      auto kind = choice<Attribution>(doc_, field,
-                                      {{"none", Attribution::None},
-                                       {"missing-path", Attribution::MissingPath},
-                                       {"missing-module", Attribution::MissingModule},
-                                       {"write-denied", Attribution::WriteDenied},
-                                       {"missing-env-var", Attribution::MissingEnvVar}});
+      auto kind = doc_.choice<Attribution>(field, {{"none", Attribution::None},
+                                                   {"missing-path", Attribution::MissingPath},
+                                                   {"missing-module", Attribution::MissingModule},
+                                                   {"write-denied", Attribution::WriteDenied},
+                                                   {"missing-env-var", Attribution::MissingEnvVar}});
       if (!kind) return std::move(kind).error();
       rule.attribution = *kind;
     }
@@ -386,13 +354,13 @@ class FailureRulesReader {
       if (!list) return std::move(list).error();
       out.exit_codes = std::move(*list);
     } else if (key == "in") {
-      auto scope = choice<OutputScope>(
-          doc_, field,
+      auto scope = doc_.choice<OutputScope>(
+          field,
           {{"any", OutputScope::Any}, {"setup", OutputScope::Setup}, {"command", OutputScope::Command}});
       if (!scope) return std::move(scope).error();
       out.in = *scope;
     } else if (key == "raised_in") {
-      auto user = choice<bool>(doc_, field, {{"user", true}, {"library", false}});
+      auto user = doc_.choice<bool>(field, {{"user", true}, {"library", false}});
       if (!user) return std::move(user).error();
       out.raised_in_user_code = *user;
     } else {

@@ -4,7 +4,6 @@
 #include <cctype>
 #include <charconv>
 
-#include "util/did_you_mean.hpp"
 #include "util/text.hpp"
 
 namespace preflight::spec {
@@ -48,22 +47,6 @@ Status check_name(const YamlDoc& doc, const YamlField& entry, const std::string&
   }
   seen.push_back(&entry);
   return Ok{};
-}
-
-Result<std::string> one_of(const YamlDoc& doc, const YamlField& field,
-                           const std::vector<std::string>& valid) {
-  auto text = doc.string(field);
-  if (!text) return text;
-  if (std::find(valid.begin(), valid.end(), *text) == valid.end()) {
-    std::string hint = did_you_mean(*text, valid);
-    if (hint.empty()) {
-      std::string names;
-      for (const std::string& name : valid) names += (names.empty() ? "" : ", ") + name;
-      hint = " (valid: " + names + ")";
-    }
-    return doc.error(field, "unknown value \"" + *text + "\"" + hint);
-  }
-  return text;
 }
 
 Status check_path(const YamlDoc& doc, const YamlField& field, const std::string& name,
@@ -111,11 +94,11 @@ Result<InputSpec> read_input(const YamlDoc& doc, const YamlField& entry, const f
       if (field.key == "path") {
         path_field = field;
       } else if (field.key == "type") {
-        auto value = one_of(doc, field, kDataTypes);
+        auto value = doc.one_of(field, kDataTypes);
         if (!value) return std::move(value).error();
         type = *value;
       } else if (field.key == "mode") {
-        auto value = one_of(doc, field, kInputModes);
+        auto value = doc.one_of(field, kInputModes);
         if (!value) return std::move(value).error();
       } else if (auto text = doc.string(field); !text) {
         return std::move(text).error();
@@ -203,8 +186,8 @@ Result<std::vector<OutputSpec>> read_outputs(const YamlDoc& doc, const YamlField
     auto fields = doc.fields(entry, kOutputKeys);
     if (!fields) return std::move(fields).error();
     for (const YamlField& field : *fields) {
-      Result<std::string> value = field.key == "type"   ? one_of(doc, field, kDataTypes)
-                                  : field.key == "mode" ? one_of(doc, field, kOutputModes)
+      Result<std::string> value = field.key == "type"   ? doc.one_of(field, kDataTypes)
+                                  : field.key == "mode" ? doc.one_of(field, kOutputModes)
                                                         : doc.string(field);
       if (!value) return std::move(value).error();
     }

@@ -24,18 +24,6 @@ const std::vector<std::string> kFlagKeys = {"arg", "any_of"};
 const std::vector<std::pair<std::string, int>> kErrnos = {
     {"EPERM", EPERM}, {"EACCES", EACCES}, {"ENOSYS", ENOSYS}};
 
-Result<int> read_errno(const YamlDoc& doc, const YamlField& field) {
-  auto value = doc.string(field);
-  if (!value) return std::move(value).error();
-  std::vector<std::string> names;
-  for (const auto& [name, number] : kErrnos) {
-    if (*value == name) return number;
-    names.push_back(name);
-  }
-  return doc.error(field, fmt::format("unknown error \"{}\"{} (one of {})", *value,
-                                      did_you_mean(*value, names), fmt::join(names, ", ")));
-}
-
 Status read_flags(const YamlDoc& doc, const YamlField& section, SeccompRule& rule) {
   auto fields = doc.fields(section, kFlagKeys);
   if (!fields) return std::move(fields).error();
@@ -81,7 +69,7 @@ Result<SeccompRule> read_rule(const YamlDoc& doc, const YamlField& entry) {
       }
       rule.syscalls = std::move(*names);
     } else if (field.key == "errno") {
-      auto number = read_errno(doc, field);
+      auto number = doc.choice(field, kErrnos, "error");
       if (!number) return std::move(number).error();
       rule.errno_value = *number;
     } else if (auto ok = read_flags(doc, field, rule); !ok) {

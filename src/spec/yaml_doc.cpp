@@ -1,6 +1,7 @@
 #include "spec/yaml_doc.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <yaml-cpp/eventhandler.h>
 
 #include <algorithm>
@@ -248,6 +249,28 @@ Result<std::string> YamlDoc::string(const YamlField& field) const {
   if (field.value.Scalar().find('\0') != std::string::npos)
     return error(field, "holds a NUL character (\\0), which no command, path or environment value can hold");
   return field.value.Scalar();
+}
+
+Result<std::size_t> YamlDoc::index_of(const YamlField& field, const std::vector<std::string>& allowed,
+                                      std::string_view what) const {
+  auto text = string(field);
+  if (!text) return std::move(text).error();
+  const auto found = std::find(allowed.begin(), allowed.end(), *text);
+  if (found != allowed.end()) return static_cast<std::size_t>(found - allowed.begin());
+  // A long list is noise next to a suggestion; without one, it is the only help.
+  constexpr std::size_t kListedNames = 12;
+  const std::string suggestion = did_you_mean(*text, allowed);
+  const std::string listed = suggestion.empty() || allowed.size() <= kListedNames
+                                 ? fmt::format(" (one of {})", fmt::join(allowed, ", "))
+                                 : "";
+  return error(field, fmt::format("unknown {} \"{}\"{}{}", what, *text, suggestion, listed));
+}
+
+Result<std::string> YamlDoc::one_of(const YamlField& field, const std::vector<std::string>& allowed,
+                                    std::string_view what) const {
+  auto index = index_of(field, allowed, what);
+  if (!index) return std::move(index).error();
+  return allowed[*index];
 }
 
 Result<long long> YamlDoc::integer(const YamlField& field) const {

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "util/error.hpp"
@@ -58,10 +60,29 @@ class YamlDoc {
   Result<std::uint64_t> size(const YamlField& field) const;  // "64Mi", "16Gi", "512M" (parse_size)
   Result<std::vector<std::string>> string_list(const YamlField& field) const;
 
+  // The field's text when it is one of `allowed`, else `<path>: unknown <what> "x"; did you
+  // mean "y"? (one of a, b, c)` (the list is left out when it is long and a suggestion fits).
+  Result<std::string> one_of(const YamlField& field, const std::vector<std::string>& allowed,
+                             std::string_view what = "value") const;
+  // The value that `options` (name, value) pairs with the field's text, with one_of's errors.
+  template <typename T>
+  Result<T> choice(const YamlField& field, const std::vector<std::pair<std::string, T>>& options,
+                   std::string_view what = "value") const {
+    std::vector<std::string> names;
+    names.reserve(options.size());
+    for (const auto& option : options) names.push_back(option.first);
+    auto index = index_of(field, names, what);
+    if (!index) return std::move(index).error();
+    return options[*index].second;
+  }
+
   // A bad_input error at the field's value: "<path>: <message>".
   Error error(const YamlField& field, const std::string& message) const;
 
  private:
+  Result<std::size_t> index_of(const YamlField& field, const std::vector<std::string>& allowed,
+                               std::string_view what) const;
+
   std::filesystem::path file_;
   std::string text_;
   YAML::Node root_;

@@ -230,7 +230,8 @@ TEST(SpecJob, RejectsRemoteInputPathsAndWrongTypes) {
   ASSERT_FALSE(file.ok());
   EXPECT_NE(file.error().message.find("is not a folder; use type: uri_file"), std::string::npos);
   expect_error(load(dir, "command: x\ninputs:\n  d: {type: uri_foldr, path: data}\n"), 3, 13,
-               "inputs.d.type: unknown value \"uri_foldr\"; did you mean \"uri_folder\"?");
+               "inputs.d.type: unknown value \"uri_foldr\"; did you mean \"uri_folder\"? (one of "
+               "uri_folder, uri_file, mltable, mlflow_model, custom_model, triton_model)");
   auto ok = load(dir, "command: x\ninputs:\n  d: {type: uri_file, path: data/train.csv}\n");
   EXPECT_TRUE(ok.ok()) << ok.error().str();
 }

@@ -39,8 +39,9 @@ class CheckRules {
   const CheckRule* find(std::string_view id) const;
 
   // Fills each finding that has no category yet (one the code built) from its rule's row:
-  // category, dimension, root cause, phase, and the stage where the row fixes one. A rule id
-  // missing from the table is a bug of Preflight's: std::logic_error.
+  // category, dimension, root cause, phase, and the stage where the row fixes one.
+  // load_policies has made sure the table holds each id of kEmittedCheckRules; a rule id
+  // missing from it is a bug of Preflight's: std::logic_error.
   void complete(std::vector<model::Finding>& findings) const;
   void complete(model::Finding& finding) const;
 

@@ -13,7 +13,8 @@ namespace preflight::diagnosis {
 namespace {
 
 // A dry-run finding of the rule `rule_id` of the rules file, classified as it says; the rule's
-// hint, else its category's usual fix. A rules file without the rule is a bug of Preflight's.
+// hint, else its category's usual fix. load_policies has made sure the rules hold each id of
+// kEmittedFailureRules; an id outside that list is a bug of Preflight's.
 model::Finding from_rule(const FailureRules& rules, const char* rule_id) {
   const auto rule = std::find_if(rules.rules().begin(), rules.rules().end(),
                                  [&](const FailureRule& r) { return r.id == rule_id; });

@@ -11,6 +11,8 @@
 
 #include "check/code_scan.hpp"
 #include "diagnosis/check_rules.hpp"
+#include "diagnosis/emitted_rules.hpp"
+#include "diagnosis/policies.hpp"
 #include "test_support.hpp"
 
 namespace preflight {
@@ -26,27 +28,34 @@ std::string read_text(const fs::path& file) {
   return text.str();
 }
 
-// The string literals of a call's first argument: `static_finding(raises ? "a" : "b", ...)`
-// gives a and b.
-void first_argument_literals(const std::string& text, std::size_t open, std::set<std::string>& out) {
+// The string literals of the call's argument number `index` (from 0) that starts after the
+// '(' at `open`: `static_finding(raises ? "a" : "b", ...)` gives a and b for index 0.
+void argument_literals(const std::string& text, std::size_t open, int index, std::set<std::string>& out) {
   int depth = 0;
-  std::size_t end = open;
-  for (; end < text.size(); ++end) {
+  int argument = 0;
+  std::size_t start = open + 1;
+  for (std::size_t end = open; end < text.size(); ++end) {
     if (text[end] == '(') ++depth;
-    if (text[end] == ')' && --depth == 0) break;
-    if (text[end] == ',' && depth == 1) break;
+    const bool closes = text[end] == ')' && --depth == 0;
+    if (!closes && !(text[end] == ',' && depth == 1)) continue;
+    if (argument == index) {
+      static const std::regex literal(R"re("([^"]*)")re");
+      const std::string written = text.substr(start, end - start);
+      for (auto it = std::sregex_iterator(written.begin(), written.end(), literal);
+           it != std::sregex_iterator(); ++it)
+        out.insert((*it)[1]);
+      return;
+    }
+    if (closes) return;
+    ++argument;
+    start = end + 1;
   }
-  static const std::regex literal(R"re("([^"]*)")re");
-  const std::string argument = text.substr(open, end - open);
-  for (auto it = std::sregex_iterator(argument.begin(), argument.end(), literal);
-       it != std::sregex_iterator(); ++it)
-    out.insert((*it)[1]);
 }
 
 // Rule ids where src/ emits them: the first argument of the functions that build a finding
-// from a rule id (check::static_finding, shell lint's add, the outputs' lost, diagnosis's
-// from_rule), `.rule = "..."`, and the performance patterns' table. A new way of emitting a
-// finding belongs in this list.
+// from a rule id (check::static_finding, shell lint's add and the outputs' lost take it first,
+// diagnosis's from_rule second), `.rule = "..."`, and the performance patterns' table. A new
+// way of emitting a finding belongs in this list.
 struct EmittedIds {
   std::set<std::string> checks;    // to be classified by checks.yaml
   std::set<std::string> failures;  // rules of failures.yaml the code names (from_rule)
@@ -62,7 +71,8 @@ EmittedIds emitted_ids() {
     const std::string text = read_text(entry.path());
     for (auto it = std::sregex_iterator(text.begin(), text.end(), call); it != std::sregex_iterator(); ++it) {
       const auto open = static_cast<std::size_t>(it->position() + it->length() - 1);
-      first_argument_literals(text, open, (*it)[1] == "from_rule" ? ids.failures : ids.checks);
+      const bool failure = (*it)[1] == "from_rule";
+      argument_literals(text, open, failure ? 1 : 0, failure ? ids.failures : ids.checks);
     }
     for (const auto* pattern : {&assigned, &perf})
       for (auto it = std::sregex_iterator(text.begin(), text.end(), *pattern); it != std::sregex_iterator();
@@ -72,20 +82,44 @@ EmittedIds emitted_ids() {
   return ids;
 }
 
-TEST(DiagnosisCheckRules, EveryRuleIdTheCodeEmitsIsInTheTable) {
-  const auto& policies = testing::shipped_policies();
+std::set<std::string> as_set(const auto& ids) { return {ids.begin(), ids.end()}; }
+
+TEST(DiagnosisCheckRules, TheDeclaredRuleIdsAreWhatTheCodeEmits) {
   const EmittedIds ids = emitted_ids();
   EXPECT_GE(ids.checks.size(), 20u) << "the scan of src/ finds the emission sites";
-  for (const std::string& id : ids.checks)
-    EXPECT_NE(policies.checks.find(id), nullptr)
-        << "src/ emits rule \"" << id << "\", which checks.yaml lacks";
-  for (const std::string& id : ids.failures) {
-    const auto& rules = policies.failures.rules();
-    EXPECT_TRUE(std::any_of(rules.begin(), rules.end(), [&](const auto& rule) { return rule.id == id; }))
-        << "src/ emits rule \"" << id << "\", which failures.yaml lacks";
+  EXPECT_EQ(ids.checks, as_set(diagnosis::kEmittedCheckRules)) << "src/diagnosis/emitted_rules.hpp";
+  EXPECT_EQ(ids.failures, as_set(diagnosis::kEmittedFailureRules)) << "src/diagnosis/emitted_rules.hpp";
+}
+
+TEST(DiagnosisCheckRules, EveryRowOfTheTableIsEmitted) {
+  for (const auto& rule : testing::shipped_policies().checks.rules())
+    EXPECT_TRUE(as_set(diagnosis::kEmittedCheckRules).count(rule.id))
+        << rule.id << " (" << rule.where.str() << ") is emitted nowhere";
+}
+
+// A copy of the shipped rules folder with the row of `id` taken out of `file`.
+void copy_rules_without(const fs::path& to, const std::string& file, const std::string& id) {
+  fs::copy(testing::source_dir() / "policies" / "rules", to, fs::copy_options::recursive);
+  std::string text = read_text(to / file);
+  const std::size_t row = text.find("  - id: " + id + "\n");
+  ASSERT_NE(row, std::string::npos) << id << " in " << file;
+  const std::size_t next = text.find("\n  - ", row + 1);
+  text.erase(row, next == std::string::npos ? std::string::npos : next + 1 - row);
+  std::ofstream(to / file) << text;
+}
+
+TEST(DiagnosisCheckRules, ARulesFolderWithoutAnEmittedRuleFailsToLoad) {
+  for (const auto& [file, id] : {std::pair<std::string, std::string>{"checks.yaml", "sudo-on-platform"},
+                                 {"failures.yaml", "loss-nan"}}) {
+    testing::TempDir dir;
+    copy_rules_without(dir.path() / "rules", file, id);
+    auto policies = diagnosis::load_policies(dir.path() / "rules");
+    ASSERT_FALSE(policies.ok()) << file << " without " << id;
+    EXPECT_EQ(policies.error().kind, ErrorKind::BadInput);
+    EXPECT_EQ(policies.error().where.file, dir.path() / "rules" / file);
+    EXPECT_NE(policies.error().message.find("no rule \"" + id + "\""), std::string::npos)
+        << policies.error().message;
   }
-  for (const auto& rule : policies.checks.rules())
-    EXPECT_TRUE(ids.checks.count(rule.id)) << rule.id << " (" << rule.where.str() << ") is emitted nowhere";
 }
 
 TEST(DiagnosisCheckRules, EveryPerformancePatternIsARuleOfTheTable) {

@@ -8,10 +8,14 @@
 #include <stdexcept>
 
 #include "util/data_dir.hpp"
+#include "util/json_fields.hpp"
 #include "util/text.hpp"
 
 namespace preflight::check {
 namespace fs = std::filesystem;
+using json_fields::flag;
+using json_fields::integer;
+using json_fields::list;
 using nlohmann::json;
 
 namespace {
@@ -28,43 +32,28 @@ bool skipped_folder(const std::string& name) {
          std::find(std::begin(names), std::end(names), name) != std::end(names);
 }
 
-std::string text(const json& object, const char* key) {
+// The field as written: a string's text, another value as JSON ("2" for nargs=2), "" for none.
+std::string shown(const json& object, const char* key) {
   auto it = object.find(key);
   if (it == object.end() || it->is_null()) return {};
   return it->is_string() ? it->get<std::string>() : it->dump();
 }
 
-int number(const json& object, const char* key) {
-  auto it = object.find(key);
-  return it != object.end() && it->is_number_integer() ? it->get<int>() : 0;
-}
-
-bool flag(const json& object, const char* key) {
-  auto it = object.find(key);
-  return it != object.end() && it->is_boolean() && it->get<bool>();
-}
-
-const json& list(const json& object, const char* key) {
-  static const json empty = json::array();
-  auto it = object.find(key);
-  return it != object.end() && it->is_array() ? *it : empty;
-}
-
 ArgOption arg_option(const json& item) {
   ArgOption option;
-  option.line = number(item, "line");
+  option.line = integer(item, "line");
   for (const auto& f : list(item, "flags"))
     if (f.is_string()) option.flags.push_back(f.get<std::string>());
-  option.dest = text(item, "dest");
-  option.type = text(item, "type");
+  option.dest = shown(item, "dest");
+  option.type = shown(item, "type");
   option.required = flag(item, "required");
   if (auto it = item.find("choices"); it != item.end() && it->is_array()) {
     std::vector<std::string> choices;
     for (const auto& c : *it) choices.push_back(c.is_string() ? c.get<std::string>() : c.dump());
     option.choices = std::move(choices);
   }
-  option.nargs = text(item, "nargs");
-  option.action = text(item, "action");
+  option.nargs = shown(item, "nargs");
+  option.action = shown(item, "action");
   if (option.action.empty()) option.action = "store";
   if (auto it = item.find("default"); it != item.end() && it->is_string())
     option.default_text = it->get<std::string>();
@@ -121,35 +110,35 @@ Result<CodeScan> parse_code_scan(const std::string& text_in) {
   json doc = json::parse(text_in, nullptr, /*allow_exceptions=*/false);
   if (!doc.is_object()) return Error::runtime("the code scanner's output is not JSON");
   CodeScan scan;
-  scan.python_version = text(doc, "python");
+  scan.python_version = shown(doc, "python");
   for (const auto& item : list(doc, "files")) {
     ScannedFile file;
-    file.path = text(item, "path");
-    file.scan_error = text(item, "error");
+    file.path = shown(item, "path");
+    file.scan_error = shown(item, "error");
     if (auto it = item.find("syntax_error"); it != item.end() && it->is_object())
-      file.syntax_error = SyntaxProblem{number(*it, "line"), number(*it, "column"), text(*it, "message")};
+      file.syntax_error = SyntaxProblem{integer(*it, "line"), integer(*it, "column"), shown(*it, "message")};
     for (const auto& i : list(item, "imports"))
-      if (number(i, "level") == 0)
-        file.imports.push_back({text(i, "module"), number(i, "line"), flag(i, "guarded"),
-                                text(i, "scope") != "function", flag(i, "conditional")});
+      if (integer(i, "level") == 0)
+        file.imports.push_back({shown(i, "module"), integer(i, "line"), flag(i, "guarded"),
+                                shown(i, "scope") != "function", flag(i, "conditional")});
     for (const auto& e : list(item, "env"))
-      file.env.push_back({text(e, "name"), number(e, "line"), text(e, "how"), flag(e, "default"),
-                          flag(e, "guarded"), text(e, "scope") != "function"});
+      file.env.push_back({shown(e, "name"), integer(e, "line"), shown(e, "how"), flag(e, "default"),
+                          flag(e, "guarded"), shown(e, "scope") != "function"});
     for (const auto& p : list(item, "paths"))
-      file.paths.push_back({text(p, "value"), number(p, "line"), text(p, "option"), text(p, "use")});
+      file.paths.push_back({shown(p, "value"), integer(p, "line"), shown(p, "option"), shown(p, "use")});
     for (const auto& p : list(item, "perf")) {
-      auto pattern = perf_pattern(text(p, "rule"));
+      auto pattern = perf_pattern(shown(p, "rule"));
       if (!pattern) return std::move(pattern).error();
-      file.perf.push_back({*pattern, number(p, "line"), text(p, "detail")});
+      file.perf.push_back({*pattern, integer(p, "line"), shown(p, "detail")});
     }
     file.main_guard = flag(item, "main");
     file.builds_parser = flag(item, "parser");
-    file.cuda_line = number(item, "cuda");
+    file.cuda_line = integer(item, "cuda");
     scan.files.push_back(std::move(file));
   }
   if (auto it = doc.find("argparse"); it != doc.end() && it->is_object()) {
     ArgParser parser;
-    parser.file = text(*it, "file");
+    parser.file = shown(*it, "file");
     parser.parse_known = flag(*it, "parse_known");
     parser.allow_abbrev = !it->contains("allow_abbrev") || flag(*it, "allow_abbrev");
     parser.dynamic = flag(*it, "dynamic");

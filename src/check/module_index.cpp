@@ -8,28 +8,14 @@
 #include "check/image_python.hpp"
 #include "image/digest.hpp"
 #include "util/data_dir.hpp"
+#include "util/json_fields.hpp"
 #include "util/text.hpp"
 
 namespace preflight::check {
 namespace fs = std::filesystem;
+using json_fields::strings;
+using json_fields::text;
 using nlohmann::json;
-
-namespace {
-
-std::vector<std::string> strings(const json& object, const char* key) {
-  std::vector<std::string> out;
-  if (auto it = object.find(key); it != object.end() && it->is_array())
-    for (const auto& item : *it)
-      if (item.is_string()) out.push_back(item.get<std::string>());
-  return out;
-}
-
-std::string text(const json& object, const char* key) {
-  auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-}  // namespace
 
 std::string normalize_distribution_name(const std::string& name) {
   std::string out;

@@ -35,19 +35,16 @@ struct Lint {
 
 std::string program_of(const std::string& word) { return fs::path(word).filename().string(); }
 
-bool starts_with(const std::string& text, const char* prefix) { return text.rfind(prefix, 0) == 0; }
-
 bool is_pip(const std::string& program) {
-  return program == "pip" || program == "pip3" || (starts_with(program, "pip3.") && program.size() > 5);
+  return program == "pip" || program == "pip3" || (program.starts_with("pip3.") && program.size() > 5);
 }
 
-bool is_python(const std::string& program) { return starts_with(program, "python"); }
+bool is_python(const std::string& program) { return program.starts_with("python"); }
 
 bool has(const std::vector<std::string>& words, std::initializer_list<const char*> flags) {
   return std::any_of(words.begin(), words.end(), [&](const std::string& w) {
-    return std::any_of(flags.begin(), flags.end(), [&](const char* f) {
-      return w == f || starts_with(w, (std::string(f) + "=").c_str());
-    });
+    return std::any_of(flags.begin(), flags.end(),
+                       [&](const char* f) { return w == f || w.starts_with(std::string(f) + "="); });
   });
 }
 
@@ -57,8 +54,8 @@ bool local_requirement(const std::string& word) {
     const std::string s(suffix);
     return word.size() >= s.size() && word.compare(word.size() - s.size(), s.size(), s) == 0;
   };
-  return word == "." || starts_with(word, "./") || starts_with(word, "/") || starts_with(word, "../") ||
-         starts_with(word, "file:") || ends(".whl") || ends(".tar.gz") || ends(".zip");
+  return word == "." || word.starts_with("./") || word.starts_with("/") || word.starts_with("../") ||
+         word.starts_with("file:") || ends(".whl") || ends(".tar.gz") || ends(".zip");
 }
 
 // "23.0.1" >= "20" by release numbers.
@@ -83,8 +80,8 @@ std::string offline_problem(Lint& lint, const std::vector<std::string>& args) {
       after_install = true;
     } else if (!after_install || word.empty()) {
       continue;
-    } else if (word == "-r" || word == "--requirement" || starts_with(word, "--requirement=") ||
-               (starts_with(word, "-r") && word.size() > 2)) {
+    } else if (word == "-r" || word == "--requirement" || word.starts_with("--requirement=") ||
+               (word.starts_with("-r") && word.size() > 2)) {
       std::string file = word == "-r" || word == "--requirement"
                              ? (i + 1 < args.size() ? args[++i] : "")
                              : word.substr(word[1] == '-' ? word.find('=') + 1 : 2);
@@ -117,8 +114,8 @@ std::string offline_problem(Lint& lint, const std::vector<std::string>& args) {
     const auto& r = u.requirement;
     const std::string at =
         r.where.file.empty() ? "" : fmt::format(" ({}:{})", r.where.file.generic_string(), r.where.line);
-    problems.push_back(fmt::format("needs {}{}, {}{}", r.text, at,
-                                   starts_with(u.problem, "which") ? "" : "and ", u.problem));
+    problems.push_back(
+        fmt::format("needs {}{}, {}{}", r.text, at, u.problem.starts_with("which") ? "" : "and ", u.problem));
   }
   for (const auto& u : unknown) problems.push_back("needs " + u);
   if (problems.empty()) return "";
@@ -259,9 +256,9 @@ std::vector<fs::path> requirement_files_installed(const ShellText& shell, const 
       std::string file;
       if ((words[i] == "-r" || words[i] == "--requirement") && i + 1 < words.size())
         file = words[++i];
-      else if (starts_with(words[i], "--requirement="))
+      else if (words[i].starts_with("--requirement="))
         file = words[i].substr(14);
-      else if (starts_with(words[i], "-r") && words[i].size() > 2)
+      else if (words[i].starts_with("-r") && words[i].size() > 2)
         file = words[i].substr(2);
       if (file.empty()) continue;
       if (auto path = now.absolute(file))

@@ -14,8 +14,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool starts_with(const std::string& text, const char* prefix) { return text.rfind(prefix, 0) == 0; }
-
 std::string where_text(const SourceLocation& where) {
   return where.file.empty() ? std::string()
                             : fmt::format(" in {}:{}", where.file.generic_string(), where.line);
@@ -72,7 +70,7 @@ ShellState::ShellState(const plan::RunPlan& plan) {
 std::optional<std::string> ShellState::expand(const std::string& word) const {
   if (word.find("$(") != std::string::npos || word.find('`') != std::string::npos) return std::nullopt;
   std::string text = word;
-  if (text == "~" || starts_with(text, "~/")) {
+  if (text == "~" || text.starts_with("~/")) {
     auto home = vars_.find("HOME");
     if (home == vars_.end()) return std::nullopt;
     text = home->second + text.substr(1);
@@ -239,7 +237,7 @@ void walk_shell(const std::string& text, const SourceLocation& first_line, Shell
 bool runs_python(const std::vector<std::string>& words) {
   for (const auto& word : words) {
     const std::string program = fs::path(word).filename().string();
-    if (starts_with(program, "python") || program == "torchrun" || program == "accelerate" ||
+    if (program.starts_with("python") || program == "torchrun" || program == "accelerate" ||
         program == "deepspeed" || program == "horovodrun")
       return true;
     if (word.size() > 3 && word.compare(word.size() - 3, 3, ".py") == 0) return true;

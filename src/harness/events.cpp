@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "util/json_fields.hpp"
 #include "util/text.hpp"
 #include "util/untrusted_fs.hpp"
 
@@ -16,22 +17,11 @@ namespace preflight::harness {
 
 namespace {
 
+using json_fields::flag;
+using json_fields::integer;
+using json_fields::number;
+using json_fields::text;
 using nlohmann::json;
-
-std::string text(const json& event, const char* key) {
-  auto it = event.find(key);
-  return it != event.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-int integer(const json& event, const char* key, int fallback = 0) {
-  auto it = event.find(key);
-  return it != event.end() && it->is_number_integer() ? it->get<int>() : fallback;
-}
-
-double number(const json& event, const char* key) {
-  auto it = event.find(key);
-  return it != event.end() && it->is_number() ? it->get<double>() : 0.0;
-}
 
 double seconds(const json& event) { return number(event, "t"); }
 
@@ -41,8 +31,7 @@ std::optional<Frame> frame(const json& value) {
   f.file = text(value, "file");
   f.line = integer(value, "line");
   f.function = text(value, "function");
-  auto user = value.find("user");
-  f.user = user != value.end() && user->is_boolean() && user->get<bool>();
+  f.user = flag(value, "user");
   return f;
 }
 

@@ -9,6 +9,7 @@
 
 #include "image/digest.hpp"
 #include "image/layer_unpacker.hpp"
+#include "util/json_fields.hpp"
 #include "util/text.hpp"
 
 namespace preflight::image {
@@ -37,23 +38,9 @@ Result<json> parse_json(const std::string& text, const std::string& where) {
   return doc;
 }
 
-std::vector<std::string> string_list(const json& value) {
-  std::vector<std::string> out;
-  if (!value.is_array()) return out;
-  for (const auto& item : value) {
-    if (item.is_string()) out.push_back(item.get<std::string>());
-  }
-  return out;
-}
-
-std::string string_or_empty(const json& object, const char* key) {
-  auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 // A blob path inside an OCI layout, from a descriptor's digest (validated: no path tricks).
 Result<fs::path> blob_path(const fs::path& dir, const json& descriptor, const std::string& where) {
-  std::string digest = descriptor.is_object() ? string_or_empty(descriptor, "digest") : "";
+  std::string digest = json_fields::text(descriptor, "digest");
   std::string hex = digest_hex(digest);
   if (hex.empty())
     return Error::bad_input(where + ": descriptor has no valid sha256 digest (\"" + digest + "\")");
@@ -82,7 +69,7 @@ Result<json> select_manifest(const json& index, const std::string& tag, const fs
   for (const auto& m : *manifests) {
     std::string name;
     if (m.contains("annotations") && m["annotations"].is_object()) {
-      name = string_or_empty(m["annotations"], "org.opencontainers.image.ref.name");
+      name = json_fields::text(m["annotations"], "org.opencontainers.image.ref.name");
     }
     if (!name.empty()) tags.push_back(name);
     if (!tag.empty() && name == tag) return m;
@@ -104,11 +91,11 @@ Result<ImageConfig> parse_image_config(const std::string& config_json, const std
   auto it = doc->find("config");
   if (it == doc->end() || !it->is_object()) return config;
   const json& c = *it;
-  config.env = string_list(c.value("Env", json()));
-  config.user = string_or_empty(c, "User");
-  config.working_dir = string_or_empty(c, "WorkingDir");
-  config.entrypoint = string_list(c.value("Entrypoint", json()));
-  config.cmd = string_list(c.value("Cmd", json()));
+  config.env = json_fields::strings(c, "Env");
+  config.user = json_fields::text(c, "User");
+  config.working_dir = json_fields::text(c, "WorkingDir");
+  config.entrypoint = json_fields::strings(c, "Entrypoint");
+  config.cmd = json_fields::strings(c, "Cmd");
   return config;
 }
 
@@ -127,7 +114,7 @@ Result<ImageSource> read_oci_layout(const fs::path& dir, const std::string& tag)
 
   auto manifest_file = blob_path(dir, *descriptor, index_file.string());
   if (!manifest_file) return manifest_file.error();
-  std::string manifest_hex = digest_hex(string_or_empty(*descriptor, "digest"));
+  std::string manifest_hex = digest_hex(json_fields::text(*descriptor, "digest"));
   auto manifest_text = read_verified_blob(*manifest_file, manifest_hex, "image manifest");
   if (!manifest_text) return manifest_text.error();
   auto manifest = parse_json(*manifest_text, manifest_file->string());
@@ -216,7 +203,7 @@ Result<ImageSource> read_docker_archive(const fs::path& file) {
     return Error::bad_input(file.string() + ": manifest.json lists no image");
   }
   const json& image = (*manifest)[0];
-  std::string config_name = string_or_empty(image, "Config");
+  std::string config_name = json_fields::text(image, "Config");
   if (config_name.empty()) return Error::bad_input(file.string() + ": manifest.json names no image config");
   auto config_text = read_member(file, config_name);
   if (!config_text) return config_text.error();

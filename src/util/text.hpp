@@ -10,13 +10,15 @@
 
 namespace preflight {
 
-// `text` without leading and trailing spaces and tabs.
-inline std::string trim(std::string_view text) {
+// `text` without leading and trailing spaces and tabs: a view into the same characters, and a
+// copy for callers that keep it beyond the text's life.
+inline std::string_view trim_view(std::string_view text) {
   const auto first = text.find_first_not_of(" \t");
   if (first == std::string_view::npos) return {};
   const auto last = text.find_last_not_of(" \t");
-  return std::string(text.substr(first, last - first + 1));
+  return text.substr(first, last - first + 1);
 }
+inline std::string trim(std::string_view text) { return std::string(trim_view(text)); }
 
 // The most read_file reads: more than any source, spec or record file Preflight reads whole.
 inline constexpr std::size_t kMaxReadBytes = 64u << 20;

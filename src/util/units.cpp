@@ -6,6 +6,8 @@
 #include <limits>
 #include <string_view>
 
+#include "util/text.hpp"
+
 namespace preflight {
 
 namespace {
@@ -50,12 +52,6 @@ constexpr Unit kDurationUnits[] = {
     {"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}, {"d", 86400000},
 };
 
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-  return text;
-}
-
 // A non-negative decimal number at the start of `text`; advances past it.
 bool take_number(std::string_view& text, double& value) {
   std::size_t n = 0;
@@ -74,7 +70,7 @@ bool take_number(std::string_view& text, double& value) {
 Result<std::uint64_t> parse_size(const std::string& text) {
   const Error bad =
       Error::bad_input("expected a size such as \"16Gi\", \"64Mi\" or \"1G\", got \"" + text + "\"");
-  std::string_view rest = trim(text);
+  std::string_view rest = trim_view(text);
   double number = 0;
   if (!take_number(rest, number)) return bad;
   for (const Unit& unit : kSizeUnits) {
@@ -91,7 +87,7 @@ Result<std::uint64_t> parse_size(const std::string& text) {
 Result<std::chrono::milliseconds> parse_duration(const std::string& text) {
   const Error bad =
       Error::bad_input("expected a duration such as \"10m\", \"90s\" or \"1h30m\", got \"" + text + "\"");
-  std::string_view rest = trim(text);
+  std::string_view rest = trim_view(text);
   if (rest.empty()) return bad;
   double total = 0;
   while (!rest.empty()) {

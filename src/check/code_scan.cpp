@@ -16,6 +16,7 @@ namespace fs = std::filesystem;
 using json_fields::flag;
 using json_fields::integer;
 using json_fields::list;
+using json_fields::strings;
 using nlohmann::json;
 
 namespace {
@@ -42,8 +43,7 @@ std::string shown(const json& object, const char* key) {
 ArgOption arg_option(const json& item) {
   ArgOption option;
   option.line = integer(item, "line");
-  for (const auto& f : list(item, "flags"))
-    if (f.is_string()) option.flags.push_back(f.get<std::string>());
+  option.flags = strings(item, "flags");
   option.dest = shown(item, "dest");
   option.type = shown(item, "type");
   option.required = flag(item, "required");

@@ -42,12 +42,6 @@ void explain_rule(const Policies& policies, const FailureRule& rule) {
   std::cout << "\nDefined at " << rule.where.str() << "\n";
 }
 
-const FailureRule* failure_rule(const Policies& policies, const std::string& id) {
-  for (const FailureRule& rule : policies.failures.rules())
-    if (rule.id == id) return &rule;
-  return nullptr;
-}
-
 Error unknown(const Policies& policies, const std::string& name) {
   // Suggest what the user was typing: a category's name or id, or a rule's id.
   std::vector<std::string> known;
@@ -63,7 +57,7 @@ Error unknown(const Policies& policies, const std::string& name) {
 int explain(const Policies& policies, const std::string& name) {
   const auto* category = policies.failures.find_category(name);
   const auto* check = policies.checks.find(name);
-  const auto* failure = failure_rule(policies, name);
+  const auto* failure = policies.failures.find_rule(name);
   if (!category && !check && !failure) return report_error(unknown(policies, name));
   if (category) explain_category(policies, *category);
   if (category && (check || failure)) std::cout << "\n";

@@ -84,10 +84,9 @@ class CheckRulesReader {
     if (const CheckRule* other = table_.find(*id))
       return doc_.error(
           field, "rule id \"" + *id + "\" is already used on line " + std::to_string(other->where.line));
-    for (const FailureRule& failure : failures_.rules())
-      if (failure.id == *id)
-        return doc_.error(field, "rule id \"" + *id + "\" is a rule of " + failures_.file().string() +
-                                     " (line " + std::to_string(failure.where.line) + ")");
+    if (const FailureRule* failure = failures_.find_rule(*id))
+      return doc_.error(field, "rule id \"" + *id + "\" is a rule of " + failures_.file().string() +
+                                   " (line " + std::to_string(failure->where.line) + ")");
     rule.id = *id;
     return Ok{};
   }

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <stdexcept>
 
 #include "diagnosis/traceback.hpp"
@@ -16,9 +15,8 @@ namespace {
 // hint, else its category's usual fix. load_policies has made sure the rules hold each id of
 // kEmittedFailureRules; an id outside that list is a bug of Preflight's.
 model::Finding from_rule(const FailureRules& rules, const char* rule_id) {
-  const auto rule = std::find_if(rules.rules().begin(), rules.rules().end(),
-                                 [&](const FailureRule& r) { return r.id == rule_id; });
-  if (rule == rules.rules().end())
+  const FailureRule* rule = rules.find_rule(rule_id);
+  if (!rule)
     throw std::logic_error("the code emitted rule \"" + std::string(rule_id) + "\", which " +
                            rules.file().string() + " does not define");
   model::Finding finding;

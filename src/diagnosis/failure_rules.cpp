@@ -265,11 +265,9 @@ class FailureRulesReader {
         return doc_.error(
             field, "a rule id is lowercase words joined by '-', like \"" + model::category_id(*id) + "\"");
       }
-      for (const FailureRule& other : rules_.rules_) {
-        if (other.id == *id) {
-          return doc_.error(
-              field, "rule id \"" + *id + "\" is already used on line " + std::to_string(other.where.line));
-        }
+      if (const FailureRule* other = rules_.find_rule(*id)) {
+        return doc_.error(
+            field, "rule id \"" + *id + "\" is already used on line " + std::to_string(other->where.line));
       }
       rule.id = *id;
     } else if (field.key == "category") {
@@ -417,6 +415,12 @@ const model::Category* FailureRules::find_category(std::string_view name_or_id) 
   for (const model::Category& category : categories_) {
     if (normalized(category.name) == wanted) return &category;
   }
+  return nullptr;
+}
+
+const FailureRule* FailureRules::find_rule(std::string_view id) const {
+  for (const FailureRule& rule : rules_)
+    if (rule.id == id) return &rule;
   return nullptr;
 }
 

@@ -83,6 +83,8 @@ class FailureRules {
   // By name or id, ignoring case, spaces, '-', '_' and '/': "path-not-found",
   // "Path Not Found" and "PATH_NOT_FOUND" are the same category.
   const model::Category* find_category(std::string_view name_or_id) const;
+  // The rule with this id, or nullptr.
+  const FailureRule* find_rule(std::string_view id) const;
   // The rules that classify into `category` (by exact name), in file order.
   std::vector<const FailureRule*> rules_for(const std::string& category) const;
 

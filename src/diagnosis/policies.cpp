@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <string_view>
 
 #include "diagnosis/emitted_rules.hpp"
@@ -14,10 +13,8 @@ namespace {
 
 // Every rule the code emits has its row; else a bad_input error at the table's file.
 Status require_emitted_rules(const Policies& policies) {
-  const auto& failure_rules = policies.failures.rules();
   for (std::string_view id : kEmittedFailureRules) {
-    if (std::none_of(failure_rules.begin(), failure_rules.end(),
-                     [&](const FailureRule& rule) { return rule.id == id; }))
+    if (!policies.failures.find_rule(id))
       return Error::bad_input(fmt::format("no rule \"{}\", which Preflight recognises during a run; "
                                           "restore its row from the shipped rules",
                                           id),

@@ -68,9 +68,8 @@ Result<json> select_manifest(const json& index, const std::string& tag, const fs
   std::vector<std::string> tags;
   for (const auto& m : *manifests) {
     std::string name;
-    if (m.contains("annotations") && m["annotations"].is_object()) {
-      name = json_fields::text(m["annotations"], "org.opencontainers.image.ref.name");
-    }
+    if (auto annotations = m.find("annotations"); annotations != m.end())
+      name = json_fields::text(*annotations, "org.opencontainers.image.ref.name");
     if (!name.empty()) tags.push_back(name);
     if (!tag.empty() && name == tag) return m;
   }

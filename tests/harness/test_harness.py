@@ -6,6 +6,7 @@ Each case runs a small script in a fresh interpreter with the harness injected t
 sandbox does it and checks the events file. Cases that need PyTorch are skipped when the
 interpreter cannot import torch (run it inside the `pytorch` image for those)."""
 
+import glob
 import json
 import os
 import shutil
@@ -63,6 +64,18 @@ class HarnessCase(unittest.TestCase):
 
     def stages(self):
         return [e["stage"] for e in self.events("stage")]
+
+    def traces(self):
+        """Every record of the trace files (trace-PID.jsonl), each line a whole JSON object."""
+        found = []
+        for path in sorted(glob.glob(os.path.join(self.dir, "trace-*.jsonl"))):
+            with open(path) as f:
+                for line in f:
+                    self.assertLessEqual(len(line.encode("utf-8")), 4096)
+                    record = json.loads(line)
+                    self.assertEqual(os.path.basename(path), "trace-%d.jsonl" % record["pid"])
+                    found.append(record)
+        return found
 
     def only_exception(self):
         found = self.events("exception")
@@ -141,8 +154,10 @@ class WithoutTorch(HarnessCase):
     def test_startup_imports_nothing_heavy(self):
         _, out, _ = self.run_script("""
             import sys
-            print(sorted(m for m in ("json", "inspect", "dis", "re", "torch") if m in sys.modules))
+            print(sorted(m for m in ("json", "inspect", "dis", "re", "torch",
+                                     "preflight_harness.trace") if m in sys.modules))
         """)
+        self.assertNotIn("trace", out)
         self.assertNotIn("json", out)
         self.assertNotIn("dis", out)
         self.assertNotIn("torch", out)
@@ -1022,6 +1037,233 @@ class WatchedLines(HarnessCase):
         self.assertEqual(code, 0, err)
         self.assertEqual(self.events("reached"), [])
         self.assertEqual(self.events("harness_error"), [])
+
+
+# The trace module driven directly, without PyTorch: `import preflight_harness.trace` and
+# start() are what torch_hooks does once torch is imported.
+TRACE_PRELUDE = """
+import json, os, sys, time
+import preflight_harness as core
+from preflight_harness import trace
+trace.start()
+
+def written():
+    if not os.path.exists(trace._b.path):
+        return []
+    with open(trace._b.path) as f:
+        return [json.loads(line) for line in f]
+
+def spans():
+    return [r["name"] for r in written() if r["ph"] == "X"]
+"""
+
+
+class Trace(HarnessCase):
+    """trace.py's buffer, bounds and time base (docs/harness.md "Trace")."""
+
+    def run_trace(self, source, variables=None):
+        code, out, err = self.run_script(TRACE_PRELUDE + textwrap.dedent(source), variables=variables)
+        self.assertEqual(code, 0, err)
+        self.assertEqual(self.events("harness_error"), [])
+        return out
+
+    def main_pid(self):
+        return self.events("start")[0]["pid"]
+
+    def test_records_are_written_by_256_after_a_second_and_at_exit(self):
+        out = self.run_trace("""
+            at = trace.now()
+            for i in range(255):
+                trace.complete("r%d" % i, "test", at, at, {"i": i})
+            print(len(spans()))
+            trace.complete("r255", "test", at, at)
+            print(len(spans()))
+            trace.complete("a second later", "test", at, at + 1.5)
+            print(len(spans()))
+            trace.counter("memory", trace.now(), {"rss": 1})
+            print(len(written()))
+        """)
+        self.assertEqual(out.split(), ["0", "256", "257", "259"])  # and two metadata records
+        records = self.traces()
+        pid = self.main_pid()
+        self.assertEqual(len([r for r in records if r["ph"] == "X"]), 257)
+        self.assertEqual(records[-1], {"ph": "C", "name": "memory", "ts": records[-1]["ts"],
+                                       "pid": pid, "tid": records[-1]["tid"], "args": {"rss": 1}})
+        meta = dict((r["name"], r["args"]["name"]) for r in records if r["ph"] == "M")
+        self.assertEqual(meta, {"process_name": "python main.py", "thread_name": "MainThread"})
+        if sys.version_info >= (3, 8):
+            self.assertEqual(set(r["tid"] for r in records), {pid})  # the main thread's native id
+
+    def test_at_most_20000_records_then_drops_are_counted(self):
+        self.run_trace("""
+            at = trace.now()
+            for i in range(20005):
+                trace.complete("r", "test", at, at)
+            trace.counter("memory", at, {"rss": 1})
+            trace.flush()
+            trace.complete("r", "test", at, at)
+        """)
+        records = self.traces()
+        self.assertEqual(len([r for r in records if r["ph"] == "X"]), 20000)
+        dropped = [r["args"]["dropped"] for r in records if r["name"] == "preflight_dropped"]
+        self.assertEqual(max(dropped), 7)
+
+    def test_a_forked_child_writes_its_own_records_not_the_parents(self):
+        out = self.run_trace("""
+            at = trace.now()
+            for i in range(5):
+                trace.complete("parent", "test", at, at)
+            pid = os.fork()
+            if pid == 0:
+                trace.complete("child", "test", trace.now(), trace.now())
+                trace.complete("child", "test", trace.now(), trace.now())
+                os._exit(0)  # no atexit, as in a DataLoader worker: each record is written at once
+            os.waitpid(pid, 0)
+            print(pid)
+        """)
+        child = int(out.split()[0])
+        by_pid = {}
+        for r in self.traces():
+            if r["ph"] == "X":
+                by_pid.setdefault(r["pid"], []).append(r)
+        names = dict((pid, sorted(set(r["name"] for r in found))) for pid, found in by_pid.items())
+        self.assertEqual(names, {self.main_pid(): ["parent"], child: ["child"]})
+        self.assertEqual(len(by_pid[self.main_pid()]), 5)
+        if hasattr(os, "register_at_fork"):
+            self.assertEqual(len(by_pid[child]), 2)
+        if sys.version_info >= (3, 8):
+            self.assertEqual(set(r["tid"] for r in by_pid[child]), {child})
+
+    def test_times_are_the_events_started_plus_t_in_microseconds(self):
+        self.run_trace("""
+            at = time.monotonic()
+            clock, time.monotonic = time.monotonic, lambda: at
+            core.emit("probe")
+            time.monotonic = clock
+            trace.complete("probe", "test", at, at + 0.25)
+        """)
+        start, probe = self.events("start")[0], self.events("probe")[0]
+        span = [r for r in self.traces() if r["name"] == "probe"][0]
+        self.assertLessEqual(abs(span["ts"] - round((start["started"] + probe["t"]) * 1e6)), 1)
+        self.assertEqual(span["dur"], 250000)
+        self.assertIsInstance(span["ts"], int)
+
+    def test_a_line_is_at_most_4_kb_and_a_name_200_characters(self):
+        self.run_trace("""
+            at = trace.now()
+            trace.complete("n" * 300, "test", at, at, {"blob": "x" * 5000})
+            trace.complete("wide", "test", at, at, {"text": "\\u00e9" * 3000})
+            trace.complete("odd", "test", at, at, {"tuple": (1, 2.5), "none": None, 3: "key"})
+        """)
+        spans = dict((r["name"][:4], r) for r in self.traces() if r["ph"] == "X")
+        self.assertEqual(len(spans["nnnn"]["name"]), 200)
+        self.assertEqual(spans["nnnn"]["args"], {"truncated": True})
+        self.assertEqual(spans["wide"]["args"], {"truncated": True})
+        self.assertEqual(spans["odd"]["args"], {"tuple": [1, 2.5], "none": None, "3": "key"})
+
+
+TRACED_TRAINING = """
+import os, sys, torch, torch.nn as nn, torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 3))
+    def forward(self, x):
+        return F.log_softmax(self.body(x), dim=1)
+
+loader = DataLoader(TensorDataset(torch.randn(64, 8), torch.randint(0, 3, (64,))),
+                    batch_size=4, num_workers=2)
+model = Net()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in loader:
+    optimizer.zero_grad()
+    F.nll_loss(model(x), y).backward()
+    optimizer.step()
+torch.save(model.state_dict(), "model.pt")
+torch.load("model.pt")
+try:
+    torch.save(model.state_dict(), "no/such/folder/model.pt")
+except RuntimeError:
+    pass
+"""
+
+
+def partial_overlaps(spans):
+    """Pairs of X events of one thread that overlap without one holding the other."""
+    found, open_spans = [], []
+    for span in sorted(spans, key=lambda s: (s["ts"], -s["dur"])):
+        while open_spans and open_spans[-1]["ts"] + open_spans[-1]["dur"] <= span["ts"]:
+            open_spans.pop()
+        if open_spans and span["ts"] + span["dur"] > open_spans[-1]["ts"] + open_spans[-1]["dur"]:
+            found.append((open_spans[-1]["name"], span["name"]))
+        open_spans.append(span)
+    return found
+
+
+@unittest.skipUnless(HAS_TORCH, "PyTorch is not importable by this python3")
+class TraceWithTorch(HarnessCase):
+    def test_a_training_run_with_workers_is_traced_nested(self):
+        code, _, err = self.run_script(TRACED_TRAINING, timeout=120)
+        self.assertEqual(code, 0, err)
+        self.assertEqual(self.events("harness_error"), [])
+        start = self.events("start")[0]
+        main, records = start["pid"], self.traces()
+        spans = [r for r in records if r["ph"] == "X"]
+        ours = [r for r in spans if r["pid"] == main]
+        by_cat = {}
+        for r in ours:
+            by_cat.setdefault(r["cat"], []).append(r)
+        self.assertEqual(sorted(by_cat), ["backward", "checkpoint", "data", "forward", "layer",
+                                          "optimizer", "step"])
+        self.assertEqual([r["name"] for r in by_cat["forward"]], ["forward Net"] * 2)
+        self.assertEqual([r["name"] for r in by_cat["optimizer"]], ["optimizer step SGD"] * 2)
+        batches = [r["args"] for r in by_cat["data"]]
+        self.assertEqual(batches[0], {"loader": "TensorDataset", "index": 1, "workers": 2})
+        self.assertEqual(batches[-1]["end"], "cap")
+        layers = [(r["name"], r["args"]["type"], r["args"]["input_shapes"], r["args"]["flops"])
+                  for r in by_cat["layer"]]
+        self.assertEqual(layers, [("body.0", "Linear", [[4, 8]], 2 * 4 * 8 * 16),
+                                  ("body.1", "ReLU", [[4, 16]], 0),
+                                  ("body.2", "Linear", [[4, 16]], 2 * 4 * 16 * 3)])
+        step = by_cat["step"][0]
+        self.assertEqual(step["name"], "measured step")
+        self.assertEqual(step["args"]["flops"], self.events("step_measure")[0]["flops"])
+        saved, loaded, failed = by_cat["checkpoint"]
+        self.assertEqual((saved["name"], saved["args"]["path"], saved["args"]["bytes"]),
+                         ("torch.save", os.path.join(self.code, "model.pt"),
+                          os.path.getsize(os.path.join(self.code, "model.pt"))))
+        self.assertEqual((loaded["name"], loaded["args"]["bytes"]), ("torch.load", saved["args"]["bytes"]))
+        self.assertEqual((failed["args"]["error"], failed["args"]["bytes"]), ("RuntimeError", None))
+        # The workers' own processes fetch the batches.
+        workers = dict((r["pid"], r["args"]["name"]) for r in records
+                       if r["name"] == "process_name" and r["pid"] != main)
+        self.assertEqual(sorted(workers.values()), ["DataLoader worker 0", "DataLoader worker 1"])
+        fetched = [r for r in spans if r["pid"] in workers]
+        self.assertTrue(fetched)
+        self.assertEqual(set((r["name"], r["cat"], r["args"]["items"]) for r in fetched),
+                         {("fetch batch", "data", 4)})
+        counters = set(r["name"] for r in records if r["ph"] == "C")
+        self.assertEqual(counters, {"memory", "virtual GPU"})
+        self.assertTrue(all(r["args"]["rss"] > 0 for r in records if r["name"] == "memory"))
+        # Spans nest, and lie within the process's life by the events' own clock.
+        threads = {}
+        for r in spans:
+            threads.setdefault((r["pid"], r["tid"]), []).append(r)
+        for found in threads.values():
+            self.assertEqual(partial_overlaps(found), [])
+        first, last = start["started"] * 1e6, (start["started"] + self.events("exit")[0]["t"]) * 1e6
+        self.assertTrue(all(first <= r["ts"] <= r["ts"] + r["dur"] <= last for r in ours))
+        inside = [r["cat"] for r in ours if step["ts"] <= r["ts"] and
+                  r["ts"] + r["dur"] <= step["ts"] + step["dur"] and r is not step]
+        self.assertEqual(sorted(set(inside)), ["backward", "data", "forward", "layer", "optimizer"])
+
+    def test_preflight_trace_0_writes_no_trace(self):
+        code, _, err = self.run_script(TRACED_TRAINING, timeout=120, variables={"PREFLIGHT_TRACE": "0"})
+        self.assertEqual(code, 0, err)
+        self.assertEqual(self.traces(), [])
+        self.assertEqual(len(self.events("step_measure")), 1)
 
 
 def shard(suite, index, count):

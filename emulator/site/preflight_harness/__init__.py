@@ -38,6 +38,8 @@ class HarnessState(object):
         self.torch_patched = self.threading_patched = False
         self.stack_fd = None       # where faulthandler writes this process's stack on SIGUSR2
         self.fork_hooked = False
+        self.started = None        # wall-clock time of t0, as the start event gives it
+        self.trace = None          # the trace module once tracing started (torch_hooks)
 
 
 def append(path, data):
@@ -104,8 +106,9 @@ def _start_line(st, argv):
     strings = [st.phase, st.stage] + argv
     quoted = ['"%s"' % s.replace("\\", "\\\\").replace('"', '\\"') for s in strings]
     now = time.monotonic() - st.t0
+    st.started = round(time.time() - now, 6)
     text = '{"ev":"start","t":%r,"pid":%d,"started":%r,"python":"%d.%d.%d","argv":[%s],' \
-           '"phase":%s,"stage":%s}\n' % ((round(now, 6), st.pid, round(time.time() - now, 6))
+           '"phase":%s,"stage":%s}\n' % ((round(now, 6), st.pid, st.started)
                                          + tuple(sys.version_info[:3])
                                          + (",".join(quoted[2:]), quoted[0], quoted[1]))
     try:
@@ -114,7 +117,7 @@ def _start_line(st, argv):
     except UnicodeEncodeError:
         pass
     from .events import line
-    return line("start", st.t0, {"started": round(time.time() - now, 6),
+    return line("start", st.t0, {"started": st.started,
                                  "python": "%d.%d.%d" % sys.version_info[:3], "argv": argv,
                                  "phase": st.phase, "stage": st.stage})
 

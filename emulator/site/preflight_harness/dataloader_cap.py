@@ -33,6 +33,8 @@ class CappedIterator(object):
         return self
 
     def __next__(self):
+        tracer = core.state.trace
+        start = tracer.now() if tracer is not None else None
         if self._count >= self._limit:
             stop = StopIteration()
             try:
@@ -40,13 +42,23 @@ class CappedIterator(object):
                 core.state.cap_stops[id(stop)] = stop
             except Exception as exc:
                 core.harness_error("DataLoader cap", exc)
+            if tracer is not None:  # the wait: shutting its workers down
+                core.guard("trace batch", self._traced, tracer, start, "cap")
             raise stop
         try:
             batch = next(self._it)
         except StopIteration:
+            if tracer is not None:
+                core.guard("trace batch", self._traced, tracer, start, "exhausted")
             core.guard("DataLoader end", self._end)
             raise
+        except Exception as exc:
+            if tracer is not None:
+                core.guard("trace batch", self._traced, tracer, start, None, type(exc).__name__)
+            raise
         self._count += 1
+        if tracer is not None:
+            core.guard("trace batch", self._traced, tracer, start)
         _last[0] = weakref.ref(self)
         core.guard("DataLoader batch", loop_cut.pulled, sys._getframe(1))
         core.guard("DataLoader batch", measure.note_batch, batch, self._loader)
@@ -61,6 +73,22 @@ class CappedIterator(object):
         if name == "_it":
             raise AttributeError(name)
         return getattr(self._it, name)
+
+    def _traced(self, tracer, start, end=None, failed=None):
+        """The wait for one batch: "next batch" in the trace, `index` counting from 1; `end` says
+        why there was none."""
+        at = tracer.now()
+        loader = self._loader
+        dataset = getattr(loader, "dataset", None)
+        args = {"loader": type(dataset if dataset is not None else loader).__name__,
+                "index": self._count + (end is not None or failed is not None),
+                "workers": getattr(loader, "num_workers", 0)}
+        if end is not None:
+            args["end"] = end
+        if failed is not None:
+            args["error"] = failed
+        tracer.complete("next batch", "data", start, at, args)
+        tracer.memory(at)
 
     def _end(self):
         if self._training and not self._ended:

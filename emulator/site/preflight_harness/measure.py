@@ -105,6 +105,12 @@ class _Window(object):
         self.layer_calls = 0
         self.hooks = None
         self.forward_hook = None
+        # Tracing (trace.py): each layer's call as a span, and the modelled GPU memory.
+        self.trace = None
+        self.pre_hook = None
+        self.names = {}                # id(module) -> its qualified name in its model
+        self.starts = []               # (module, when its forward began), innermost last
+        self.sampled = None            # (allocated, peak) last written to the trace
 
     def rebase(self, batch):
         base = Segments()
@@ -154,13 +160,53 @@ class _Window(object):
             del self.saved[key]
             self.saved_segments.add(entry[1], -1)
 
+    def is_layer(self, module):
+        # A layer computes by itself: a leaf, or attention, which computes with its
+        # projections' weights without calling them.
+        return not module._modules or isinstance(module, self.torch.nn.MultiheadAttention)
+
     def layer_called(self, module, inputs, output):
-        if module._modules and not isinstance(module, self.torch.nn.MultiheadAttention):
-            return  # counted in its layers (attention computes with its projections' weights)
+        end = self.trace.now() if self.trace is not None else None
+        if not self.is_layer(module):
+            return  # counted in its layers
         trained = self.torch.is_grad_enabled()
         flops = _layer_flops(self.torch, module, inputs, output)
         self.flops += flops * (3 if trained else 1)  # backward: input and weight gradients
         self.layer_calls += KERNELS_PER_LAYER if trained else 1
+        if self.trace is not None:
+            self.layer_traced(module, inputs, flops, end)
+
+    def layer_starting(self, module, inputs):
+        try:
+            if self.is_layer(module):
+                self.starts.append((module, self.trace.now()))
+        except Exception:
+            pass
+
+    def layer_traced(self, module, inputs, flops, end):
+        start = None
+        while self.starts:  # entries above this layer's are calls that raised
+            called, at = self.starts.pop()
+            if called is module:
+                start = at
+                break
+        if start is None:
+            return
+        tensor = self.torch.Tensor
+        shapes = [[int(n) for n in x.shape] for x in inputs[:4] if isinstance(x, tensor)]
+        kind = type(module).__name__
+        self.trace.complete(self.names.get(id(module)) or kind, "layer", start, end,
+                            {"type": kind, "input_shapes": shapes, "flops": int(flops)})
+        self.trace_gpu(end)
+
+    def trace_gpu(self, at, peak=None):
+        """The modelled GPU memory as a trace counter, when it changed: what is held now
+        (kept, the batch, the activations alive) and the peak so far."""
+        allocated = self.base.merged(self.saved_segments).reserved()
+        sample = (allocated, max(allocated, self.peak if peak is None else peak))
+        if sample != self.sampled:
+            self.sampled = sample
+            self.trace.counter("virtual GPU", at, {"allocated": sample[0], "peak": sample[1]})
 
 
 class _Saved(object):
@@ -247,8 +293,32 @@ def _open(torch):
     window.hooks = hooks
     register = getattr(torch.nn.modules.module, "register_module_forward_hook", None)
     if register is not None:
-        window.forward_hook = register(window.layer_called)
+        window.forward_hook = register(
+            lambda module, inputs, output: core.guard("layer", window.layer_called, module,
+                                                      inputs, output))
     _m["open"], _m["opened"] = window, time.monotonic()
+    if core.state.trace is not None and register is not None:
+        core.guard("trace layers", _trace_layers, torch, window)
+
+
+def _trace_layers(torch, window):
+    """Each layer's forward in the window as a span, named by its place in its model."""
+    register = getattr(torch.nn.modules.module, "register_module_forward_pre_hook", None)
+    if register is None:
+        return
+    for model in list(_models):
+        for name, module in model.named_modules():
+            window.names.setdefault(id(module), name or type(module).__name__)
+    window.trace = core.state.trace
+    window.pre_hook = register(window.layer_starting)
+    window.trace_gpu(_m["opened"])
+
+
+def trace_gpu(at):
+    """backward() returned: the activations it freed leave the modelled GPU memory."""
+    window = _m["open"]
+    if window and window.trace is not None:
+        window.trace_gpu(at)
 
 
 def _stop():
@@ -256,7 +326,8 @@ def _stop():
     if not window:
         return None
     for undo in (lambda: window.hooks.__exit__(None, None, None),
-                 lambda: window.forward_hook.remove() if window.forward_hook else None):
+                 lambda: window.forward_hook.remove() if window.forward_hook else None,
+                 lambda: window.pre_hook.remove() if window.pre_hook else None):
         try:
             undo()
         except Exception:
@@ -265,7 +336,8 @@ def _stop():
 
 
 def _close(torch, frame):
-    seconds = time.monotonic() - _m["opened"]
+    end = time.monotonic()
+    seconds = end - _m["opened"]
     window = _stop()
     _m["done"] = True
     kept = Segments()
@@ -279,12 +351,21 @@ def _close(torch, frame):
         step.add(largest_parameter)
     peak = max(window.peak, step.reserved())
     parameters = sum(1 for _ in _optimized_params())
+    if window.trace is not None:
+        core.guard("trace step", _trace_step, window, end, seconds, peak)
     core.emit("step_measure", seconds=round(seconds, 6), flops=int(window.flops),
               ops=window.layer_calls + KERNELS_PER_PARAMETER * parameters,
               live_bytes=kept.reserved(), step_bytes=max(0, peak - kept.reserved()),
               replicas=_replicas(torch), batch_size=_m["batch_size"],
               batches_per_epoch=_m["batches"], stage=core.state.stage,
               where=frames.where(frame))
+
+
+def _trace_step(window, end, seconds, peak):
+    window.trace_gpu(end, peak)
+    window.trace.complete("measured step", "step", _m["opened"], end,
+                          {"flops": int(window.flops), "seconds": round(seconds, 6)})
+    window.starts = []
 
 
 def _layer_flops(torch, module, inputs, output):

@@ -18,14 +18,24 @@ def install(torch):
     if st.torch_patched:
         return
     st.torch_patched = True
+    core.guard("trace", _start_trace)
     for patch in (_patch_dataset, _patch_dataloader, _patch_module, _patch_autograd,
-                  _patch_optimizer, _patch_save, _patch_load):
+                  _patch_optimizer, _patch_save, _patch_load, _patch_fetch):
         try:
             patch(torch)
         except Exception as exc:
             core.harness_error(patch.__name__, exc)
     core.guard("virtual_gpu", __import__(__package__ + ".virtual_gpu", fromlist=["_"]).install, torch)
     core.guard("ranks", __import__(__package__ + ".ranks", fromlist=["_"]).install, torch)
+
+
+def _start_trace():
+    """The trace (trace.py), unless PREFLIGHT_TRACE=0 (benchmarks measure its cost with it)."""
+    if os.environ.get("PREFLIGHT_TRACE", "1") == "0":
+        return
+    from . import trace
+    trace.start()
+    core.state.trace = trace
 
 
 def _patch_dataset(torch):
@@ -110,15 +120,44 @@ def _patch_module(torch):
         stages.on_eval_work("forward in eval mode" if in_eval else "forward under no_grad",
                             frame, grad_only=not in_eval)
 
+    traced_types = {}  # module class -> traced as a forward (not a transform)
+
+    def forward_ended(tracer, obj, start, failed):
+        cls = type(obj)
+        traced = traced_types.get(cls)
+        if traced is None:
+            traced = traced_types[cls] = not cls.__module__.startswith(_NOT_MODELS)
+        if traced:
+            end = tracer.now()
+            args = {"training": bool(obj.training)}
+            if failed is not None:
+                args["error"] = failed
+            tracer.complete("forward " + cls.__name__, "forward", start, end, args)
+
     @functools.wraps(original_call)
     def __call__(self, *args, **kwargs):
-        if depth["call"] == 0 and core.state.stage != "checkpoint":
+        st = core.state
+        if depth["call"] != 0 or st.trace is None:
+            if depth["call"] == 0 and st.stage != "checkpoint":
+                core.guard("Module.__call__", forward_started, self, sys._getframe(1))
+            depth["call"] += 1
+            try:
+                return original_call(self, *args, **kwargs)
+            finally:
+                depth["call"] -= 1
+        if st.stage != "checkpoint":
             core.guard("Module.__call__", forward_started, self, sys._getframe(1))
+        tracer, failed = st.trace, None
         depth["call"] += 1
+        start = tracer.now()
         try:
             return original_call(self, *args, **kwargs)
+        except BaseException as exc:
+            failed = type(exc).__name__
+            raise
         finally:
             depth["call"] -= 1
+            core.guard("trace forward", forward_ended, tracer, self, start, failed)
 
     def mode_set(obj, mode, frame):
         while frame is not None and frame.f_code.co_filename == torch_module_file:
@@ -170,9 +209,26 @@ def _patch_autograd(torch):
         core.guard("backward", loss_check.on_backward, torch, args, kwargs, sys._getframe(1))
         core.guard("backward", dataloader_cap.mark_training)
         core.guard("backward", loop_cut.on_step, sys._getframe(1))
-        return original(*args, **kwargs)
+        tracer = core.state.trace
+        if tracer is None:
+            return original(*args, **kwargs)
+        start = tracer.now()
+        try:
+            result = original(*args, **kwargs)
+        except BaseException as exc:
+            core.guard("trace backward", _backward_ended, tracer, start, type(exc).__name__)
+            raise
+        core.guard("trace backward", _backward_ended, tracer, start, None)
+        return result
 
     torch.autograd.backward = backward
+
+
+def _backward_ended(tracer, start, failed):
+    end = tracer.now()
+    tracer.complete("backward", "backward", start, end, {"error": failed} if failed else None)
+    measure.trace_gpu(end)
+    tracer.memory(end)
 
 
 def _patch_optimizer(torch):
@@ -182,11 +238,24 @@ def _patch_optimizer(torch):
     register_pre = getattr(optimizer_module, "register_optimizer_step_pre_hook", None)
     register_post = getattr(optimizer_module, "register_optimizer_step_post_hook", None)
 
-    def step_started(*_):
+    started = {}  # id(optimizer) -> when its step() began, while tracing
+
+    def step_started(optimizer=None, *_):
         if core.state.stage != "train":
             core.guard("optimizer.step", stages.on_train, "optimizer.step()", sys._getframe(1))
+        if core.state.trace is not None:
+            started.setdefault(id(optimizer), core.state.trace.now())
+
+    def step_traced(tracer, optimizer):
+        start = started.pop(id(optimizer), None)
+        if start is not None:
+            end = tracer.now()
+            tracer.complete("optimizer step " + type(optimizer).__name__, "optimizer", start, end)
+            tracer.memory(end)
 
     def step_ended(optimizer, *_):
+        if core.state.trace is not None:
+            core.guard("trace optimizer", step_traced, core.state.trace, optimizer)
         core.guard("optimizer.step", measure.after_step, torch, optimizer, sys._getframe(1))
         core.guard("optimizer.step", loop_cut.on_step, sys._getframe(1))
 
@@ -207,7 +276,7 @@ def _patch_optimizer(torch):
             depth["step"] += 1  # a subclass's step() calling its wrapped parent's
             try:
                 if depth["step"] == 1:
-                    step_started()
+                    step_started(self)
                 result = step(self, *args, **kwargs)
             finally:
                 depth["step"] -= 1
@@ -239,12 +308,19 @@ def _patch_save(torch):
     def save(obj, f, *args, **kwargs):
         caller = sys._getframe(1)
         previous = core.guard("torch.save", stages.on_checkpoint, caller)
+        tracer = core.state.trace
+        start = tracer.now() if tracer is not None else None
         try:
             result = original(obj, f, *args, **kwargs)
         except Exception as exc:
+            if tracer is not None:
+                core.guard("trace torch.save", _checkpoint_traced, tracer, "torch.save", f, start,
+                           type(exc).__name__)
             core.guard("torch.save", report.escaped, exc, caller, "torch.save",
                    report.path_argument(f))
             raise
+        if tracer is not None:
+            core.guard("trace torch.save", _checkpoint_traced, tracer, "torch.save", f, start, None)
         core.guard("torch.save", stages.after_checkpoint, previous, caller)
         core.guard("torch.save", _note_save, f, caller)
         return result
@@ -273,6 +349,87 @@ def _patch_load(torch):
         if core.state.trained:
             core.guard("torch.load", stages.on_eval_work, "torch.load() after training",
                        sys._getframe(1), False)
-        return original(*args, **kwargs)
+        tracer = core.state.trace
+        if tracer is None:
+            return original(*args, **kwargs)
+        f = args[0] if args else kwargs.get("f")
+        size = core.guard("trace torch.load", _file_size, f)
+        start = tracer.now()
+        try:
+            result = original(*args, **kwargs)
+        except Exception as exc:
+            core.guard("trace torch.load", _checkpoint_traced, tracer, "torch.load", f, start,
+                       type(exc).__name__, size)
+            raise
+        core.guard("trace torch.load", _checkpoint_traced, tracer, "torch.load", f, start, None,
+                   size)
+        return result
 
     torch.load = load
+
+
+def _file_size(f):
+    path = report.path_argument(f)
+    return os.stat(path).st_size if path else None
+
+
+def _checkpoint_traced(tracer, name, f, start, failed, size=None):
+    """A checkpoint span: the bytes after a save, before a load (`size`)."""
+    end = tracer.now()
+    path = report.path_argument(f)
+    if path and failed is None and name == "torch.save":
+        try:
+            size = os.stat(path).st_size
+        except OSError:
+            size = None
+    args = {"path": os.path.normpath(os.path.join(os.getcwd(), path)) if path else None,
+            "bytes": size, "seconds": round(end - start, 6)}
+    if failed is not None:
+        args["error"] = failed
+    tracer.complete(name, "checkpoint", start, end, args)
+
+
+def _patch_fetch(torch):
+    """Each batch a DataLoader worker (or, without workers, the loader itself) fetches, traced
+    in the process that fetches it."""
+    if core.state.trace is None:
+        return
+    fetch = sys.modules.get("torch.utils.data._utils.fetch")
+    for name in ("_MapDatasetFetcher", "_IterableDatasetFetcher"):
+        cls = getattr(fetch, name, None)
+        original = getattr(cls, "fetch", None)
+        if original is not None and not getattr(original, "_preflight", False):
+            cls.fetch = _traced_fetch(original)
+
+
+def _traced_fetch(original):
+    @functools.wraps(original)
+    def fetch(self, possibly_batched_index):
+        tracer, failed = core.state.trace, None
+        start = tracer.now()
+        try:
+            return original(self, possibly_batched_index)
+        except BaseException as exc:
+            failed = type(exc).__name__
+            raise
+        finally:
+            core.guard("trace fetch", _fetch_traced, tracer, start, possibly_batched_index, failed)
+
+    fetch._preflight = True
+    return fetch
+
+
+def _fetch_traced(tracer, start, index, failed):
+    end = tracer.now()
+    tracer.in_worker()
+    args = {}
+    try:
+        args["items"] = len(index)
+    except TypeError:
+        pass  # one item: batch_size=None
+    if failed == "StopIteration":
+        args["end"] = True  # an IterableDataset ran out
+    elif failed is not None:
+        args["error"] = failed
+    tracer.complete("fetch batch", "data", start, end, args)
+    tracer.memory(end)

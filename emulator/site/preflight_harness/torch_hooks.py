@@ -370,7 +370,10 @@ def _patch_load(torch):
 
 def _file_size(f):
     path = report.path_argument(f)
-    return os.stat(path).st_size if path else None
+    try:
+        return os.stat(path).st_size if path else None
+    except OSError:
+        return None  # torch.load itself reports a missing file
 
 
 def _checkpoint_traced(tracer, name, f, start, failed, size=None):

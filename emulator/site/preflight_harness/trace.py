@@ -34,6 +34,8 @@ except ImportError:
         return _ident() & 0x7fffffff
 
 _current_thread = None  # threading.current_thread, once start() ran (torch imported threading)
+# Python 3.6 has no os.register_at_fork: each record checks the pid instead (a system call).
+_CHECK_PID = not hasattr(os, "register_at_fork")
 
 
 class _Buffer(object):
@@ -91,6 +93,7 @@ def _forked():
         _b = _Buffer()
     except Exception as exc:
         core.harness_error("trace fork", exc)
+    return _b
 
 
 def _at_exit():
@@ -109,6 +112,8 @@ def micros(at):
 def complete(name, cat, start_at, end_at, args=None):
     """An X event from monotonic `start_at` to `end_at`."""
     b = _b
+    if _CHECK_PID and os.getpid() != b.pid:
+        b = _forked()
     if b.count >= MAX_EVENTS:
         _drop(b, end_at)
         return
@@ -125,6 +130,8 @@ def complete(name, cat, start_at, end_at, args=None):
 def counter(name, at, series):
     """A C event: `series` maps each series' name to a number."""
     b = _b
+    if _CHECK_PID and os.getpid() != b.pid:
+        b = _forked()
     if b.count >= MAX_EVENTS:
         _drop(b, at)
         return
@@ -195,7 +202,7 @@ def flush():
     if b is None:
         return
     if os.getpid() != b.pid:
-        _forked()  # Python < 3.7 has no register_at_fork: drop what the parent buffered
+        _forked()  # Python 3.6: a child's first write; what the parent buffered is dropped
         return
     if not b.lock.acquire(False):
         return  # another thread is writing; it or the next flush takes these
@@ -297,6 +304,8 @@ def _value(value, depth=0):
         return "true" if value else "false"
     if kind is int:
         return "%d" % value
+    if kind is float:
+        return repr(value) if value - value == 0 else "null"  # NaN and infinities: not JSON
     if value is None:
         return "null"
     if kind is list and depth < 3:

@@ -31,6 +31,7 @@ Command cache_command();
 Command explain_command();
 Command init_command();
 Command completion_command();
+Command show_command();
 
 // Runs the command line; returns the exit status (docs/errors.md).
 int main_with_args(int argc, char** argv);
@@ -45,10 +46,10 @@ int report_error(const Error& error);
 std::optional<int> enter_user_namespace();
 
 // What every command about one job takes: the job file, --platform, --image and the report
-// files (--json, --junit, --sarif).
+// files (--json, --junit, --sarif, --html; `run` adds --trace).
 struct JobOptions {
   std::string job = "job.yaml";
-  std::string platform, image, json, junit, sarif;
+  std::string platform, image, json, junit, sarif, html, trace;
   bool strict = false;  // predictions the dry run did not refute fail the gate
 };
 void add_job_options(CLI::App& app, JobOptions& options);

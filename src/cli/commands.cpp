@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/command.hpp"
+#include "pipeline/run_files.hpp"
 #include "report/ci_reports.hpp"
 #include "sandbox/user_namespace.hpp"
 
@@ -28,6 +29,7 @@ void add_job_options(CLI::App& app, JobOptions& options) {
   app.add_option("--json", options.json, "write report.json v1 to FILE");
   app.add_option("--junit", options.junit, "write a JUnit XML test report to FILE");
   app.add_option("--sarif", options.sarif, "write a SARIF 2.1.0 log (for code scanning) to FILE");
+  app.add_option("--html", options.html, "write the report as one self-contained HTML page to FILE");
   app.add_flag("--strict", options.strict,
                "treat the static checks' predictions as errors unless the dry run refutes them");
 }
@@ -63,7 +65,11 @@ Status write_reports(const report::Report& report, const JobOptions& options,
   if (!options.junit.empty())
     if (auto written = report::write_report_file(options.junit, report::to_junit(report)); !written)
       return written;
-  if (!options.sarif.empty()) return write_sarif(report, options.sarif, workspace);
+  if (!options.sarif.empty())
+    if (auto written = write_sarif(report, options.sarif, workspace); !written) return written;
+  if (!options.html.empty())
+    if (auto written = pipeline::write_html(report, options.html); !written) return written;
+  if (!options.trace.empty()) return pipeline::write_trace(report, options.trace);
   return Ok{};
 }
 
@@ -83,9 +89,9 @@ int main_with_args(int argc, char** argv) {
   CLI::App app{"Preflight: run a deep-learning job as its platform would, before you submit it."};
   app.set_version_flag("--version", std::string("preflight ") + PREFLIGHT_VERSION);
   app.require_subcommand(1);
-  const std::vector<Command> table = {run_command(),      check_command(), platforms_command(),
-                                      platform_command(), image_command(), cache_command(),
-                                      explain_command(),  init_command(),  completion_command()};
+  const std::vector<Command> table = {
+      run_command(),   check_command(),   platforms_command(), platform_command(), image_command(),
+      cache_command(), explain_command(), init_command(),      show_command(),     completion_command()};
   std::vector<std::pair<CLI::App*, Action>> actions;
   for (const auto& command : table) {
     CLI::App* sub = app.add_subcommand(command.name, command.summary);

@@ -60,6 +60,8 @@ Command run_command() {
             app.add_option("--steps", args->steps,
                            "batches per DataLoader loop (default: the job's dryrun.steps, 2)")
                 ->check(CLI::PositiveNumber);
+            app.add_option("--trace", args->trace,
+                           "write the dry run's trace (Chrome Trace Event format, gzip) to FILE");
             app.add_option("--timeout", args->timeout, "stop the dry run after DURATION (e.g. 90s, 10m)");
             app.add_flag("-q,--quiet", args->quiet, "do not echo the job's output nor show a status line");
             app.add_flag(

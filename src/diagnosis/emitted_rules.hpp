@@ -10,7 +10,7 @@
 
 namespace preflight::diagnosis {
 
-inline constexpr std::array<std::string_view, 23> kEmittedCheckRules = {
+inline constexpr std::array<std::string_view, 24> kEmittedCheckRules = {
     "argument-not-accepted",
     "conda-needs-network",
     "download-needs-network",
@@ -18,6 +18,7 @@ inline constexpr std::array<std::string_view, 23> kEmittedCheckRules = {
     "env-not-set",
     "image-without-python",
     "import-not-in-image",
+    "input-bound",
     "output-left-empty",
     "path-not-on-platform",
     "pip-needs-network",

@@ -13,11 +13,14 @@
 #include "image/image_store.hpp"
 #include "pipeline/check_job.hpp"
 #include "pipeline/estimate.hpp"
+#include "pipeline/input_bound.hpp"
 #include "pipeline/input_sample.hpp"
 #include "pipeline/job_context.hpp"
 #include "pipeline/job_report.hpp"
 #include "pipeline/outputs.hpp"
 #include "pipeline/predictions.hpp"
+#include "pipeline/run_files.hpp"
+#include "pipeline/run_trace.hpp"
 #include "pipeline/stage_watch.hpp"
 #include "pipeline/stages.hpp"
 #include "plan/run_plan.hpp"
@@ -45,6 +48,11 @@ std::string make_job_id(const std::string& name) {
   auto now = std::chrono::system_clock::now();
   return fmt::format("{}-{:%Y%m%d-%H%M%S}-{:04x}", name,
                      fmt::localtime(std::chrono::system_clock::to_time_t(now)), random() & 0xffff);
+}
+
+// Seconds since the epoch, as the harness's `started` counts them.
+double wall_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 bool host_has_module(const std::string& module) {
@@ -132,6 +140,8 @@ Status sample_inputs(const spec::JobSpec& job, plan::RunPlan& plan, const Consol
 struct JobRun {
   sandbox::ContainerExit exit;
   model::RunOutcome outcome;
+  harness::HarnessTrace trace;
+  double started = 0;                        // wall-clock seconds when the container started
   double setup_seconds = 0;                  // when the launcher's setup marker came
   std::vector<model::Finding> lost_outputs;  // files written where the platform drops them
 };
@@ -144,6 +154,10 @@ report::Report stopped_before_run(const JobContext& context, std::vector<model::
   report.notes.push_back(
       "the static checks found an error that holds whatever the job does, so the job was not run "
       "(preflight run --run-anyway runs it)");
+  static const harness::HarnessEvents kNone;
+  TraceSources nothing_ran;
+  nothing_ran.events = &kNone;
+  attach_trace(report, make_trace(std::move(nothing_ran), report));
   return report;
 }
 
@@ -170,6 +184,7 @@ Result<JobRun> run_in_container(const JobContext& context, const plan::RunPlan& 
   OutputCollector output(console, !plan.setup.empty(), Clock::now());
   std::optional<StageWatch> watch;
   if (console.step) watch.emplace(layout.events(), console.step, !plan.setup.empty());
+  const double started = wall_seconds();
   auto exit = runtime.run(plan, context.image.rootfs,
                           [&](auto stream, std::string_view line) { output.add(stream, line); });
   watch.reset();
@@ -179,6 +194,7 @@ Result<JobRun> run_in_container(const JobContext& context, const plan::RunPlan& 
   }
 
   JobRun run;
+  run.started = started;
   run.exit = std::move(*exit);
   model::RunOutcome& outcome = run.outcome;
   outcome.exit_code = run.exit.exit_code;
@@ -191,6 +207,7 @@ Result<JobRun> run_in_container(const JobContext& context, const plan::RunPlan& 
   outcome.setup_exit = output.setup_exit();
   outcome.output = output.lines();
   outcome.events = harness::read_events(layout.events());
+  run.trace = harness::read_trace(layout.harness());
   if (outcome.timed_out && outcome.events.main_pid > 0)
     outcome.stopped_at =
         harness::read_stack_dump(layout.stacks(outcome.events.main_pid), plan.facts.code_container_dir);
@@ -248,19 +265,33 @@ report::Report assemble_report(const JobContext& context, const plan::RunPlan& p
                          evidence, options.strict);
   findings.insert(findings.end(), run.lost_outputs.begin(), run.lost_outputs.end());
 
+  context.policies.checks.complete(findings);  // their stages, for the estimate's first failure
+  auto clamps = report::clamps_of(outcome.events.clamps, facts.code_container_dir);
+  auto estimate = estimate_run(outcome.events, clamps, findings, facts);
+  if (estimate) {
+    estimate->data_wait_seconds = data_wait_per_step(outcome.events, run.trace);
+    if (auto input_bound = input_bound_finding(*estimate, facts, outcome.events))
+      findings.push_back(std::move(*input_bound));
+  }
+
   auto report = job_report(context, std::move(findings));
   report.notes = std::move(notes);
-  report.clamps = report::clamps_of(outcome.events.clamps, facts.code_container_dir);
-  report.estimate = estimate_run(outcome.events, report.clamps, report.findings, facts);
+  report.clamps = std::move(clamps);
+  report.estimate = std::move(estimate);
   report.stages = stage_results(outcome.events, failed_stage(report.findings), !plan.setup.empty(),
                                 run.setup_seconds, run.exit.seconds);
+  report.run_dir = plan.layout().dir();
+  TraceSources sources{&outcome.events,   std::move(run.trace), run.started,
+                       run.setup_seconds, !plan.setup.empty(),  run.exit.seconds};
+  attach_trace(report, make_trace(std::move(sources), report));
   return report;
 }
 
 }  // namespace
 
 Result<report::Report> dry_run_loaded(const JobContext& context, const DryRunOptions& options,
-                                      const Console& console, sandbox::ContainerRuntime& runtime) {
+                                      const Console& console, sandbox::ContainerRuntime& runtime,
+                                      Clock::time_point started) {
   // The static checks open every run; a certain error among them ends it before the container
   // starts. The rest are predictions, for the dry run to settle.
   auto static_results = static_findings(context, runtime);
@@ -286,8 +317,13 @@ Result<report::Report> dry_run_loaded(const JobContext& context, const DryRunOpt
       fmt::format("running {} on {} as {}", context.job.name, context.profile.name, plan->facts.user));
   auto run = run_in_container(context, *plan, runtime, console);
   if (!run) return std::move(run).error();
-  return assemble_report(context, *plan, std::move(*static_results), std::move(notes), std::move(*run),
-                         options);
+  auto report =
+      assemble_report(context, *plan, std::move(*static_results), std::move(notes), std::move(*run), options);
+  report.duration_s = std::chrono::duration<double>(Clock::now() - started).count();
+  // Kept for `preflight show`, while the run still holds its folder.
+  if (auto written = write_run_files(report); !written)
+    report.notes.push_back("the run folder's report files could not be written: " + written.error().str());
+  return report;
 }
 
 Result<report::Report> dry_run(const DryRunOptions& options, const Console& console,
@@ -295,8 +331,9 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
   const auto started = Clock::now();
   auto loaded = load_job_context({options.job_file, options.platform, options.image}, console.progress);
   if (!loaded) return std::move(loaded).error();
-  auto report = dry_run_loaded(*loaded, options, console, runtime);
-  if (report) report->duration_s = std::chrono::duration<double>(Clock::now() - started).count();
+  auto report = dry_run_loaded(*loaded, options, console, runtime, started);
+  if (report && report->run_dir.empty())
+    report->duration_s = std::chrono::duration<double>(Clock::now() - started).count();
   return report;
 }
 

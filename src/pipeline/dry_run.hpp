@@ -43,7 +43,10 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
 
 // The same for a job already loaded (its job file, platform and image options are not read
 // again): static checks, then the run unless they found a certain error, then the report.
-Result<report::Report> dry_run_loaded(const JobContext& context, const DryRunOptions& options,
-                                      const Console& console, sandbox::ContainerRuntime& runtime);
+// `started`: when the command began, for the report's duration.
+Result<report::Report> dry_run_loaded(
+    const JobContext& context, const DryRunOptions& options, const Console& console,
+    sandbox::ContainerRuntime& runtime,
+    std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now());
 
 }  // namespace preflight::pipeline

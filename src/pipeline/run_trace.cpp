@@ -117,6 +117,7 @@ std::vector<json> job_track(const TraceSources& sources, const report::Report& r
     if (failed_span) {
       end = spans[*failed_span].end;
       begin = std::clamp(struck, spans[*failed_span].begin, end);
+      if (begin == end) begin = std::max(spans[*failed_span].begin, end - 1);  // a span has a length
     }
     json args = {{"category", failure->category},
                  {"rule", failure->rule},
@@ -191,6 +192,9 @@ RunTrace make_trace(TraceSources sources, const report::Report& report, std::siz
   std::set<int> named;
   std::set<int> seen;
   for (const auto& record : sources.harness.records) {
+    // A span shorter than the clock's microsecond says nothing, and viewers order an empty
+    // span that starts with another one differently (speedscope closes it before it opens).
+    if (record.phase == 'X' && record.dur == 0) continue;
     json event = record_event(record, origin);
     seen.insert(record.pid);
     if (record.phase == 'M' && record.name == "process_name") named.insert(record.pid);

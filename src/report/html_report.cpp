@@ -58,7 +58,7 @@ std::string page_header(const Report& report) {
                          html_escape(short_digest(report.image_digest)));
   std::string facts = fact("platform", html_escape(report.platform)) + fact("image", image) +
                       fact("job file", "<span class=\"mono\">" + html_escape(report.job_file) + "</span>") +
-                      fact("duration", html_escape(readable_seconds(report.duration_s))) +
+                      fact("duration", html_escape(human_duration(report.duration_s))) +
                       fact("findings", fmt::format("{} error{}, {} warning{}", errors, errors == 1 ? "" : "s",
                                                    warnings, warnings == 1 ? "" : "s")) +
                       fact("run", report.dry_run ? "dry run" : "static checks only") +
@@ -86,7 +86,7 @@ std::string stage_timeline(const Report& report) {
     const double grow = total > 0 ? std::max(stage.seconds, 0.0) / total * 100 : 1;
     const bool ran = stage.status == "passed" || stage.status == "failed";
     const std::string name = html_escape(stage.name), status = html_escape(stage.status);
-    const std::string seconds = html_escape(readable_seconds(stage.seconds));
+    const std::string seconds = html_escape(human_duration(stage.seconds));
     out += fmt::format(
         "<div class=\"stage\" data-stage=\"{0}\" data-status=\"{1}\" style=\"flex-grow:{2:.3f}\" "
         "title=\"{0}: {1}, {3}\"><span class=\"name\">{0}</span><span class=\"secs\">{4}</span></div>\n",
@@ -201,7 +201,7 @@ std::string failure_on_platform(const Estimate& e) {
   std::string text = "strikes at " + html_escape(e.failure_stage.value_or(""));
   if (e.failure_after_steps) text += " after " + grouped(*e.failure_after_steps) + " steps";
   if (e.failure_after_hours)
-    text += ", " + html_escape(readable_seconds(*e.failure_after_hours * 3600)) + " into the run";
+    text += ", " + html_escape(human_duration(*e.failure_after_hours * 3600)) + " into the run";
   return text;
 }
 
@@ -211,9 +211,12 @@ std::string estimate_section(const Report& report) {
   const Estimate& e = *report.estimate;
   std::vector<std::pair<std::string, std::string>> rows;  // name, HTML
   if (e.step_seconds_here > 0)
-    rows.emplace_back("step time here", html_escape(readable_seconds(e.step_seconds_here)));
+    rows.emplace_back("step time here", html_escape(human_duration(e.step_seconds_here)));
+  if (e.data_wait_seconds)
+    rows.emplace_back("waiting for data",
+                      html_escape(human_duration(*e.data_wait_seconds)) + " of each step here");
   if (e.step_seconds > 0) {
-    std::string platform = html_escape(readable_seconds(e.step_seconds));
+    std::string platform = html_escape(human_duration(e.step_seconds));
     if (!e.gpu_name.empty()) platform += " on a " + html_escape(e.gpu_name);
     if (!e.step_basis.empty()) platform += "<div class=\"basis\">" + html_escape(e.step_basis) + "</div>";
     rows.emplace_back("step time on the platform", platform);
@@ -222,8 +225,10 @@ std::string estimate_section(const Report& report) {
   if (e.steps_per_epoch) rows.emplace_back("steps per epoch", grouped(*e.steps_per_epoch));
   if (e.epochs) rows.emplace_back("epochs", fmt::format("{:g}", *e.epochs));
   if (e.total_steps) rows.emplace_back("total steps", grouped(*e.total_steps));
-  if (e.run_hours)
-    rows.emplace_back("run time", "about " + html_escape(readable_seconds(*e.run_hours * 3600)));
+  if (e.run_hours) {
+    rows.emplace_back("run time", "about " + html_escape(human_duration(*e.run_hours * 3600)));
+    if (e.gpus > 0) rows.emplace_back("cost", gpu_time(*e.run_hours * e.gpus));
+  }
   if (e.gpus > 0)
     rows.emplace_back("GPUs",
                       fmt::format("{}{}", e.gpus, e.gpu_name.empty() ? "" : " × " + html_escape(e.gpu_name)));

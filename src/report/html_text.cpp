@@ -46,19 +46,6 @@ std::string html_escape(std::string_view text) {
   return out;
 }
 
-std::string readable_seconds(double seconds) {
-  if (!std::isfinite(seconds)) return "?";
-  if (seconds == 0) return "0 s";
-  if (seconds < 0) return "-" + readable_seconds(-seconds);
-  if (seconds < 0.001) return fmt::format("{:.0f} µs", seconds * 1e6);
-  if (seconds < 0.01) return fmt::format("{:.1f} ms", seconds * 1000);
-  if (seconds < 1) return fmt::format("{:.0f} ms", seconds * 1000);
-  if (seconds < 10) return fmt::format("{:.2f} s", seconds);
-  if (seconds < 90) return fmt::format("{:.1f} s", seconds);
-  if (seconds < 90 * 60) return fmt::format("{:.1f} min", seconds / 60);
-  return fmt::format("{:.1f} h", seconds / 3600);
-}
-
 std::string grouped(long long number) {
   const std::string digits = std::to_string(number < 0 ? -(number + 1) + 1ULL : number + 0ULL);
   std::string out;

@@ -33,7 +33,10 @@ nlohmann::json optional(const std::optional<T>& value) {
 nlohmann::json estimate_json(const Estimate& e) {
   using nlohmann::json;
   json out = {{"step_seconds",
-               {{"here", e.step_seconds_here}, {"platform", e.step_seconds}, {"basis", e.step_basis}}},
+               {{"here", e.step_seconds_here},
+                {"data_wait", optional(e.data_wait_seconds)},
+                {"platform", e.step_seconds},
+                {"basis", e.step_basis}}},
               {"batch_size", optional(e.batch_size)},
               {"steps_per_epoch", optional(e.steps_per_epoch)},
               {"epochs", optional(e.epochs)},

@@ -2,6 +2,7 @@
 // v1 (the contract in docs/formats.md) and as a terminal summary.
 #pragma once
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
@@ -38,6 +39,9 @@ struct Estimate {
   double step_seconds_here = 0;  // the measured step on this machine
   double step_seconds = 0;       // the same step on the platform
   std::string step_basis;        // how step_seconds was found
+  // How long a training step waited for its batch here (pipeline/input_bound.hpp); the rest
+  // of step_seconds_here computed.
+  std::optional<double> data_wait_seconds;
   std::optional<int> batch_size;
   std::optional<long long> steps_per_epoch;  // the training DataLoader's length, not capped
   std::optional<double> epochs;              // the real run's, before clamping
@@ -72,6 +76,10 @@ struct Report {
   std::vector<std::string> notes;    // what the dry run changed about the job: "input X sampled: ..."
   std::optional<Estimate> estimate;  // when a training step was measured
   double duration_s = 0;
+  // The run folder kept in the cache (docs/formats.md "Run folder"); empty when no container ran.
+  std::filesystem::path run_dir;
+  nlohmann::json trace;    // the dry run's trace (docs/formats.md "trace.json.gz"); null for a check
+  std::string trace_gzip;  // the same as trace.json.gz holds it
 };
 
 // "fail" when a finding is an error, else "pass".

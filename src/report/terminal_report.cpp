@@ -52,21 +52,13 @@ std::string clamp_list(const std::vector<Clamp>& clamps) {
   return out;
 }
 
-// "0.4 ms", "12 s", "25 min", "3.5 h".
-std::string duration(double seconds) {
-  if (seconds < 0.01) return fmt::format("{:.1f} ms", seconds * 1000);
-  if (seconds < 1) return fmt::format("{:.0f} ms", seconds * 1000);
-  if (seconds < 90) return fmt::format("{:.0f} s", seconds);
-  if (seconds < 90 * 60) return fmt::format("{:.0f} min", seconds / 60);
-  return fmt::format("{:.1f} h", seconds / 3600);
-}
-
 void print_estimate(const Estimate& e, std::ostream& out, const Palette& p) {
   std::string step = "a training step";
   if (e.batch_size) step += fmt::format(" at batch size {}", *e.batch_size);
-  step += " took " + duration(e.step_seconds_here) + " here";
+  step += " took " + human_duration(e.step_seconds_here) + " here";
+  if (e.data_wait_seconds) step += " (" + human_duration(*e.data_wait_seconds) + " of it waiting for data)";
   if (e.step_seconds != e.step_seconds_here && !e.gpu_name.empty())
-    step += ", about " + duration(e.step_seconds) + " on a " + e.gpu_name;
+    step += ", about " + human_duration(e.step_seconds) + " on a " + e.gpu_name;
   if (e.gpu_needed_bytes)
     step += fmt::format("; it needs about {} of the GPU's {}", human_size(*e.gpu_needed_bytes),
                         human_size(e.gpu_available_bytes));
@@ -76,12 +68,14 @@ void print_estimate(const Estimate& e, std::ostream& out, const Palette& p) {
     std::string run = fmt::format("the whole run is {} training steps", *e.total_steps);
     if (e.epochs && e.steps_per_epoch)
       run += fmt::format(" ({:g} epochs of {})", *e.epochs, *e.steps_per_epoch);
-    out << p.dim("estimate:") << " " << run << ", about " << duration(*e.run_hours * 3600) << on << "\n";
+    out << p.dim("estimate:") << " " << run << ", about " << human_duration(*e.run_hours * 3600) << on
+        << "\n";
   }
   if (e.failure_stage && e.failure_after_hours && e.gpu_hours_saved) {
     out << p.dim("saved:") << " "
         << fmt::format("on the platform this failure strikes at {} after about {} steps, {} into the run",
-                       *e.failure_stage, *e.failure_after_steps, duration(*e.failure_after_hours * 3600));
+                       *e.failure_stage, *e.failure_after_steps,
+                       human_duration(*e.failure_after_hours * 3600));
     if (e.gpus > 0) {
       const double hours = *e.gpu_hours_saved;
       out << ": this dry run saved "

@@ -8,6 +8,7 @@
 
 #include "report/html_text.hpp"
 #include "report/trace_spans.hpp"
+#include "util/text.hpp"
 
 namespace preflight::report {
 namespace {
@@ -256,7 +257,7 @@ std::string failure_callouts(const TraceSpans& trace) {
           if (n++ < kMaxArgs)
             args += (args.empty() ? "" : ", ") + cut_text(key, 40) + "=" + shown_value(value, kMaxTraceText);
       out += fmt::format("<p class=\"callout failure\"><strong>The failure:</strong> {} at {} in {}{}</p>\n",
-                         html_escape(span.name), html_escape(readable_seconds(span.start / 1e6)),
+                         html_escape(span.name), html_escape(human_duration(span.start / 1e6)),
                          html_escape(lane.label), args.empty() ? "" : " — " + html_escape(args));
     }
   }
@@ -276,7 +277,7 @@ std::string trace_captions(const TraceSpans& trace, const std::vector<Piece>& pi
   }
   std::vector<std::string> notes = {
       fmt::format("{} in {} over {}{}", counted(spans, "span"), counted(trace.lanes.size(), "lane"),
-                  readable_seconds((trace.end - trace.start) / 1e6),
+                  human_duration((trace.end - trace.start) / 1e6),
                   trace.counters.empty() ? "" : "; " + counted(trace.counters.size(), "counter"))};
   if (merged > 0)
     notes.push_back(

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "util/untrusted_fs.hpp"
 
@@ -46,6 +47,19 @@ std::string human_size(std::uintmax_t bytes) {
   int unit = 0;
   for (; value >= 1024 && unit < 3; ++unit) value /= 1024;
   return fmt::format("{:.1f} {}", value, units[unit]);
+}
+
+std::string human_duration(double seconds) {
+  if (!std::isfinite(seconds)) return "?";
+  if (seconds < 0) return "-" + human_duration(-seconds);
+  if (seconds == 0) return "0 s";
+  if (seconds < 0.001) return fmt::format("{:.0f} µs", seconds * 1e6);
+  if (seconds < 0.01) return fmt::format("{:.1f} ms", seconds * 1000);
+  if (seconds < 1) return fmt::format("{:.0f} ms", seconds * 1000);
+  if (seconds < 10) return fmt::format("{:.1f} s", seconds);
+  if (seconds < 90) return fmt::format("{:.0f} s", seconds);
+  if (seconds < 90 * 60) return fmt::format("{:.0f} min", seconds / 60);
+  return fmt::format("{:.1f} h", seconds / 3600);
 }
 
 std::string quote_shell_word(const std::string& word, std::string_view also_plain) {

@@ -42,6 +42,8 @@ std::optional<std::filesystem::path> relative_within(const std::filesystem::path
 
 // "2.0 KiB", "1.5 GiB", "312 B": binary units, one decimal.
 std::string human_size(std::uintmax_t bytes);
+// "40 µs", "0.4 ms", "120 ms", "1.9 s", "12 s", "25 min", "3.5 h"; "?" when not finite.
+std::string human_duration(double seconds);
 
 // A word as /bin/sh reads it back: plain when it holds only letters, digits, the characters
 // "_./:=@%+,-" and those of `also_plain`, else single-quoted.

@@ -238,7 +238,7 @@ TEST(ReportHtmlReport, TraceTimelineDrawsLanesNestedSpansCountersAndTheFailure) 
             std::string::npos);
   EXPECT_NE(page.find("y=\"64\" width=\"31.000\" height=\"13\"><title>forward"), std::string::npos);
   EXPECT_NE(page.find("<polyline class=\"counter\""), std::string::npos);
-  EXPECT_NE(page.find("<strong>The failure:</strong> PermissionError at 1.95 s in train.py · main — "
+  EXPECT_NE(page.find("<strong>The failure:</strong> PermissionError at 1.9 s in train.py · main — "
                       "path=/philly/code/model.pt"),
             std::string::npos);
   EXPECT_NE(page.find(">1 s</text>"), std::string::npos);

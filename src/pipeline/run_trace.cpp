@@ -172,7 +172,8 @@ void nest_spans(std::vector<json>& events) {
 bool always_kept(const json& event) {
   if (event["ph"] == "M" || event["pid"] == kJobTrackPid) return true;
   const auto category = event.value("cat", std::string());
-  return category == "checkpoint" || category == "step";
+  return category == "checkpoint" ||
+         (category == "step" && event.value("name", std::string()) == "measured step");
 }
 
 }  // namespace

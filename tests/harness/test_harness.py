@@ -1231,8 +1231,18 @@ class TraceWithTorch(HarnessCase):
         self.assertEqual(layers, [("body.0", "Linear", [[4, 8]], 2 * 4 * 8 * 16),
                                   ("body.1", "ReLU", [[4, 16]], 0),
                                   ("body.2", "Linear", [[4, 16]], 2 * 4 * 16 * 3)])
-        step = by_cat["step"][0]
-        self.assertEqual(step["name"], "measured step")
+        step = [r for r in by_cat["step"] if r["name"] == "measured step"][0]
+        # Each training iteration is a span: the first from its batch's wait, the next from the
+        # first's step; the second is the measured step's window.
+        iterations = [r for r in by_cat["step"] if r is not step]
+        self.assertEqual([(r["name"], r["args"]) for r in iterations],
+                         [("training step 1", {"index": 1}), ("training step 2", {"index": 2})])
+        self.assertEqual((iterations[1]["ts"], iterations[1]["dur"]), (step["ts"], step["dur"]))
+        first = iterations[0]
+        self.assertEqual(first["ts"], batches and by_cat["data"][0]["ts"])
+        self.assertEqual(sorted(set(r["cat"] for r in ours if first["ts"] <= r["ts"] and
+                                    r["ts"] + r["dur"] <= first["ts"] + first["dur"] and r is not first)),
+                         ["backward", "data", "forward", "optimizer"])
         self.assertEqual(step["args"]["flops"], self.events("step_measure")[0]["flops"])
         saved, loaded, failed, missing = by_cat["checkpoint"]
         self.assertEqual((saved["name"], saved["args"]["path"], saved["args"]["bytes"]),
@@ -1263,7 +1273,7 @@ class TraceWithTorch(HarnessCase):
         self.assertTrue(all(first <= r["ts"] <= r["ts"] + r["dur"] <= last for r in ours))
         inside = [r["cat"] for r in ours if step["ts"] <= r["ts"] and
                   r["ts"] + r["dur"] <= step["ts"] + step["dur"] and r is not step]
-        self.assertEqual(sorted(set(inside)), ["backward", "data", "forward", "layer", "optimizer"])
+        self.assertEqual(sorted(set(inside)), ["backward", "data", "forward", "layer", "optimizer", "step"])
 
     def test_preflight_trace_0_writes_no_trace(self):
         code, _, err = self.run_script(TRACED_TRAINING, timeout=120, variables={"PREFLIGHT_TRACE": "0"})

@@ -144,11 +144,16 @@ TEST(PipelineRunTrace, StaysUnderItsBoundAndCountsWhatItLeftOut) {
     sources.harness.records.push_back(record);
   }
   sources.harness.records.push_back(span("torch.save", "checkpoint", 3.9, 0.01));
+  sources.harness.records.push_back(span("measured step", "step", 3.8, 0.05));
+  sources.harness.records.push_back(span("training step 99", "step", 3.7, 0.05));
   auto trace = pipeline::make_trace(std::move(sources), passing_report(), 100000);
   EXPECT_LE(trace.gzip.size(), 100000u);
   EXPECT_GT(trace.left_out, 7u);
   EXPECT_EQ(trace.json["otherData"]["preflight"]["left_out"], trace.left_out);
   EXPECT_EQ(of_category(trace.json, "checkpoint").size(), 1u);  // kept whatever the bound
+  const auto steps = of_category(trace.json, "step");           // the measured one only
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(steps[0]["name"], "measured step");
   EXPECT_EQ(of_category(trace.json, "stage").size(), 3u);
   const auto kept = of_category(trace.json, "data");
   ASSERT_FALSE(kept.empty());

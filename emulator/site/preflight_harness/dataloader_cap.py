@@ -59,6 +59,7 @@ class CappedIterator(object):
         self._count += 1
         if tracer is not None:
             core.guard("trace batch", self._traced, tracer, start)
+            core.guard("trace batch", tracer.activity, start)
         _last[0] = weakref.ref(self)
         core.guard("DataLoader batch", loop_cut.pulled, sys._getframe(1))
         core.guard("DataLoader batch", measure.note_batch, batch, self._loader)

@@ -48,6 +48,7 @@ _m = {
     "lead_steps": 0,
     "open": False,
     "opened": 0.0,
+    "opened_at": 0.0,    # the same moment as the trace sees it (the step's end)
     "done": False,
     "batch": {},         # storage -> bytes of the last batch a DataLoader yielded
     "batch_size": None,
@@ -257,8 +258,9 @@ def note_batch(batch, loader):
         window.rebase(storages)
 
 
-def after_step(torch, optimizer, frame):
-    """Called when an optimizer's step() returns."""
+def after_step(torch, optimizer, frame, at):
+    """Called when an optimizer's step() returns, at monotonic time `at` (which also ends the
+    step's spans in the trace)."""
     if _m["done"]:
         return
     lead = _m["lead"]() if _m["lead"] is not None else None
@@ -271,9 +273,9 @@ def after_step(torch, optimizer, frame):
         if os.environ.get("PREFLIGHT_MEASURE", "1") == "0":
             _m["done"] = True  # benchmarks/measure.sh: the same job without the measurement
             return
-        _open(torch)
+        _open(torch, at)
     elif _m["open"]:
-        _close(torch, frame)
+        _close(torch, frame, at)
 
 
 def abandon():
@@ -282,7 +284,7 @@ def abandon():
     _stop()
 
 
-def _open(torch):
+def _open(torch, at):
     if not hasattr(getattr(torch.autograd, "graph", None), "saved_tensors_hooks"):
         _m["done"] = True  # PyTorch before 1.10: no step is measured
         return
@@ -296,7 +298,7 @@ def _open(torch):
         window.forward_hook = register(
             lambda module, inputs, output: core.guard("layer", window.layer_called, module,
                                                       inputs, output))
-    _m["open"], _m["opened"] = window, time.monotonic()
+    _m["open"], _m["opened"], _m["opened_at"] = window, time.monotonic(), at
     if core.state.trace is not None and register is not None:
         core.guard("trace layers", _trace_layers, torch, window)
 
@@ -335,9 +337,8 @@ def _stop():
     return window
 
 
-def _close(torch, frame):
-    end = time.monotonic()
-    seconds = end - _m["opened"]
+def _close(torch, frame, at):
+    seconds = time.monotonic() - _m["opened"]
     window = _stop()
     _m["done"] = True
     kept = Segments()
@@ -352,7 +353,7 @@ def _close(torch, frame):
     peak = max(window.peak, step.reserved())
     parameters = sum(1 for _ in _optimized_params())
     if window.trace is not None:
-        core.guard("trace step", _trace_step, window, end, seconds, peak)
+        core.guard("trace step", _trace_step, window, at, seconds, peak)
     core.emit("step_measure", seconds=round(seconds, 6), flops=int(window.flops),
               ops=window.layer_calls + KERNELS_PER_PARAMETER * parameters,
               live_bytes=kept.reserved(), step_bytes=max(0, peak - kept.reserved()),
@@ -363,7 +364,9 @@ def _close(torch, frame):
 
 def _trace_step(window, end, seconds, peak):
     window.trace_gpu(end, peak)
-    window.trace.complete("measured step", "step", _m["opened"], end,
+    # The span is the iteration's (trace.step_ended), from one step's end to the next's; the
+    # seconds measured leave out the window's own setting up.
+    window.trace.complete("measured step", "step", _m["opened_at"], end,
                           {"flops": int(window.flops), "seconds": round(seconds, 6)})
     window.starts = []
 

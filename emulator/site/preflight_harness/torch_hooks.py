@@ -5,6 +5,7 @@ original behaviour and exceptions."""
 import functools
 import os
 import sys
+import time
 
 import preflight_harness as core
 from . import dataloader_cap, frames, loop_cut, loss_check, measure, report, stages
@@ -150,6 +151,8 @@ def _patch_module(torch):
         tracer, failed = st.trace, None
         depth["call"] += 1
         start = tracer.now()
+        if st.stage == "train":
+            core.guard("trace forward", tracer.activity, start)
         try:
             return original_call(self, *args, **kwargs)
         except BaseException as exc:
@@ -213,6 +216,7 @@ def _patch_autograd(torch):
         if tracer is None:
             return original(*args, **kwargs)
         start = tracer.now()
+        core.guard("trace backward", tracer.activity, start)
         try:
             result = original(*args, **kwargs)
         except BaseException as exc:
@@ -246,17 +250,20 @@ def _patch_optimizer(torch):
         if core.state.trace is not None:
             started.setdefault(id(optimizer), core.state.trace.now())
 
-    def step_traced(tracer, optimizer):
+    def step_traced(tracer, optimizer, end):
         start = started.pop(id(optimizer), None)
         if start is not None:
-            end = tracer.now()
             tracer.complete("optimizer step " + type(optimizer).__name__, "optimizer", start, end)
+            tracer.step_ended(optimizer, end)
             tracer.memory(end)
 
     def step_ended(optimizer, *_):
+        # One reading of the clock ends the step's span, its iteration's and the measured
+        # step's, so that they nest.
+        at = time.monotonic()
         if core.state.trace is not None:
-            core.guard("trace optimizer", step_traced, core.state.trace, optimizer)
-        core.guard("optimizer.step", measure.after_step, torch, optimizer, sys._getframe(1))
+            core.guard("trace optimizer", step_traced, core.state.trace, optimizer, at)
+        core.guard("optimizer.step", measure.after_step, torch, optimizer, sys._getframe(1), at)
         core.guard("optimizer.step", loop_cut.on_step, sys._getframe(1))
 
     if register_pre is not None and register_post is not None:

@@ -127,6 +127,49 @@ def complete(name, cat, start_at, end_at, args=None):
         flush()
 
 
+# --- training iterations ----------------------------------------------------------------------
+
+_iteration = {"lead": None, "end": None, "since": -1, "first": None, "count": 0}
+_EVALUATING = ("validate", "evaluate", "predict", "checkpoint")
+
+
+def _transitions():
+    from . import stages
+    return sum(stages.seen.values())
+
+
+def activity(at):
+    """A batch wait, a forward or a backward began at `at`: the first since the last training
+    iteration is where the next one begins; what evaluation does in between is not training."""
+    it = _iteration
+    if core.state.stage in _EVALUATING:
+        it["first"] = None
+    elif it["first"] is None:
+        it["first"] = at
+
+
+def step_ended(optimizer, end_at):
+    """An optimizer's step() returned. For the first optimizer that stepped (a GAN's steps
+    two), a `training step N` span: from the end of its previous step when the process stayed
+    in stage train since, else from the first batch wait, forward or backward since (outside
+    evaluation), to now."""
+    import weakref
+    it = _iteration
+    lead = it["lead"]() if it["lead"] is not None else None
+    if lead is None:
+        it["lead"], lead = weakref.ref(optimizer), optimizer
+    if optimizer is not lead:
+        return
+    now_seen = _transitions()
+    start = it["first"]
+    if it["end"] is not None and it["since"] == now_seen:
+        start = it["end"]
+    it["end"], it["since"], it["first"] = end_at, now_seen, None
+    if start is not None and core.state.stage == "train":
+        it["count"] += 1
+        complete("training step %d" % it["count"], "step", start, end_at, {"index": it["count"]})
+
+
 def counter(name, at, series):
     """A C event: `series` maps each series' name to a number."""
     b = _b

@@ -9,7 +9,10 @@
 #   nothing but itself; its full-page screenshot is not blank;
 # - the trace (tests/tools/trace_check.mjs) imports into speedscope and Chrome DevTools'
 #   trace engine with no warning, one thread and every slice accounted for, and meets what
-#   Perfetto's JSON importer requires (nested slices, numeric times, integer ids).
+#   Perfetto's JSON importer requires (nested slices, numeric times, integer ids); the
+#   passing run's trace holds each training iteration's split (data, forward, backward,
+#   optimizer), its checkpoint and the measured step's layers;
+# - `preflight show` lists the passing run and prints the path of the page its folder kept.
 # Controls first: both checkers must catch a broken page and a broken trace.
 # The screenshots, pages and traces are kept in
 # ${PREFLIGHT_TEST_ARTIFACTS:-build/test-artifacts}/html_report/ (a relative path is taken
@@ -131,6 +134,18 @@ check_run() {  # NAME JOB_YAML VERDICT EXIT
 }
 
 check_run pass "$root/examples/mnist/job.yaml" pass 0
+# Each training batch's split (the wait for data, forward, backward, the optimizer's step),
+# the checkpoint and the measured step's layers are in the passing run's trace.
+categories=" $(gzip -dc "$artifacts/pass.trace.json.gz" | jq -r '[.traceEvents[] | select(.ph == "X") | .cat] | unique | join(" ")') "
+for category in stage data forward backward optimizer checkpoint layer step; do
+  [[ $categories == *" $category "* ]] || fail "pass: the trace has no $category span (it has:$categories)"
+done
+# The run folder kept its page: preflight show lists the run and prints the page's path.
+run=$("$preflight" show | awk '$4 == "pass" && $5 == "mnist" { print $1; exit }')
+[[ -n $run ]] || fail "preflight show lists no passing mnist run"
+page=$("$preflight" show "$run")
+check_contains "preflight show $run" "/$run/report.html" "$page"
+[[ -s $page ]] || fail "preflight show $run: $page is not there"
 case_dir=$root/tests/jobs/path_laptop_dataset
 check_run fail "$case_dir/job.yaml" fail 1
 # What the fixture expects is what the page was checked for.

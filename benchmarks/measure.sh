@@ -17,29 +17,12 @@ version=${PREFLIGHT_VERSION:-commit $(git rev-parse --short HEAD)}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# WORK/CASE-on.yaml and WORK/CASE-off.yaml: the example's job.yaml with its code and inputs given
-# as absolute paths, its command edited by SED, and PREFLIGHT_MEASURE=0 on the "off" side.
-make_pair() {  # CASE EXAMPLE SED
-  local case=$1 example=$PWD/examples/$2 edit=$3
-  sed -e "s|^name: .*|&\ncode: $example|" -e "s|path: \./|path: $example/|" -e "$edit" \
-    "$example/job.yaml" >"$work/$case-on.yaml"
-  sed -e 's|^environment_variables: {|&PREFLIGHT_MEASURE: "0", |' "$work/$case-on.yaml" >"$work/$case-off.yaml"
-  grep -q PREFLIGHT_MEASURE "$work/$case-off.yaml" || { echo "measure.sh: no environment_variables in $2" >&2; exit 1; }
-}
+source benchmarks/pairs.sh
 cases=(mnist word_language_model dcgan imagenet vae dcgan-64)
-for name in mnist word_language_model dcgan imagenet vae; do make_pair "$name" "$name" ""; done
-make_pair dcgan-64 dcgan "s/ --batchSize 16 --ngf 32 --ndf 32//"
-
-load_before=$(cut -d' ' -f1 /proc/loadavg)
-for run in $(seq "$runs"); do
-  for case in "${cases[@]}"; do
-    for side in on off; do
-      echo "$case $side $(python3 benchmarks/timed.py \
-        "$preflight" run -q --json "$work/$case-$side-$run.json" "$work/$case-$side.yaml" || true)" >>"$work/times"
-    done
-  done
-done
-load_after=$(cut -d' ' -f1 /proc/loadavg)
+for name in mnist word_language_model dcgan imagenet vae; do example_job "$name" "$work/$name-on.yaml"; done
+example_job dcgan "$work/dcgan-64-on.yaml" "s/ --batchSize 16 --ngf 32 --ndf 32//"
+for case in "${cases[@]}"; do with_variable "$work/$case-on.yaml" "$work/$case-off.yaml" PREFLIGHT_MEASURE 0; done
+run_pairs "$runs" "${cases[@]}"
 
 python3 - "$work" "$runs" "$version" "$load_before $load_after" "${cases[@]}" >"$work/section.md" <<'PY'
 import glob, json, os, statistics, sys

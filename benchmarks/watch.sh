@@ -17,27 +17,16 @@ version=${PREFLIGHT_VERSION:-commit $(git rev-parse --short HEAD)}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
+source benchmarks/pairs.sh
 jobs=(mnist word_language_model dcgan imagenet vae)
 for name in "${jobs[@]}"; do
-  example=$PWD/examples/$name
-  script=$(grep -o 'python [A-Za-z_]*\.py' "$example/job.yaml" | head -1 | cut -d' ' -f2)
-  sed -e "s|^name: .*|&\ncode: $example|" -e "s|path: \./|path: $example/|" "$example/job.yaml" >"$work/$name-off.yaml"
+  script=$(grep -o 'python [A-Za-z_]*\.py' "examples/$name/job.yaml" | head -1 | cut -d' ' -f2)
+  example_job "$name" "$work/$name-off.yaml"
   # A line past the script's end: no function ever reaches it, so it is never seen.
-  sed -e "s|^environment_variables: {|&PREFLIGHT_WATCH: \"$(( $(wc -l <"$example/$script") + 100 )) $script\", |" \
-    "$work/$name-off.yaml" >"$work/$name-on.yaml"
-  grep -q PREFLIGHT_WATCH "$work/$name-on.yaml" || { echo "watch.sh: no environment_variables in $name" >&2; exit 1; }
+  with_variable "$work/$name-off.yaml" "$work/$name-on.yaml" PREFLIGHT_WATCH \
+    "$(($(wc -l <"examples/$name/$script") + 100)) $script"
 done
-
-load_before=$(cut -d' ' -f1 /proc/loadavg)
-for run in $(seq "$runs"); do
-  for name in "${jobs[@]}"; do
-    for side in on off; do
-      echo "$name $side $(python3 benchmarks/timed.py \
-        "$preflight" run -q --json "$work/$name-$side-$run.json" "$work/$name-$side.yaml" || true)" >>"$work/times"
-    done
-  done
-done
-load_after=$(cut -d' ' -f1 /proc/loadavg)
+run_pairs "$runs" "${jobs[@]}"
 
 python3 - "$work" "$runs" "$version" "$load_before $load_after" "${jobs[@]}" >"$work/section.md" <<'PY'
 import glob, json, os, statistics, sys

@@ -83,7 +83,8 @@ touch-action:none;user-select:none}
 #timeline .grid{stroke:var(--line);vector-effect:non-scaling-stroke}
 #timeline .lane{fill:transparent}#timeline .lane.odd{fill:var(--panel)}
 #timeline rect[data-cat]:hover{opacity:.75}
-.s-stage{fill:var(--c-stage)}.s-failure{fill:var(--c-failure)}.s-data{fill:var(--c-data)}
+.s-stage{fill:var(--c-stage);stroke:var(--bg);stroke-width:1.5;vector-effect:non-scaling-stroke}
+.st-init,.st-model,.st-validate,.st-evaluate{fill-opacity:.6}.s-failure{fill:var(--c-failure)}.s-data{fill:var(--c-data)}
 .s-forward{fill:var(--c-forward)}.s-backward{fill:var(--c-backward)}.s-optimizer{fill:var(--c-optimizer)}
 .s-checkpoint{fill:var(--c-checkpoint)}.s-layer{fill:var(--c-layer)}.s-step{fill:var(--c-step)}
 .s-other{fill:var(--c-other)}.s-merged{fill:var(--c-merged)}

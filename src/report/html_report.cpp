@@ -217,7 +217,7 @@ std::string estimate_section(const Report& report) {
                       html_escape(human_duration(*e.data_wait_seconds)) + " of each step here");
   if (e.step_seconds > 0) {
     std::string platform = html_escape(human_duration(e.step_seconds));
-    if (!e.gpu_name.empty()) platform += " on a " + html_escape(e.gpu_name);
+    if (!e.gpu_name.empty() && e.gpus > 0) platform += " on a " + html_escape(e.gpu_name);
     if (!e.step_basis.empty()) platform += "<div class=\"basis\">" + html_escape(e.step_basis) + "</div>";
     rows.emplace_back("step time on the platform", platform);
   }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <set>
 
+#include "harness/events.hpp"
 #include "report/html_text.hpp"
 #include "report/trace_spans.hpp"
 #include "util/text.hpp"
@@ -209,11 +210,15 @@ std::string draw_spans(const std::vector<Piece>& pieces, const Layout& layout) {
       marks += fmt::format(
           "<line class=\"failure-mark\" x1=\"{0:.3f}\" x2=\"{0:.3f}\" y1=\"{1}\" y2=\"{2:.0f}\"/>\n",
           piece.x + piece.width / 2, kScaleHeight - 6, layout.height);
+    // The job's stages one after the other, split by a gap, every other one lighter
+    // (html_assets.hpp's .st-*).
+    const bool stage = cat == "stage" && std::ranges::find(harness::kStageNames, piece.span->name) !=
+                                             std::end(harness::kStageNames);
     out += fmt::format(
-        "<rect class=\"s-{}\" data-cat=\"{}\" x=\"{:.3f}\" y=\"{:.0f}\" width=\"{:.3f}\" height=\"{}\">"
+        "<rect class=\"s-{}{}\" data-cat=\"{}\" x=\"{:.3f}\" y=\"{:.0f}\" width=\"{:.3f}\" height=\"{}\">"
         "<title>{}</title></rect>\n",
-        kKnownCategories.count(cat) != 0 ? cat : "other", html_escape(cat), piece.x, y, piece.width,
-        kSpanHeight, tooltip(*piece.span, budget));
+        kKnownCategories.count(cat) != 0 ? cat : "other", stage ? " st-" + piece.span->name : "",
+        html_escape(cat), piece.x, y, piece.width, kSpanHeight, tooltip(*piece.span, budget));
   }
   return marks + out;
 }
@@ -256,8 +261,10 @@ std::string failure_callouts(const TraceSpans& trace) {
         for (const auto& [key, value] : span.args->items())
           if (n++ < kMaxArgs)
             args += (args.empty() ? "" : ", ") + cut_text(key, 40) + "=" + shown_value(value, kMaxTraceText);
+      std::string_view name = span.name;  // Preflight's own span says "failure: CATEGORY"
+      if (name.starts_with("failure: ")) name.remove_prefix(std::string_view("failure: ").size());
       out += fmt::format("<p class=\"callout failure\"><strong>The failure:</strong> {} at {} in {}{}</p>\n",
-                         html_escape(span.name), html_escape(human_duration(span.start / 1e6)),
+                         html_escape(name), html_escape(human_duration(span.start / 1e6)),
                          html_escape(lane.label), args.empty() ? "" : " — " + html_escape(args));
     }
   }

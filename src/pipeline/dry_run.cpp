@@ -269,7 +269,7 @@ report::Report assemble_report(const JobContext& context, const plan::RunPlan& p
   auto clamps = report::clamps_of(outcome.events.clamps, facts.code_container_dir);
   auto estimate = estimate_run(outcome.events, clamps, findings, facts);
   if (estimate) {
-    estimate->data_wait_seconds = data_wait_per_step(outcome.events, run.trace);
+    estimate->data_seconds = data_seconds_per_batch(outcome.events, run.trace);
     if (auto input_bound = input_bound_finding(*estimate, facts, outcome.events))
       findings.push_back(std::move(*input_bound));
   }

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "util/json_fields.hpp"
 
@@ -10,66 +12,83 @@ namespace preflight::pipeline {
 
 namespace {
 
-// The stage the process was in at its own time `t`.
-std::string stage_at(const harness::HarnessEvents& events, int pid, double t) {
-  std::string stage = "init";
+// The stretches of wall-clock time (µs) the main process spent in stage train.
+std::vector<std::pair<std::int64_t, std::int64_t>> training_stretches(const harness::HarnessEvents& events) {
+  const int pid = events.main_pid;
+  const harness::ProcessRun* process = nullptr;
+  for (const auto& run : events.processes)
+    if (run.pid == pid && run.started > 0) process = &run;
+  std::vector<std::pair<std::int64_t, std::int64_t>> stretches;
+  if (process == nullptr) return stretches;
+  const auto at = [&](double t) { return std::llround((process->started + t) * 1e6); };
+  constexpr std::int64_t kNotTraining = -1;
+  std::int64_t since = kNotTraining;
   for (const auto& event : events.stages) {
     if (event.pid != pid) continue;
-    if (event.t > t) break;
-    stage = event.stage;
+    if (since != kNotTraining) stretches.emplace_back(since, at(event.t));
+    since = event.stage == "train" ? at(event.t) : kNotTraining;
   }
-  return stage;
+  if (since != kNotTraining) stretches.emplace_back(since, std::numeric_limits<std::int64_t>::max());
+  return stretches;
 }
 
-std::string milliseconds(double seconds) { return fmt::format("{:.0f} ms", seconds * 1000); }
+bool during(const std::vector<std::pair<std::int64_t, std::int64_t>>& stretches, std::int64_t ts) {
+  return std::any_of(stretches.begin(), stretches.end(),
+                     [&](const auto& stretch) { return stretch.first <= ts && ts < stretch.second; });
+}
+
+std::optional<double> median(std::vector<double> values) {
+  if (values.empty()) return std::nullopt;
+  std::sort(values.begin(), values.end());
+  const std::size_t middle = values.size() / 2;
+  return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
+}
+
+std::string milliseconds(double seconds) { return fmt::format("{:.1f} ms", seconds * 1000); }
 
 }  // namespace
 
-std::optional<double> data_wait_per_step(const harness::HarnessEvents& events,
-                                         const harness::HarnessTrace& trace) {
-  const int pid = events.main_pid;
-  double started = 0;
-  for (const auto& process : events.processes)
-    if (process.pid == pid) started = process.started;
-  if (started <= 0) return std::nullopt;
-  std::vector<double> waits;
+std::optional<double> data_seconds_per_batch(const harness::HarnessEvents& events,
+                                             const harness::HarnessTrace& trace) {
+  const auto stretches = training_stretches(events);
+  std::vector<double> fetches, waits;
+  int workers = 0;
   for (const auto& record : trace.records) {
-    if (record.pid != pid || record.phase != 'X' || record.category != "data" || record.name != "next batch")
-      continue;
+    if (record.phase != 'X' || record.category != "data" || !during(stretches, record.ts)) continue;
+    const bool ended = record.args.contains("end") || record.args.contains("error");
+    if (record.name == "fetch batch" && !ended) fetches.push_back(static_cast<double>(record.dur) / 1e6);
+    if (record.name != "next batch" || record.pid != events.main_pid) continue;
+    workers = std::max(workers, json_fields::integer(record.args, "workers"));
     // A loop's first batch waits for its workers to start; an end or a failure is no batch.
-    if (json_fields::integer(record.args, "index") <= 1 || record.args.contains("end") ||
-        record.args.contains("error"))
-      continue;
-    const double t = static_cast<double>(record.ts) / 1e6 - started;
-    if (stage_at(events, pid, t) == "train") waits.push_back(static_cast<double>(record.dur) / 1e6);
+    if (json_fields::integer(record.args, "index") > 1 && !ended)
+      waits.push_back(static_cast<double>(record.dur) / 1e6);
   }
-  if (waits.empty()) return std::nullopt;
-  std::sort(waits.begin(), waits.end());
-  const std::size_t middle = waits.size() / 2;
-  return waits.size() % 2 == 1 ? waits[middle] : (waits[middle - 1] + waits[middle]) / 2;
+  // The pipeline's pace: a worker's fetch of a batch, shared by the workers. Without fetches
+  // (an old torch), what the training loop waited.
+  if (auto fetch = median(std::move(fetches))) return *fetch / std::max(workers, 1);
+  return median(std::move(waits));
 }
 
 std::optional<model::Finding> input_bound_finding(const report::Estimate& estimate,
                                                   const model::PlatformFacts& facts,
                                                   const harness::HarnessEvents& events) {
-  if (!estimate.data_wait_seconds || facts.gpus <= 0 || facts.gpu_tflops <= 0) return std::nullopt;
-  const double wait = *estimate.data_wait_seconds;
+  if (!estimate.data_seconds || facts.gpus <= 0 || facts.gpu_tflops <= 0) return std::nullopt;
+  const double data = *estimate.data_seconds;
   const double compute = estimate.step_seconds;
-  if (wait < kMinDataWaitSeconds || wait <= compute) return std::nullopt;
+  if (data < kMinDataSeconds || data <= compute) return std::nullopt;
   model::Finding finding;
   finding.rule = "input-bound";
   finding.severity = model::Severity::Warning;
   finding.phase = model::Phase::Dryrun;
   finding.stage = "train";
   finding.message = fmt::format(
-      "on the platform's {} each training step would wait {} for its batch and compute for {}: the GPU would "
-      "be idle {:.0f}% of the time (here a step waited {} of {})",
-      facts.gpu_name, milliseconds(wait), milliseconds(compute), 100 * wait / (wait + compute),
-      milliseconds(wait), milliseconds(estimate.step_seconds_here));
+      "on the platform's {} a training step would compute for {}, but the DataLoader delivers a batch "
+      "every {}: the GPU would be idle {:.0f}% of the time",
+      facts.gpu_name, milliseconds(compute), milliseconds(data), 100 * (1 - compute / data));
   finding.hint =
-      "give the training DataLoader workers (num_workers, a few per GPU, and pin_memory=True), or prepare "
-      "and decode the data before training; the wait was measured on this machine's CPU, so compare the "
-      "platform's";
+      "give the training DataLoader more workers (num_workers, a few per GPU, and pin_memory=True), or "
+      "prepare and decode the data before training; the pace was measured on this machine's CPU, so "
+      "compare the platform's";
   for (const auto& cap : events.caps) {
     if (cap.what != "DataLoader") continue;
     finding.location = harness::location_in_code(cap.where, facts.code_container_dir);

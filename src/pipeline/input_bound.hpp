@@ -13,17 +13,20 @@
 
 namespace preflight::pipeline {
 
-// Below this, a wait is noise: a step that waits less is never called input-bound.
-inline constexpr double kMinDataWaitSeconds = 0.005;
+// Below this, a batch's time is noise: a step that waits less is never called input-bound.
+inline constexpr double kMinDataSeconds = 0.005;
 
-// How long a training step of the main process waits for its batch here: the median wait of
-// its DataLoader batches in stage train, each loop's first batch (its workers starting) left
-// out. None when the dry run had no such batch.
-std::optional<double> data_wait_per_step(const harness::HarnessEvents& events,
-                                         const harness::HarnessTrace& trace);
+// How often the training loop's DataLoader can deliver a batch (docs/diagnosis.md
+// "Input-bound steps"): the median time a worker took to fetch a batch while the main process
+// trained, divided by the loader's workers (a loader without workers fetches in the main
+// process); without such fetches, the median wait of the training loop's batches after each
+// loop's first. None when the dry run had no training batch.
+std::optional<double> data_seconds_per_batch(const harness::HarnessEvents& events,
+                                             const harness::HarnessTrace& trace);
 
-// A warning (rule input-bound) when, on the platform's GPU, a step would wait for its data
-// longer than it computes; none otherwise, or when the step was measured here (no GPU).
+// A warning (rule input-bound) when, on the platform's GPU, a step would compute in less time
+// than the DataLoader takes to deliver a batch; none otherwise, or when the step was measured
+// here (no GPU).
 std::optional<model::Finding> input_bound_finding(const report::Estimate& estimate,
                                                   const model::PlatformFacts& facts,
                                                   const harness::HarnessEvents& events);

@@ -212,9 +212,8 @@ std::string estimate_section(const Report& report) {
   std::vector<std::pair<std::string, std::string>> rows;  // name, HTML
   if (e.step_seconds_here > 0)
     rows.emplace_back("step time here", html_escape(human_duration(e.step_seconds_here)));
-  if (e.data_wait_seconds)
-    rows.emplace_back("waiting for data",
-                      html_escape(human_duration(*e.data_wait_seconds)) + " of each step here");
+  if (e.data_seconds)
+    rows.emplace_back("data pipeline", "a batch every " + html_escape(human_duration(*e.data_seconds)));
   if (e.step_seconds > 0) {
     std::string platform = html_escape(human_duration(e.step_seconds));
     if (!e.gpu_name.empty() && e.gpus > 0) platform += " on a " + html_escape(e.gpu_name);

@@ -34,7 +34,7 @@ nlohmann::json estimate_json(const Estimate& e) {
   using nlohmann::json;
   json out = {{"step_seconds",
                {{"here", e.step_seconds_here},
-                {"data_wait", optional(e.data_wait_seconds)},
+                {"data", optional(e.data_seconds)},
                 {"platform", e.step_seconds},
                 {"basis", e.step_basis}}},
               {"batch_size", optional(e.batch_size)},

@@ -39,9 +39,9 @@ struct Estimate {
   double step_seconds_here = 0;  // the measured step on this machine
   double step_seconds = 0;       // the same step on the platform
   std::string step_basis;        // how step_seconds was found
-  // How long a training step waited for its batch here (pipeline/input_bound.hpp); the rest
-  // of step_seconds_here computed.
-  std::optional<double> data_wait_seconds;
+  // How often the training loop's DataLoader can deliver a batch, measured here
+  // (pipeline/input_bound.hpp).
+  std::optional<double> data_seconds;
   std::optional<int> batch_size;
   std::optional<long long> steps_per_epoch;  // the training DataLoader's length, not capped
   std::optional<double> epochs;              // the real run's, before clamping

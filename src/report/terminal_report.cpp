@@ -56,7 +56,8 @@ void print_estimate(const Estimate& e, std::ostream& out, const Palette& p) {
   std::string step = "a training step";
   if (e.batch_size) step += fmt::format(" at batch size {}", *e.batch_size);
   step += " took " + human_duration(e.step_seconds_here) + " here";
-  if (e.data_wait_seconds) step += " (" + human_duration(*e.data_wait_seconds) + " of it waiting for data)";
+  if (e.data_seconds)
+    step += " (its DataLoader delivers a batch every " + human_duration(*e.data_seconds) + ")";
   if (e.step_seconds != e.step_seconds_here && !e.gpu_name.empty())
     step += ", about " + human_duration(e.step_seconds) + " on a " + e.gpu_name;
   if (e.gpu_needed_bytes)

@@ -11,7 +11,8 @@
 #   trace engine with no warning, one thread and every slice accounted for, and meets what
 #   Perfetto's JSON importer requires (nested slices, numeric times, integer ids); the
 #   passing run's trace holds each training iteration's split (data, forward, backward,
-#   optimizer), its checkpoint and the measured step's layers;
+#   optimizer), its checkpoint and the measured step's layers; dcgan's and
+#   word_language_model's traces pass the same checks and hold their iterations' split;
 # - `preflight show` lists the passing run and prints the path of the page its folder kept.
 # Controls first: both checkers must catch a broken page and a broken trace.
 # The screenshots, pages and traces are kept in
@@ -139,6 +140,20 @@ check_run pass "$root/examples/mnist/job.yaml" pass 0
 categories=" $(gzip -dc "$artifacts/pass.trace.json.gz" | jq -r '[.traceEvents[] | select(.ph == "X") | .cat] | unique | join(" ")') "
 for category in stage data forward backward optimizer checkpoint layer step; do
   [[ $categories == *" $category "* ]] || fail "pass: the trace has no $category span (it has:$categories)"
+done
+# The other examples' traces load in the same viewers and hold each iteration's split; a
+# loop that takes its batches by index (word_language_model) has no DataLoader wait.
+for example in dcgan word_language_model; do
+  trace=$artifacts/$example.trace.json.gz
+  "$preflight" run -q "$root/examples/$example/job.yaml" --trace "$trace" >"$work/$example.out" 2>&1 ||
+    fail "$example: exit status $?: $(tail -3 "$work/$example.out")"
+  run_check "$example: the trace" trace_check.mjs "$trace"
+  categories=" $(gzip -dc "$trace" | jq -r '[.traceEvents[] | select(.ph == "X") | .cat] | unique | join(" ")') "
+  expected="stage forward backward optimizer step layer"
+  [[ $example == dcgan ]] && expected+=" data"
+  for category in $expected; do
+    [[ $categories == *" $category "* ]] || fail "$example: the trace has no $category span (it has:$categories)"
+  done
 done
 # The run folder kept its page: preflight show lists the run and prints the page's path.
 run=$("$preflight" show | awk '$4 == "pass" && $5 == "mnist" { print $1; exit }')

@@ -30,7 +30,29 @@ harness::TraceRecord batch(double at, double wait, int index, int pid = kPid) {
   return record;
 }
 
-TEST(PipelineInputBound, TheWaitIsTheMedianOfTrainingBatchesAfterEachLoopsFirst) {
+harness::TraceRecord fetch(double at, double seconds, int pid) {
+  auto record = batch(at, seconds, 0, pid);
+  record.name = "fetch batch";
+  record.args = {{"items", 16}};
+  return record;
+}
+
+TEST(PipelineInputBound, ThePaceIsAWorkersFetchSharedByTheWorkers) {
+  const auto events = training_from(1.0);
+  harness::HarnessTrace trace;
+  auto first = batch(1.1, 0.5, 1);
+  first.args["workers"] = 2;
+  trace.records.push_back(first);
+  trace.records.push_back(fetch(0.7, 9.0, 20));   // before training: not the training loop's
+  trace.records.push_back(fetch(1.2, 0.10, 20));  // two workers, each 0.1 s a batch
+  trace.records.push_back(fetch(1.3, 0.12, 21));
+  trace.records.push_back(fetch(1.4, 0.08, 20));
+  const auto pace = pipeline::data_seconds_per_batch(events, trace);
+  ASSERT_TRUE(pace);
+  EXPECT_NEAR(*pace, 0.05, 1e-6);
+}
+
+TEST(PipelineInputBound, WithoutFetchesThePaceIsTheMedianWaitAfterEachLoopsFirst) {
   const auto events = training_from(1.0);
   harness::HarnessTrace trace;
   trace.records.push_back(batch(0.6, 5.0, 1));  // before training
@@ -40,25 +62,25 @@ TEST(PipelineInputBound, TheWaitIsTheMedianOfTrainingBatchesAfterEachLoopsFirst)
   trace.records.push_back(batch(2.0, 0.20, 2));
   trace.records.push_back(batch(2.1, 9.0, 2, 77));  // another process
   auto end = batch(2.5, 7.0, 4);
-  end.args["end"] = "StopIteration";
+  end.args["end"] = "cap";
   trace.records.push_back(end);
-  const auto wait = pipeline::data_wait_per_step(events, trace);
-  ASSERT_TRUE(wait);
-  EXPECT_NEAR(*wait, 0.20, 1e-6);
+  const auto pace = pipeline::data_seconds_per_batch(events, trace);
+  ASSERT_TRUE(pace);
+  EXPECT_NEAR(*pace, 0.20, 1e-6);
 }
 
-TEST(PipelineInputBound, NoTrainingBatchNoWait) {
+TEST(PipelineInputBound, NoTrainingBatchNoPace) {
   const auto events = training_from(1.0);
   harness::HarnessTrace trace;
   trace.records.push_back(batch(0.6, 5.0, 2));
-  EXPECT_FALSE(pipeline::data_wait_per_step(events, trace));
+  EXPECT_FALSE(pipeline::data_seconds_per_batch(events, trace));
 }
 
-report::Estimate estimate(double wait, double platform_step) {
+report::Estimate estimate(double data, double platform_step) {
   report::Estimate e;
   e.step_seconds_here = 0.5;
   e.step_seconds = platform_step;
-  e.data_wait_seconds = wait;
+  e.data_seconds = data;
   return e;
 }
 
@@ -71,7 +93,7 @@ model::PlatformFacts gpu_platform() {
   return facts;
 }
 
-TEST(PipelineInputBound, AStepThatWaitsLongerThanTheGpuComputesIsAWarning) {
+TEST(PipelineInputBound, AStepThatComputesFasterThanItsBatchesComeIsAWarning) {
   auto events = training_from(1.0);
   harness::CapEvent cap;
   cap.what = "DataLoader";
@@ -83,7 +105,8 @@ TEST(PipelineInputBound, AStepThatWaitsLongerThanTheGpuComputesIsAWarning) {
   EXPECT_EQ(finding->severity, model::Severity::Warning);
   EXPECT_EQ(finding->stage, "train");
   EXPECT_EQ(finding->location.str(), "train.py:41");
-  EXPECT_NE(finding->message.find("wait 120 ms for its batch and compute for 11 ms"), std::string::npos)
+  EXPECT_NE(finding->message.find("compute for 11.0 ms, but the DataLoader delivers a batch every 120.0 ms"),
+            std::string::npos)
       << finding->message;
 }
 
@@ -95,7 +118,7 @@ TEST(PipelineInputBound, ComputeBoundNoiseAndNoGpuAreNotWarnings) {
   cpu.gpus = 0;
   EXPECT_FALSE(pipeline::input_bound_finding(estimate(0.12, 0.011), cpu, events));
   report::Estimate unmeasured = estimate(0.12, 0.011);
-  unmeasured.data_wait_seconds.reset();
+  unmeasured.data_seconds.reset();
   EXPECT_FALSE(pipeline::input_bound_finding(unmeasured, gpu_platform(), events));
 }
 

@@ -58,6 +58,8 @@ struct Estimate {
   std::optional<double> gpu_hours_saved;
 };
 
+// (bugprone-exception-escape: as for Clamp, nlohmann::json's moves are noexcept.)
+// NOLINTNEXTLINE(bugprone-exception-escape)
 struct Report {
   std::string verdict;  // pass | fail | error
   std::string job_name;

@@ -111,6 +111,12 @@ def micros(at):
 
 def complete(name, cat, start_at, end_at, args=None):
     """An X event from monotonic `start_at` to `end_at`."""
+    _record("X", name, cat, start_at, end_at, args)
+
+
+def _record(ph, name, cat, start_at, end_at, args):
+    """A record of this process's thread, counted against MAX_EVENTS; `end_at` (for a counter,
+    the sample's time) decides when the buffer is written."""
     b = _b
     if _CHECK_PID and os.getpid() != b.pid:
         b = _forked()
@@ -122,7 +128,7 @@ def complete(name, cat, start_at, end_at, args=None):
     tid = b.tids.get(thread)
     if tid is None:
         tid = _new_thread(b, thread)
-    b.records.append(("X", name, cat, start_at, end_at, tid, args))
+    b.records.append((ph, name, cat, start_at, None if ph == "C" else end_at, tid, args))
     if b.eager or len(b.records) >= FLUSH_RECORDS or end_at - b.last_flush >= FLUSH_SECONDS:
         flush()
 
@@ -172,20 +178,7 @@ def step_ended(optimizer, end_at):
 
 def counter(name, at, series):
     """A C event: `series` maps each series' name to a number."""
-    b = _b
-    if _CHECK_PID and os.getpid() != b.pid:
-        b = _forked()
-    if b.count >= MAX_EVENTS:
-        _drop(b, at)
-        return
-    b.count += 1
-    thread = _current_thread()
-    tid = b.tids.get(thread)
-    if tid is None:
-        tid = _new_thread(b, thread)
-    b.records.append(("C", name, None, at, None, tid, series))
-    if b.eager or len(b.records) >= FLUSH_RECORDS or at - b.last_flush >= FLUSH_SECONDS:
-        flush()
+    _record("C", name, None, at, at, series)
 
 
 def memory(at):

@@ -18,6 +18,7 @@ import unittest
 
 SITE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "emulator", "site")
 SITE = os.path.normpath(SITE)
+ROOT = os.path.dirname(os.path.dirname(SITE))
 
 
 def _has_torch():
@@ -704,6 +705,121 @@ class StepMemoryModel(HarnessCase):
         projections = 2 * width * width * 4 * tokens  # query, key, value and output
         products = 2 * 2 * tokens * positions * width  # scores, and their sum of values
         self.assertEqual(found[0]["flops"], 3 * (projections + products + 2 * tokens * width))
+
+
+PARTS_STEP = """
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+class Block(nn.Module):  # a custom module: its own ops are recorded one by one
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(8, 8, 3, padding=1, bias=False)
+        self.norm = nn.BatchNorm2d(8)
+
+    def forward(self, x):
+        return F.relu(self.norm(self.conv(x)) + x)
+
+torch.manual_seed(0)
+model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), Block(), Block(), nn.AdaptiveAvgPool2d(1),
+                      nn.Flatten(), nn.Linear(8, 10))
+embedding, rnn = nn.Embedding(50, 16), nn.LSTM(16, 16, 2)
+optimizer = torch.optim.SGD(list(model.parameters()) + list(embedding.parameters())
+                            + list(rnn.parameters()), lr=0.1, momentum=0.9)
+for step in range(3):
+    x, y = torch.randn(4, 3, 16, 16), torch.randint(0, 10, (4,))
+    tokens = torch.randint(0, 50, (5, 4))
+    optimizer.zero_grad()
+    out, _ = rnn(embedding(tokens))
+    loss = F.cross_entropy(model(x), y) + out.mean()
+    loss.backward()
+    optimizer.step()
+"""
+
+
+@unittest.skipUnless(HAS_TORCH, "PyTorch is not importable by this python3")
+class StepParts(HarnessCase):
+    """The measured step part by part (layers.py), and each part rebuilt alone from its
+    signature by the benchmark (emulator/bench/layer_bench.py)."""
+
+    def parts(self):
+        code, _, err = self.run_script(PARTS_STEP)
+        self.assertEqual(code, 0, err)
+        self.assertEqual(self.events("harness_error"), [])
+        found = self.events("step_parts")
+        self.assertEqual(len(found), 1, found)
+        return found[0]["parts"]
+
+    def test_layers_ops_and_the_optimizer_of_one_step(self):
+        parts = self.parts()
+        by_name = {}
+        for part in parts:
+            by_name.setdefault(part.get("type") or part.get("func"), []).append(part)
+        # Identical calls are one part: the two blocks' convolutions share a signature.
+        convolutions = by_name["torch.nn.Conv2d"]
+        self.assertEqual(sorted(p["calls"] for p in convolutions), [1, 2])
+        block_conv = [p for p in convolutions if p["calls"] == 2][0]
+        self.assertEqual(block_conv["args"]["bias"], False)
+        self.assertEqual(block_conv["args"]["padding"], ["L", [1, 1]])
+        self.assertEqual(block_conv["flops"], 2 * 4 * 8 * 16 * 16 * 8 * 9)
+        # The first convolution's input is the batch: no gradient to compute for it.
+        first = [p for p in convolutions if p["calls"] == 1][0]
+        self.assertEqual(first["inputs"][0][:4], ["T", [4, 3, 16, 16], "float32", False])
+        # The custom block's own add and relu are ops; the LSTM is a layer built by RNNBase.
+        self.assertIn("torch.nn.functional.relu", by_name)
+        self.assertTrue(any(name.startswith("Tensor.") and "add" in name for name in by_name), by_name)
+        self.assertEqual(by_name["torch.nn.LSTM"][0]["args"]["num_layers"], 2)
+        # The indices keep their range, so that a rebuilt embedding stays in its table.
+        low, high = by_name["torch.nn.Embedding"][0]["inputs"][0][4]["range"]
+        self.assertTrue(0 <= low <= high < 50)
+        optimizer = by_name["torch.optim.SGD"][0]
+        self.assertEqual(optimizer["groups"][0]["settings"]["momentum"], 0.9)
+        # Every parameter: the Sequential's 2 + 2 x (1 + 2) + 2, the embedding's, the LSTM's 8.
+        self.assertEqual(len(optimizer["groups"][0]["params"]), 10 + 1 + 8)
+        # Nothing the harness ran itself, and nothing from inside a torch.optim step.
+        self.assertNotIn("Tensor.min", by_name)
+        self.assertNotIn("Tensor.add_", [p.get("func") for p in parts if p.get("grad") is False
+                                          and p["inputs"][0][1] == [10, 8]])
+        self.assertTrue(all(p.get("replayable", True) for p in parts), parts)
+
+    def test_every_part_is_rebuilt_and_timed_alone(self):
+        parts = self.parts()
+        for number, part in enumerate(parts):
+            part["id"] = "%064x" % number
+        request = json.dumps({"budget": 0.01, "parts": parts})
+        with open(os.path.join(ROOT, "emulator", "bench", "layer_bench.py")) as f:
+            program = f.read()
+        proc = subprocess.run([sys.executable, "-I", "-c", program], input=request.encode(),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+        self.assertEqual(proc.returncode, 0, proc.stderr.decode())
+        results = [json.loads(line) for line in proc.stdout.decode().splitlines()]
+        self.assertEqual(len(results), len(parts))
+        for result, part in zip(results, parts):
+            self.assertNotIn("error", result, part)
+            self.assertGreaterEqual(result["repeats"], 3)
+            self.assertGreater(result["forward"], 0)
+            has_backward = part["kind"] != "optimizer" and part["grad"] and (
+                part.get("params") or any(isinstance(x, list) and x[:1] == ["T"] and x[3]
+                                          for x in part["inputs"]))
+            if has_backward and part["kind"] == "layer":
+                self.assertGreater(result["backward"], 0, part)
+
+    def test_the_benchmark_refuses_what_is_not_torch(self):
+        request = json.dumps({"budget": 0.01, "parts": [
+            {"id": "a", "kind": "op", "func": "os.system", "inputs": ["echo hostile"], "kwargs": {}},
+            {"id": "b", "kind": "layer", "type": "torch.nn.modules.module.Module.__init__", "args": {}},
+            {"id": "c", "kind": "optimizer", "type": "torch.optim.Optimizer.__init__", "groups": []},
+            {"id": "d", "kind": "op", "func": "torch.nn.functional.relu",
+             "inputs": [["T", [2, 2], "os", False]], "kwargs": {}}]})
+        with open(os.path.join(ROOT, "emulator", "bench", "layer_bench.py")) as f:
+            program = f.read()
+        proc = subprocess.run([sys.executable, "-I", "-c", program], input=request.encode(),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+        self.assertEqual(proc.returncode, 0, proc.stderr.decode())
+        results = [json.loads(line) for line in proc.stdout.decode().splitlines()]
+        self.assertEqual([r["id"] for r in results], ["a", "b", "c", "d"])
+        self.assertTrue(all("error" in r for r in results), results)
 
 
 # A library function standing in for optimizer.step(): the harness's torch hooks call

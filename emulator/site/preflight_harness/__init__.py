@@ -3,12 +3,14 @@ compiled each time (its folder is read-only), so this file holds only start-up; 
 imported lazily: events, stages, report, torch_hooks. Python 3.6 to 3.13, standard library.
 Nothing here may raise into the job."""
 
+import _thread
 import os
 import sys
 import time
 
 HARNESS_DIR = os.path.dirname(os.path.abspath(__file__))
 state = None  # the process's HarnessState once install() ran
+local = _thread._local()  # .busy: the harness's own work is running on this thread
 
 
 class HarnessState(object):
@@ -71,12 +73,16 @@ def harness_error(where, exc):
 
 
 def guard(where, fn, *args):
-    """Runs the harness's own bookkeeping: a failure is reported, never raised into the job."""
+    """Runs the harness's own bookkeeping: a failure is reported, never raised into the job.
+    While it runs, the torch calls it makes are not the job's (layers.py does not record them)."""
+    local.busy = getattr(local, "busy", 0) + 1
     try:
         return fn(*args)
     except Exception as exc:
         harness_error(where, exc)
         return None
+    finally:
+        local.busy -= 1
 
 
 def install():

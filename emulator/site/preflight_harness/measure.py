@@ -19,7 +19,7 @@ import time
 import weakref
 
 import preflight_harness as core
-from . import frames
+from . import frames, layers
 
 # PyTorch's CUDA caching allocator (c10/cuda/CUDACachingAllocator.cpp, the same in 1.x and
 # 2.x): every block is a multiple of 512 bytes; blocks of 1 MiB or less come from 2 MiB
@@ -106,9 +106,10 @@ class _Window(object):
         self.layer_calls = 0
         self.hooks = None
         self.forward_hook = None
+        self.pre_hook = None
+        self.parts = layers.StepParts(torch)  # the step part by part, for benchmarks
         # Tracing (trace.py): each layer's call as a span, and the modelled GPU memory.
         self.trace = None
-        self.pre_hook = None
         self.names = {}                # id(module) -> its qualified name in its model
         self.starts = []               # (module, when its forward began), innermost last
         self.sampled = None            # (allocated, peak) last written to the trace
@@ -167,6 +168,7 @@ class _Window(object):
         return not module._modules or isinstance(module, self.torch.nn.MultiheadAttention)
 
     def layer_called(self, module, inputs, output):
+        ended = time.perf_counter()
         end = self.trace.now() if self.trace is not None else None
         if not self.is_layer(module):
             return  # counted in its layers
@@ -174,15 +176,14 @@ class _Window(object):
         flops = _layer_flops(self.torch, module, inputs, output)
         self.flops += flops * (3 if trained else 1)  # backward: input and weight gradients
         self.layer_calls += KERNELS_PER_LAYER if trained else 1
+        self.parts.layer_ended(module, inputs, output, ended, flops)
         if self.trace is not None:
             self.layer_traced(module, inputs, flops, end)
 
     def layer_starting(self, module, inputs):
-        try:
-            if self.is_layer(module):
-                self.starts.append((module, self.trace.now()))
-        except Exception:
-            pass
+        if self.trace is not None and self.is_layer(module):
+            self.starts.append((module, self.trace.now()))
+        self.parts.layer_starting(module)
 
     def layer_traced(self, module, inputs, flops, end):
         start = None
@@ -258,11 +259,21 @@ def note_batch(batch, loader):
         window.rebase(storages)
 
 
+def before_step(optimizer):
+    """Called when an optimizer's step() begins."""
+    window = _m["open"]
+    if window:
+        window.parts.optimizer_started(optimizer)
+
+
 def after_step(torch, optimizer, frame, at):
     """Called when an optimizer's step() returns, at monotonic time `at` (which also ends the
     step's spans in the trace)."""
     if _m["done"]:
         return
+    window = _m["open"]
+    if window:
+        window.parts.optimizer_ended(optimizer)
     lead = _m["lead"]() if _m["lead"] is not None else None
     if lead is None:
         _m["lead"], lead = weakref.ref(optimizer), optimizer
@@ -293,26 +304,28 @@ def _open(torch, at):
     hooks = torch.autograd.graph.saved_tensors_hooks(window.pack, _unpack)
     hooks.__enter__()
     window.hooks = hooks
-    register = getattr(torch.nn.modules.module, "register_module_forward_hook", None)
+    module_hooks = torch.nn.modules.module
+    register = getattr(module_hooks, "register_module_forward_hook", None)
+    register_pre = getattr(module_hooks, "register_module_forward_pre_hook", None)
     if register is not None:
         window.forward_hook = register(
             lambda module, inputs, output: core.guard("layer", window.layer_called, module,
                                                       inputs, output))
     _m["open"], _m["opened"], _m["opened_at"] = window, time.monotonic(), at
     if core.state.trace is not None and register is not None:
-        core.guard("trace layers", _trace_layers, torch, window)
+        core.guard("trace layers", _trace_layers, window)
+    if register_pre is not None:
+        window.pre_hook = register_pre(
+            lambda module, inputs: core.guard("layer", window.layer_starting, module, inputs))
+        window.parts.start()
 
 
-def _trace_layers(torch, window):
+def _trace_layers(window):
     """Each layer's forward in the window as a span, named by its place in its model."""
-    register = getattr(torch.nn.modules.module, "register_module_forward_pre_hook", None)
-    if register is None:
-        return
     for model in list(_models):
         for name, module in model.named_modules():
             window.names.setdefault(id(module), name or type(module).__name__)
     window.trace = core.state.trace
-    window.pre_hook = register(window.layer_starting)
     window.trace_gpu(_m["opened"])
 
 
@@ -328,6 +341,7 @@ def _stop():
     if not window:
         return None
     for undo in (lambda: window.hooks.__exit__(None, None, None),
+                 window.parts.stop,
                  lambda: window.forward_hook.remove() if window.forward_hook else None,
                  lambda: window.pre_hook.remove() if window.pre_hook else None):
         try:
@@ -360,6 +374,7 @@ def _close(torch, frame, at):
               replicas=_replicas(torch), batch_size=_m["batch_size"],
               batches_per_epoch=_m["batches"], stage=core.state.stage,
               where=frames.where(frame))
+    core.emit("step_parts", parts=window.parts.result(), **layers.settings(torch))
 
 
 def _trace_step(window, end, seconds, peak):

@@ -249,6 +249,7 @@ def _patch_optimizer(torch):
             core.guard("optimizer.step", stages.on_train, "optimizer.step()", sys._getframe(1))
         if core.state.trace is not None:
             started.setdefault(id(optimizer), core.state.trace.now())
+        core.guard("optimizer.step", measure.before_step, optimizer)
 
     def step_traced(tracer, optimizer, end):
         start = started.pop(id(optimizer), None)

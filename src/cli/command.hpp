@@ -32,6 +32,7 @@ Command explain_command();
 Command init_command();
 Command completion_command();
 Command show_command();
+Command estimate_command();
 
 // Runs the command line; returns the exit status (docs/errors.md).
 int main_with_args(int argc, char** argv);

@@ -89,9 +89,10 @@ int main_with_args(int argc, char** argv) {
   CLI::App app{"Preflight: run a deep-learning job as its platform would, before you submit it."};
   app.set_version_flag("--version", std::string("preflight ") + PREFLIGHT_VERSION);
   app.require_subcommand(1);
-  const std::vector<Command> table = {
-      run_command(),   check_command(),   platforms_command(), platform_command(), image_command(),
-      cache_command(), explain_command(), init_command(),      show_command(),     completion_command()};
+  const std::vector<Command> table = {run_command(),      check_command(),     platforms_command(),
+                                      platform_command(), image_command(),     cache_command(),
+                                      explain_command(),  init_command(),      show_command(),
+                                      estimate_command(), completion_command()};
   std::vector<std::pair<CLI::App*, Action>> actions;
   for (const auto& command : table) {
     CLI::App* sub = app.add_subcommand(command.name, command.summary);

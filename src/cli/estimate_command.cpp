@@ -36,9 +36,10 @@ void print_parts(const report::StepProjection& p, std::ostream& out) {
                      "calls", "here ms", "GPU ms", "bound");
   for (std::size_t i = 0; i < p.parts.size() && i < kShownParts; ++i) {
     const auto& part = p.parts[i];
-    const std::string here = part.here_seconds ? milliseconds(*part.here_seconds) + (part.benchmarked ? "" : "*") : "";
-    out << fmt::format("{:<34} {:<16} {:>6} {:>10} {:>10}  {}\n", cut_utf8(part.name, 34), cut_utf8(part.shape, 16),
-                       part.calls, here, milliseconds(part.typical), part.bound);
+    const std::string here =
+        part.here_seconds ? milliseconds(*part.here_seconds) + (part.benchmarked ? "" : "*") : "";
+    out << fmt::format("{:<34} {:<16} {:>6} {:>10} {:>10}  {}\n", cut_utf8(part.name, 34),
+                       cut_utf8(part.shape, 16), part.calls, here, milliseconds(part.typical), part.bound);
   }
   if (p.parts.size() > kShownParts) out << fmt::format("… and {} more parts\n", p.parts.size() - kShownParts);
 }
@@ -102,7 +103,8 @@ int estimate(const EstimateArgs& args) {
   progress->clear();
   if (!result) return report_error(result.error());
   const report::Report& r = result->report;
-  std::cout << fmt::format("{} on {}: dry run {} ({:.1f} s)\n", r.job_name, r.platform, r.verdict, r.duration_s);
+  std::cout << fmt::format("{} on {}: dry run {} ({:.1f} s)\n", r.job_name, r.platform, r.verdict,
+                           r.duration_s);
   if (!result->parts || !r.estimate) {
     std::cout << "no training step was measured (the job must train for two steps): nothing to estimate\n";
   } else {
@@ -126,14 +128,16 @@ int estimate(const EstimateArgs& args) {
 }  // namespace
 
 Command estimate_command() {
-  return {"estimate", "How long the job would hold the platform's GPUs and what it costs, built from its layers",
+  return {"estimate",
+          "How long the job would hold the platform's GPUs and what it costs, built from its layers",
           [](CLI::App& app) -> Action {
             auto args = std::make_shared<EstimateArgs>();
             app.add_option("job", args->job, "the job file (default: ./job.yaml)");
             app.add_option("--platform", args->platform, "platform profile: a name or a .yaml file");
             app.add_option("--image", args->image, "image reference, instead of the job's");
-            app.add_option("--gpu", args->gpus, "a GPU model of policies/gpus.yaml (repeatable; default: the "
-                                                "platform's)");
+            app.add_option("--gpu", args->gpus,
+                           "a GPU model of policies/gpus.yaml (repeatable; default: the "
+                           "platform's)");
             app.add_option("--json", args->json, "write the estimate, every part, as JSON to FILE");
             app.add_option("--budget", args->budget, "seconds of repeats per part benchmarked (default 0.2)")
                 ->check(CLI::Range(0.0, 10.0));

@@ -25,9 +25,9 @@ using nlohmann::json;
 
 namespace {
 
-constexpr std::size_t kPartsPerRun = 24;        // each container run stays far inside its 5 minutes
-constexpr std::size_t kMaxResultBytes = 4096;   // a cached result
-constexpr double kMaxSeconds = 1e4;             // a call's time
+constexpr std::size_t kPartsPerRun = 24;       // each container run stays far inside its 5 minutes
+constexpr std::size_t kMaxResultBytes = 4096;  // a cached result
+constexpr double kMaxSeconds = 1e4;            // a call's time
 
 std::optional<double> seconds_field(const json& object, const char* key) {
   auto it = object.find(key);
@@ -68,7 +68,7 @@ PartCache PartCache::of_image(const std::string& image_digest) {
 
 std::optional<PartTime> PartCache::find(const std::string& id) const {
   if (!is_part_id(id)) return std::nullopt;
-  auto text = read_regular_file(dir_ / (id + ".json"), kMaxResultBytes);
+  auto text = read_job_file(dir_, id + ".json", kMaxResultBytes);  // never through a link
   if (!text) return std::nullopt;
   return part_time(json::parse(*text, nullptr, /*allow_exceptions=*/false));
 }
@@ -97,7 +97,8 @@ Status PartCache::store(const std::string& id, const PartTime& time) const {
 }
 
 std::string part_id(const harness::StepPart& part) {
-  return part.signature.is_null() ? std::string() : image::sha256_hex(harness::without_ranges(part.signature).dump());
+  return part.signature.is_null() ? std::string()
+                                  : image::sha256_hex(harness::without_ranges(part.signature).dump());
 }
 
 std::string machine_key() {

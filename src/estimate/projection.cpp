@@ -18,7 +18,8 @@ using harness::StepPart;
 constexpr std::size_t kReportedParts = 2100;
 
 bool contains_any(std::string_view text, std::initializer_list<std::string_view> words) {
-  return std::any_of(words.begin(), words.end(), [&](std::string_view w) { return text.find(w) != text.npos; });
+  return std::any_of(words.begin(), words.end(),
+                     [&](std::string_view w) { return text.find(w) != text.npos; });
 }
 
 std::string short_name(const std::string& name) {
@@ -42,7 +43,8 @@ double work_factor(const StepPart& part, const std::string& work) {
 double launches(const StepPart& part, const std::string& work) {
   if (part.kind != "optimizer") return work_factor(part, work);
   double tensors = 0;
-  for (const auto& group : json_fields::list(part.signature, "groups")) tensors += json_fields::list(group, "params").size();
+  for (const auto& group : json_fields::list(part.signature, "groups"))
+    tensors += json_fields::list(group, "params").size();
   return std::max(1.0, tensors) * 3;
 }
 
@@ -54,7 +56,8 @@ std::pair<double, std::string> peak(const StepPart& part, const std::string& wor
   if (part.dtype == "bfloat16" && gpu.bf16 > 0) return {gpu.bf16 * kTera, "BF16"};
   if (part.dtype == "float64") return {gpu.fp32 * kTera / 2, "FP64"};
   const bool cudnn = work == "convolution" || work == "recurrent";
-  const bool tf32 = (cudnn && parts.tf32_cudnn) || ((work == "matmul" || work == "attention") && parts.tf32_matmul);
+  const bool tf32 =
+      (cudnn && parts.tf32_cudnn) || ((work == "matmul" || work == "attention") && parts.tf32_matmul);
   if (tf32 && gpu.tf32 > 0) return {gpu.tf32 * kTera, "TF32"};
   return {gpu.fp32 * kTera, "FP32"};
 }
@@ -77,10 +80,9 @@ std::string work_of(const StepPart& part) {
   if (contains_any(name, {"Conv", "conv"})) return "convolution";
   if (contains_any(name, {"LSTM", "GRU", "RNN"}) || name == "lstm" || name == "gru") return "recurrent";
   if (contains_any(name, {"MultiheadAttention", "scaled_dot_product_attention"})) return "attention";
-  static const std::array<std::string_view, 13> kProducts = {"Linear", "Bilinear", "LazyLinear", "linear",
-                                                             "bilinear", "matmul",   "mm",         "bmm",
-                                                             "addmm",    "baddbmm",  "addbmm",     "__matmul__",
-                                                             "einsum"};
+  static const std::array<std::string_view, 13> kProducts = {
+      "Linear", "Bilinear", "LazyLinear", "linear", "bilinear",   "matmul", "mm",
+      "bmm",    "addmm",    "baddbmm",    "addbmm", "__matmul__", "einsum"};
   if (std::find(kProducts.begin(), kProducts.end(), name) != kProducts.end()) return "matmul";
   return "memory";
 }
@@ -106,7 +108,10 @@ report::StepProjection project_step(const StepInputs& inputs, const GpuSpec& gpu
     row.flops = part.flops * factor * part.calls / replicas;
     row.bytes = part.bytes * factor * part.calls / replicas;
     const double kernels = launches(part, row.work) * part.calls;
-    const auto [flops_per_second, precision] = peak(part, row.work, gpu, parts);
+    // Named values, not a structured binding: the lambda below captures them.
+    const auto peak_and_precision = peak(part, row.work, gpu, parts);
+    const double flops_per_second = peak_and_precision.first;
+    const std::string& precision = peak_and_precision.second;
     const Efficiency& efficiency = computes(row.work) ? table.efficiency(row.work) : memory;
     const auto seconds = [&](double compute_share, double memory_share, double launch) {
       const double compute =
@@ -136,7 +141,8 @@ report::StepProjection project_step(const StepInputs& inputs, const GpuSpec& gpu
     out.compute_high += row.high;
     out.parts.push_back(std::move(row));
   }
-  std::sort(out.parts.begin(), out.parts.end(), [](const auto& a, const auto& b) { return a.typical > b.typical; });
+  std::sort(out.parts.begin(), out.parts.end(),
+            [](const auto& a, const auto& b) { return a.typical > b.typical; });
   if (out.parts.size() > kReportedParts) out.parts.resize(kReportedParts);
   out.precision = "FP32";
   double most = -1;
@@ -154,7 +160,8 @@ report::StepProjection project_step(const StepInputs& inputs, const GpuSpec& gpu
   out.step_low = with_data_pipeline(out.compute_low, out.data_seconds, out.data_overlaps);
   out.step_typical =
       with_data_pipeline(out.compute_typical + out.allreduce_seconds, out.data_seconds, out.data_overlaps);
-  out.step_high = with_data_pipeline(out.compute_high + out.allreduce_seconds, out.data_seconds, out.data_overlaps);
+  out.step_high =
+      with_data_pipeline(out.compute_high + out.allreduce_seconds, out.data_seconds, out.data_overlaps);
 
   const double computing = out.compute_typical + out.allreduce_seconds;
   if (inputs.data_seconds && *inputs.data_seconds > computing) {
@@ -171,10 +178,12 @@ report::StepProjection project_step(const StepInputs& inputs, const GpuSpec& gpu
       parts.parts.size(), gpu.name, table.efficiency("convolution").low * 100,
       table.efficiency("matmul").high * 100, out.precision, memory.low * 100, memory.high * 100,
       gpu.bandwidth_gb_s, table.launch.low * 1e6, table.launch.high * 1e6);
-  if (gpu.fp32 <= 0) out.basis += "; the table gives no FP32 peak for it, so FP32 work counts its bytes alone";
+  if (gpu.fp32 <= 0)
+    out.basis += "; the table gives no FP32 peak for it, so FP32 work counts its bytes alone";
   if (inputs.data_seconds)
-    out.basis += out.data_overlaps ? "; the DataLoader's workers prefetch while it computes"
-                                   : "; the DataLoader loads each batch in the training process, between steps";
+    out.basis += out.data_overlaps
+                     ? "; the DataLoader's workers prefetch while it computes"
+                     : "; the DataLoader loads each batch in the training process, between steps";
   if (gpus > 1)
     out.basis += fmt::format("; the gradients' all-reduce over {} GPUs at {:.0f} GB/s", gpus,
                              inputs.nodes > 1 ? table.internode_gb_s : gpu.link_gb_s);

@@ -18,12 +18,12 @@ namespace preflight::estimate {
 
 struct StepInputs {
   const harness::StepParts* parts = nullptr;
-  int replicas = 1;                     // devices a DataParallel model splits each batch over
-  std::optional<double> data_seconds;   // the training DataLoader's pace here
-  int data_workers = 0;                 // its workers; 0: it loads in the training process
-  int gpus = 1;                         // the job's GPUs, all nodes
+  int replicas = 1;                    // devices a DataParallel model splits each batch over
+  std::optional<double> data_seconds;  // the training DataLoader's pace here
+  int data_workers = 0;                // its workers; 0: it loads in the training process
+  int gpus = 1;                        // the job's GPUs, all nodes
   int nodes = 1;
-  std::optional<long long> total_steps;  // the unclamped run's
+  std::optional<long long> total_steps;                   // the unclamped run's
   const std::map<std::string, PartTime>* here = nullptr;  // benchmarks, when run
 };
 

@@ -242,6 +242,8 @@ HarnessEvents parse_events(const std::string& text_in) {
       out.nonfinite.push_back(std::move(n));
     } else if (ev == "step_measure") {
       out.steps.push_back(step_measure(event));
+    } else if (ev == "step_parts") {
+      out.step_parts.push_back(parse_step_parts(event));
     } else if (ev == "rank") {
       out.ranks.push_back(
           {integer(event, "rank"), integer(event, "world", 1), number(event, "started"), pid});

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/step_parts.hpp"
 #include "util/error.hpp"
 
 namespace preflight::harness {
@@ -161,7 +162,8 @@ struct HarnessEvents {
   std::vector<ClampEvent> clamps;  // each distinct clamp once (every rank parses its arguments)
   std::vector<UncutLoop> uncut_loops;
   std::vector<NonfiniteEvent> nonfinite;
-  std::vector<StepMeasure> steps;  // one per process that trained for two steps or more
+  std::vector<StepMeasure> steps;     // one per process that trained for two steps or more
+  std::vector<StepParts> step_parts;  // the same steps part by part
   std::vector<EpochEnd> epochs;
   std::vector<RankEvent> ranks;
   std::vector<SaveEvent> saves;

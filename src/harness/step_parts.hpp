@@ -10,8 +10,8 @@
 
 namespace preflight::harness {
 
-inline constexpr std::size_t kMaxStepParts = 2100;             // the harness keeps 2000, plus its sums
-inline constexpr std::size_t kMaxPartSignatureBytes = 16384;   // a longer one is not rebuilt
+inline constexpr std::size_t kMaxStepParts = 2100;            // the harness keeps 2000, plus its sums
+inline constexpr std::size_t kMaxPartSignatureBytes = 16384;  // a longer one is not rebuilt
 
 // (bugprone-exception-escape: nlohmann::json's moves are noexcept.)
 // NOLINTNEXTLINE(bugprone-exception-escape)

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "util/json_fields.hpp"
+#include "util/text.hpp"
 #include "util/untrusted_fs.hpp"
 
 namespace preflight::harness {
@@ -24,15 +25,6 @@ constexpr std::int64_t kMaxPid = 1 << 22;             // the kernel's pid_max at
 constexpr std::int64_t kMaxTid = 0x7fffffff;
 constexpr std::size_t kMaxCategory = 64;
 constexpr std::uint64_t kMaxFolderEntries = 4096;
-
-// `text` cut to at most `max` bytes at a character boundary (the parser gave valid UTF-8).
-std::string cut(std::string text, std::size_t max) {
-  if (text.size() <= max) return text;
-  std::size_t end = max;
-  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
-  text.resize(end);
-  return text;
-}
 
 // A number field within [low, high], else nothing.
 std::optional<double> bounded(const json& record, const char* key, double low, double high) {
@@ -50,7 +42,7 @@ json checked_args(const json& record, char phase) {
   json args = json::object();
   for (const auto& [key, value] : it->items()) {
     if (phase == 'C' && !(value.is_number() && std::isfinite(value.get<double>()))) continue;
-    args[cut(key, kMaxTraceName)] = value;
+    args[cut_utf8(key, kMaxTraceName)] = value;
   }
   if (args.dump().size() > kMaxTraceArgsBytes) return json::object();
   return args;
@@ -62,8 +54,8 @@ std::optional<TraceRecord> checked(const json& record) {
   if (phase.size() != 1 || phase.find_first_of("XCMi") != 0) return std::nullopt;
   TraceRecord out;
   out.phase = phase[0];
-  out.name = cut(json_fields::text(record, "name"), kMaxTraceName);
-  out.category = cut(json_fields::text(record, "cat"), kMaxCategory);
+  out.name = cut_utf8(json_fields::text(record, "name"), kMaxTraceName);
+  out.category = cut_utf8(json_fields::text(record, "cat"), kMaxCategory);
   const auto pid = bounded(record, "pid", 1, kMaxPid);
   const auto tid = bounded(record, "tid", 0, kMaxTid);
   if (!pid || !tid || out.name.empty()) return std::nullopt;

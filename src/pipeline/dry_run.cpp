@@ -267,9 +267,9 @@ report::Report assemble_report(const JobContext& context, const plan::RunPlan& p
 
   context.policies.checks.complete(findings);  // their stages, for the estimate's first failure
   auto clamps = report::clamps_of(outcome.events.clamps, facts.code_container_dir);
-  auto estimate = estimate_run(outcome.events, clamps, findings, facts);
+  auto estimate = estimate_run(outcome.events, clamps, findings, facts, data_pace(outcome.events, run.trace),
+                               &context.gpus);
   if (estimate) {
-    estimate->data_seconds = data_seconds_per_batch(outcome.events, run.trace);
     if (auto input_bound = input_bound_finding(*estimate, facts, outcome.events))
       findings.push_back(std::move(*input_bound));
   }

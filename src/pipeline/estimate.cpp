@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "diagnosis/during_run.hpp"
+#include "estimate/projection.hpp"
 #include "model/category.hpp"
 
 namespace preflight::pipeline {
@@ -31,13 +32,32 @@ std::optional<CountClamp> clamp_of_kind(const std::vector<report::Clamp>& clamps
   return std::nullopt;
 }
 
-void set_step_time(report::Estimate& out, const harness::StepMeasure& step,
-                   const model::PlatformFacts& facts) {
+void set_step_time(report::Estimate& out, const HarnessEvents& events, const harness::StepMeasure& step,
+                   const model::PlatformFacts& facts, const estimate::GpuTable* gpus) {
   out.step_seconds_here = step.seconds;
-  out.step_seconds = step.seconds;
+  out.step_seconds = out.iteration_seconds = step.seconds;
   if (facts.gpus <= 0) {
     out.step_basis = "measured here (the job runs without a GPU)";
-  } else if (facts.gpu_tflops > 0 && step.flops > 0) {
+    return;  // the step measured here waited for its batch too
+  }
+  const estimate::GpuSpec* gpu = gpus ? gpus->find(facts.gpu_name) : nullptr;
+  const harness::StepParts* parts = measured_parts(events, step.pid);
+  if (gpu && parts) {
+    estimate::StepInputs inputs;
+    inputs.parts = parts;
+    inputs.replicas = step.replicas;
+    inputs.data_seconds = out.data_seconds;
+    inputs.data_workers = out.data_workers;
+    inputs.gpus = out.gpus;
+    inputs.nodes = std::max(1, facts.nodes);
+    inputs.total_steps = out.total_steps;
+    out.projection = estimate::project_step(inputs, *gpu, *gpus);
+    out.step_seconds = out.projection->compute_typical + out.projection->allreduce_seconds;
+    out.iteration_seconds = out.projection->step_typical;
+    out.step_basis = out.projection->basis;
+    return;
+  }
+  if (facts.gpu_tflops > 0 && step.flops > 0) {
     const double compute = step.flops / step.replicas / (facts.gpu_tflops * 1e12 * kGpuUtilisation);
     out.step_seconds = std::max(compute, step.ops * kSecondsPerOperator);
     out.step_basis = fmt::format(
@@ -46,6 +66,8 @@ void set_step_time(report::Estimate& out, const harness::StepMeasure& step,
   } else {
     out.step_basis = "measured here (the profile gives no gpu.tflops)";
   }
+  out.iteration_seconds =
+      estimate::with_data_pipeline(out.step_seconds, out.data_seconds, out.data_workers > 0);
 }
 
 // The first error finding: the failure the real run would meet first.
@@ -100,14 +122,24 @@ std::optional<long long> steps_before(const model::Finding& failure, const Harne
 
 }  // namespace
 
+const harness::StepParts* measured_parts(const HarnessEvents& events, int pid) {
+  for (const auto& parts : events.step_parts)
+    if (parts.pid == pid && !parts.parts.empty()) return &parts;
+  return nullptr;
+}
+
 std::optional<report::Estimate> estimate_run(const HarnessEvents& events,
                                              const std::vector<report::Clamp>& clamps,
                                              const std::vector<model::Finding>& findings,
-                                             const model::PlatformFacts& facts) {
+                                             const model::PlatformFacts& facts, std::optional<DataPace> data,
+                                             const estimate::GpuTable* gpus) {
   const harness::StepMeasure* step = harness::main_or_first(events.steps, events.main_pid);
   if (!step) return std::nullopt;
   report::Estimate out;
-  set_step_time(out, *step, facts);
+  if (data) {
+    out.data_seconds = data->seconds;
+    out.data_workers = data->workers;
+  }
   out.batch_size = step->batch_size;
   out.gpus = std::max(0, facts.gpus) * std::max(1, facts.nodes);
   out.gpu_name = facts.gpu_name;
@@ -130,12 +162,13 @@ std::optional<report::Estimate> estimate_run(const HarnessEvents& events,
   } else if (out.epochs && out.steps_per_epoch) {
     out.total_steps = std::llround(*out.epochs * *out.steps_per_epoch);
   }
-  if (out.total_steps) out.run_hours = *out.total_steps * out.step_seconds / 3600;
+  set_step_time(out, events, *step, facts, gpus);
+  if (out.total_steps) out.run_hours = *out.total_steps * out.iteration_seconds / 3600;
   if (const model::Finding* failure = first_failure(findings)) {
     out.failure_stage = failure->stage;
     out.failure_after_steps = steps_before(*failure, events, *step, epochs, steps);
     if (out.failure_after_steps) {
-      out.failure_after_hours = *out.failure_after_steps * out.step_seconds / 3600;
+      out.failure_after_hours = *out.failure_after_steps * out.iteration_seconds / 3600;
       out.gpu_hours_saved = *out.failure_after_hours * out.gpus;
     }
   }

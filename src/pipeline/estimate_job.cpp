@@ -12,7 +12,7 @@ namespace preflight::pipeline {
 namespace {
 
 Result<std::vector<const estimate::GpuSpec*>> chosen_gpus(const std::vector<std::string>& names,
-                                                         const JobContext& context) {
+                                                          const JobContext& context) {
   std::vector<const estimate::GpuSpec*> out;
   const std::vector<std::string> wanted =
       names.empty() ? std::vector<std::string>{context.profile.gpu.name} : names;
@@ -20,10 +20,12 @@ Result<std::vector<const estimate::GpuSpec*>> chosen_gpus(const std::vector<std:
     const estimate::GpuSpec* gpu = context.gpus.find(name);
     if (gpu == nullptr) {
       if (names.empty())
-        return Error::bad_input(fmt::format("the platform's GPU {:?} is not in {}; name one with --gpu, or add it "
-                                            "there",
-                                            name, estimate::shipped_gpu_table().string()));
-      return Error::bad_input(fmt::format("--gpu {:?} is not in {}{}", name, estimate::shipped_gpu_table().string(),
+        return Error::bad_input(
+            fmt::format("the platform's GPU {:?} is not in {}; name one with --gpu, or add it "
+                        "there",
+                        name, estimate::shipped_gpu_table().string()));
+      return Error::bad_input(fmt::format("--gpu {:?} is not in {}{}", name,
+                                          estimate::shipped_gpu_table().string(),
                                           did_you_mean(name, context.gpus.names())));
     }
     out.push_back(gpu);
@@ -71,7 +73,8 @@ Result<JobEstimate> estimate_job(const EstimateOptions& options, const Console& 
   inputs.nodes = std::max(1, context->job.nodes);
   inputs.total_steps = measured.total_steps;
   inputs.here = &out.bench.times;
-  for (const estimate::GpuSpec* gpu : *gpus) out.projections.push_back(estimate::project_step(inputs, *gpu, context->gpus));
+  for (const estimate::GpuSpec* gpu : *gpus)
+    out.projections.push_back(estimate::project_step(inputs, *gpu, context->gpus));
   return out;
 }
 

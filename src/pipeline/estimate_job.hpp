@@ -19,6 +19,9 @@ struct EstimateOptions {
   double budget = 0.2;            // seconds of repeats per part benchmarked
 };
 
+// (bugprone-exception-escape: as for report::Report, which it holds: nlohmann::json's moves are
+// noexcept.)
+// NOLINTNEXTLINE(bugprone-exception-escape)
 struct JobEstimate {
   report::Report report;  // the dry run's
   // The measured step's parts; none when no step was measured (the job did not train for

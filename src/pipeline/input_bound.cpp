@@ -48,8 +48,7 @@ std::string milliseconds(double seconds) { return fmt::format("{:.1f} ms", secon
 
 }  // namespace
 
-std::optional<double> data_seconds_per_batch(const harness::HarnessEvents& events,
-                                             const harness::HarnessTrace& trace) {
+std::optional<DataPace> data_pace(const harness::HarnessEvents& events, const harness::HarnessTrace& trace) {
   const auto stretches = training_stretches(events);
   std::vector<double> fetches, waits;
   int workers = 0;
@@ -65,8 +64,9 @@ std::optional<double> data_seconds_per_batch(const harness::HarnessEvents& event
   }
   // The pipeline's pace: a worker's fetch of a batch, shared by the workers. Without fetches
   // (an old torch), what the training loop waited.
-  if (auto fetch = median(std::move(fetches))) return *fetch / std::max(workers, 1);
-  return median(std::move(waits));
+  if (auto fetch = median(std::move(fetches))) return DataPace{*fetch / std::max(workers, 1), workers};
+  if (auto wait = median(std::move(waits))) return DataPace{*wait, workers};
+  return std::nullopt;
 }
 
 std::optional<model::Finding> input_bound_finding(const report::Estimate& estimate,

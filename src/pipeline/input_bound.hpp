@@ -21,8 +21,11 @@ inline constexpr double kMinDataSeconds = 0.005;
 // trained, divided by the loader's workers (a loader without workers fetches in the main
 // process); without such fetches, the median wait of the training loop's batches after each
 // loop's first. None when the dry run had no training batch.
-std::optional<double> data_seconds_per_batch(const harness::HarnessEvents& events,
-                                             const harness::HarnessTrace& trace);
+struct DataPace {
+  double seconds = 0;
+  int workers = 0;  // the loader's; 0: it loads in the training process
+};
+std::optional<DataPace> data_pace(const harness::HarnessEvents& events, const harness::HarnessTrace& trace);
 
 // A warning (rule input-bound) when, on the platform's GPU, a step would compute in less time
 // than the DataLoader takes to deliver a batch; none otherwise, or when the step was measured

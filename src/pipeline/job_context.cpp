@@ -30,8 +30,10 @@ Result<JobContext> load_job_context(const JobChoices& choices, const image::Prog
   if (!image) return std::move(image).error();
   auto policies = diagnosis::load_policies(diagnosis::shipped_rules_dir());
   if (!policies) return std::move(policies).error();
-  return JobContext{std::move(*job), std::move(*profile), std::move(image_text), std::move(*image),
-                    std::move(*policies)};
+  auto gpus = estimate::load_gpu_table(estimate::shipped_gpu_table());
+  if (!gpus) return std::move(gpus).error();
+  return JobContext{std::move(*job),   std::move(*profile),  std::move(image_text),
+                    std::move(*image), std::move(*policies), std::move(*gpus)};
 }
 
 Result<image::UnpackedImage> resolve_image(const std::string& text, const fs::path& base_dir,

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "diagnosis/policies.hpp"
+#include "estimate/gpu_table.hpp"
 #include "image/image_store.hpp"
 #include "spec/job_spec.hpp"
 #include "spec/platform_profile.hpp"
@@ -26,9 +27,11 @@ struct JobContext {
   std::string image_text;  // the reference as chosen: --image, the job's, the profile's default
   image::UnpackedImage image;
   diagnosis::Policies policies;  // policies/rules/
+  estimate::GpuTable gpus;       // policies/gpus.yaml
 };
 
-// The job, its profile, its image and the shipped policies, each error at its file:line.
+// The job, its profile, its image and the shipped policies and GPU table, each error at its
+// file:line.
 Result<JobContext> load_job_context(const JobChoices& choices, const image::ProgressSink& progress);
 
 // The image `text` names (relative paths against `base_dir`), built or unpacked when missing;

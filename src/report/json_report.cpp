@@ -30,12 +30,16 @@ nlohmann::json optional(const std::optional<T>& value) {
   return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
 }
 
+// Parts of the step that report.json lists (`preflight estimate --json` lists all).
+constexpr std::size_t kReportParts = 100;
+
 nlohmann::json estimate_json(const Estimate& e) {
   using nlohmann::json;
   json out = {{"step_seconds",
                {{"here", e.step_seconds_here},
                 {"data", optional(e.data_seconds)},
                 {"platform", e.step_seconds},
+                {"iteration", e.iteration_seconds},
                 {"basis", e.step_basis}}},
               {"batch_size", optional(e.batch_size)},
               {"steps_per_epoch", optional(e.steps_per_epoch)},
@@ -45,7 +49,8 @@ nlohmann::json estimate_json(const Estimate& e) {
               {"gpus", e.gpus},
               {"gpu", e.gpu_name.empty() ? json(nullptr) : json(e.gpu_name)},
               {"gpu_memory", nullptr},
-              {"failure", nullptr}};
+              {"failure", nullptr},
+              {"platform", e.projection ? projection_json(*e.projection, kReportParts) : json(nullptr)}};
   if (e.gpu_needed_bytes)
     out["gpu_memory"] = {{"needed_bytes", *e.gpu_needed_bytes}, {"available_bytes", e.gpu_available_bytes}};
   if (e.failure_stage)
@@ -67,6 +72,41 @@ nlohmann::json location_json(const SourceLocation& where) {
 }
 
 }  // namespace
+
+nlohmann::json projection_json(const StepProjection& p, std::size_t max_parts) {
+  using nlohmann::json;
+  json parts = json::array();
+  for (const PartEstimate& part : p.parts) {
+    if (parts.size() >= max_parts) break;
+    parts.push_back({{"kind", part.kind},
+                     {"name", part.name},
+                     {"shape", part.shape},
+                     {"work", part.work},
+                     {"calls", part.calls},
+                     {"flops", part.flops},
+                     {"bytes", part.bytes},
+                     {"here_seconds", optional(part.here_seconds)},
+                     {"benchmarked", part.benchmarked},
+                     {"seconds", {{"low", part.low}, {"typical", part.typical}, {"high", part.high}}},
+                     {"bound", part.bound}});
+  }
+  return {
+      {"gpu", p.gpu},
+      {"precision", p.precision},
+      {"compute_seconds", {{"low", p.compute_low}, {"typical", p.compute_typical}, {"high", p.compute_high}}},
+      {"allreduce_seconds", p.allreduce_seconds},
+      {"data_seconds", optional(p.data_seconds)},
+      {"data_overlaps", p.data_overlaps},
+      {"step_seconds", {{"low", p.step_low}, {"typical", p.step_typical}, {"high", p.step_high}}},
+      {"bound", p.bound},
+      {"basis", p.basis},
+      {"run_hours", optional(p.run_hours)},
+      {"gpu_hours", optional(p.gpu_hours)},
+      {"cost_usd", optional(p.cost_usd)},
+      {"price", p.price_source.empty() ? json(nullptr) : json(p.price_source)},
+      {"parts_total", p.parts.size()},
+      {"parts", std::move(parts)}};
+}
 
 nlohmann::json to_json(const Report& report) {
   using nlohmann::json;

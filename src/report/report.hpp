@@ -35,6 +35,41 @@ struct Clamp {
 
 // What the measured training step says about the real run (docs/formats.md "estimate"):
 // the GPU memory it needs, and how long the run would take and when a failure would strike.
+// One part of the training step (harness/step_parts.hpp) on a GPU (estimate/projection.hpp):
+// all its calls in one step, forward and backward.
+struct PartEstimate {
+  std::string kind;   // layer | op | optimizer
+  std::string name;   // torch.nn.Conv2d
+  std::string shape;  // its first input's, "16x64x24x24"; "" for none
+  std::string work;   // the efficiency applied: matmul | convolution | recurrent | attention | memory
+  long long calls = 0;
+  double flops = 0;  // per step
+  double bytes = 0;  // per step, read and written
+  // Per step here: benchmarked alone (forward + backward), else the job's own forward time.
+  std::optional<double> here_seconds;
+  bool benchmarked = false;
+  double low = 0, typical = 0, high = 0;  // seconds per step on the GPU
+  std::string bound;                      // compute | memory | launch
+};
+
+// The training step on one GPU model, built from its parts (estimate/projection.hpp).
+struct StepProjection {
+  std::string gpu;
+  std::string precision;  // what the step's float work runs as: "FP32", "TF32", "FP16", ...
+  double compute_low = 0, compute_typical = 0, compute_high = 0;  // the parts, summed
+  double allreduce_seconds = 0;        // the gradients' all-reduce among the job's GPUs, per step
+  std::optional<double> data_seconds;  // the DataLoader's pace, measured here
+  bool data_overlaps = true;           // its workers prefetch while the GPU computes
+  double step_low = 0, step_typical = 0, step_high = 0;  // all of it
+  std::string bound;  // what limits it: compute | memory (bandwidth) | launch (kernel launches) | input
+  std::string basis;  // how the figures were found, in a sentence
+  std::optional<double> run_hours;  // the unclamped run's training time, typical
+  std::optional<double> gpu_hours;  // that × the job's GPUs
+  std::optional<double> cost_usd;   // at the table's price per GPU-hour
+  std::string price_source;         // the instance the price is from
+  std::vector<PartEstimate> parts;  // slowest first
+};
+
 struct Estimate {
   double step_seconds_here = 0;  // the measured step on this machine
   double step_seconds = 0;       // the same step on the platform
@@ -42,6 +77,10 @@ struct Estimate {
   // How often the training loop's DataLoader can deliver a batch, measured here
   // (pipeline/input_bound.hpp).
   std::optional<double> data_seconds;
+  int data_workers = 0;  // the loader's; 0: it loads in the training process
+  // A training iteration on the platform: step_seconds with the data pipeline's time (the
+  // larger of the two when workers prefetch, their sum otherwise). The run's hours use it.
+  double iteration_seconds = 0;
   std::optional<int> batch_size;
   std::optional<long long> steps_per_epoch;  // the training DataLoader's length, not capped
   std::optional<double> epochs;              // the real run's, before clamping
@@ -56,6 +95,9 @@ struct Estimate {
   std::optional<long long> failure_after_steps;
   std::optional<double> failure_after_hours;
   std::optional<double> gpu_hours_saved;
+  // The step built from its parts on the platform's GPU; none when the harness recorded no
+  // parts or the GPU is not in the GPU table (step_seconds then comes from the FLOPs alone).
+  std::optional<StepProjection> projection;
 };
 
 // (bugprone-exception-escape: as for Clamp, nlohmann::json's moves are noexcept.)
@@ -94,6 +136,9 @@ int exit_status_of(const std::string& verdict);
 SourceLocation place_of(const Report& report, const model::Finding& finding);
 
 nlohmann::json to_json(const Report& report);
+// A step's projection on a GPU as report.json gives it (docs/formats.md), with its
+// `max_parts` slowest parts.
+nlohmann::json projection_json(const StepProjection& projection, std::size_t max_parts);
 Status write_json(const Report& report, const std::filesystem::path& file);
 // Writes a report's text to `file`; a file that cannot be opened is bad input (exit 2).
 Status write_report_file(const std::filesystem::path& file, const std::string& text);

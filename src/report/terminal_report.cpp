@@ -58,8 +58,13 @@ void print_estimate(const Estimate& e, std::ostream& out, const Palette& p) {
   step += " took " + human_duration(e.step_seconds_here) + " here";
   if (e.data_seconds)
     step += " (its DataLoader delivers a batch every " + human_duration(*e.data_seconds) + ")";
-  if (e.step_seconds != e.step_seconds_here && !e.gpu_name.empty())
+  if (e.projection) {
+    const StepProjection& p = *e.projection;
+    step += fmt::format(", {}–{} on a {} ({}-bound)", human_duration(p.step_low), human_duration(p.step_high),
+                        e.gpu_name, p.bound);
+  } else if (e.step_seconds != e.step_seconds_here && !e.gpu_name.empty()) {
     step += ", about " + human_duration(e.step_seconds) + " on a " + e.gpu_name;
+  }
   if (e.gpu_needed_bytes)
     step += fmt::format("; it needs about {} of the GPU's {}", human_size(*e.gpu_needed_bytes),
                         human_size(e.gpu_available_bytes));
@@ -69,8 +74,10 @@ void print_estimate(const Estimate& e, std::ostream& out, const Palette& p) {
     std::string run = fmt::format("the whole run is {} training steps", *e.total_steps);
     if (e.epochs && e.steps_per_epoch)
       run += fmt::format(" ({:g} epochs of {})", *e.epochs, *e.steps_per_epoch);
-    out << p.dim("estimate:") << " " << run << ", about " << human_duration(*e.run_hours * 3600) << on
-        << "\n";
+    out << p.dim("estimate:") << " " << run << ", about " << human_duration(*e.run_hours * 3600) << on;
+    if (e.projection && e.projection->cost_usd)
+      out << fmt::format(" (about ${:.0f} at {})", *e.projection->cost_usd, e.projection->price_source);
+    out << "\n";
   }
   if (e.failure_stage && e.failure_after_hours && e.gpu_hours_saved) {
     out << p.dim("saved:") << " "

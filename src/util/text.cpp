@@ -40,6 +40,14 @@ std::optional<std::filesystem::path> relative_within(const std::filesystem::path
   return relative;
 }
 
+std::string cut_utf8(std::string text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return text;
+  std::size_t end = max_bytes;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  text.resize(end);
+  return text;
+}
+
 std::string human_size(std::uintmax_t bytes) {
   static const char* units[] = {"KiB", "MiB", "GiB", "TiB"};
   if (bytes < 1024) return fmt::format("{} B", bytes);

@@ -40,6 +40,9 @@ bool is_under(const std::string& file, const std::string& dir);
 std::optional<std::filesystem::path> relative_within(const std::filesystem::path& path,
                                                      const std::filesystem::path& dir);
 
+// `text` cut to at most `max_bytes` bytes at a character boundary (it must be valid UTF-8).
+std::string cut_utf8(std::string text, std::size_t max_bytes);
+
 // "2.0 KiB", "1.5 GiB", "312 B": binary units, one decimal.
 std::string human_size(std::uintmax_t bytes);
 // "40 µs", "0.4 ms", "120 ms", "1.9 s", "12 s", "25 min", "3.5 h"; "?" when not finite.

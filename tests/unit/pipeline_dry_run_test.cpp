@@ -61,8 +61,10 @@ class DryRunTest : public ::testing::Test {
     image.ref = "empty";
     image.digest = "sha256:" + std::string(64, '0');
     image.rootfs = dir.path() / "rootfs";
-    return pipeline::JobContext{std::move(*job), std::move(*profile), "empty", std::move(image),
-                                testing::shipped_policies()};
+    auto gpus = estimate::load_gpu_table(estimate::shipped_gpu_table());
+    if (!gpus) return std::move(gpus).error();
+    return pipeline::JobContext{std::move(*job),  std::move(*profile),         "empty",
+                                std::move(image), testing::shipped_policies(), std::move(*gpus)};
   }
 
   Result<report::Report> run(const std::string& job_yaml, pipeline::DryRunOptions options = {}) {

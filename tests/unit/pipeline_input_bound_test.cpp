@@ -47,9 +47,10 @@ TEST(PipelineInputBound, ThePaceIsAWorkersFetchSharedByTheWorkers) {
   trace.records.push_back(fetch(1.2, 0.10, 20));  // two workers, each 0.1 s a batch
   trace.records.push_back(fetch(1.3, 0.12, 21));
   trace.records.push_back(fetch(1.4, 0.08, 20));
-  const auto pace = pipeline::data_seconds_per_batch(events, trace);
+  const auto pace = pipeline::data_pace(events, trace);
   ASSERT_TRUE(pace);
-  EXPECT_NEAR(*pace, 0.05, 1e-6);
+  EXPECT_NEAR(pace->seconds, 0.05, 1e-6);
+  EXPECT_EQ(pace->workers, 2);
 }
 
 TEST(PipelineInputBound, WithoutFetchesThePaceIsTheMedianWaitAfterEachLoopsFirst) {
@@ -64,16 +65,16 @@ TEST(PipelineInputBound, WithoutFetchesThePaceIsTheMedianWaitAfterEachLoopsFirst
   auto end = batch(2.5, 7.0, 4);
   end.args["end"] = "cap";
   trace.records.push_back(end);
-  const auto pace = pipeline::data_seconds_per_batch(events, trace);
+  const auto pace = pipeline::data_pace(events, trace);
   ASSERT_TRUE(pace);
-  EXPECT_NEAR(*pace, 0.20, 1e-6);
+  EXPECT_NEAR(pace->seconds, 0.20, 1e-6);
 }
 
 TEST(PipelineInputBound, NoTrainingBatchNoPace) {
   const auto events = training_from(1.0);
   harness::HarnessTrace trace;
   trace.records.push_back(batch(0.6, 5.0, 2));
-  EXPECT_FALSE(pipeline::data_seconds_per_batch(events, trace));
+  EXPECT_FALSE(pipeline::data_pace(events, trace));
 }
 
 report::Estimate estimate(double data, double platform_step) {

@@ -40,6 +40,7 @@ inline Report sample_report() {
   e.step_seconds_here = 0.25;
   e.data_seconds = 0.1;
   e.step_seconds = 0.002;
+  e.iteration_seconds = 0.1;
   e.step_basis = "1.5 GFLOP at 40% of the Tesla P100-PCIE-16GB's 9.3 TFLOPS, at least 10 us per operator";
   e.batch_size = 64;
   e.steps_per_epoch = 938;

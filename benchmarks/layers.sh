@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# How well `preflight estimate` builds a training step from its parts: for each model job of
+# benchmarks/models/, the step it constructs on this CPU from the parts of the dry run's measured
+# step (each torch.nn layer call, each torch op outside layers, each optimizer step, benchmarked
+# alone in the image) against the step the job measures itself when run whole, as the platform
+# would run it. Writes its section of docs/benchmarks.md (from its heading up to its hand-written
+# "### Reading these figures") and prints it.
+#  1. The measured side: `preflight run --no-harness` of each job (no clamping: all its --iters
+#     iterations), twice: with glibc's allocator kept warm (MALLOC_TRIM_THRESHOLD_,
+#     MALLOC_MMAP_THRESHOLD_ and MALLOC_TOP_PAD_ raised, in a copy of the job file) and with the
+#     allocator as it is. Each job prints `iter N time SECONDS` per iteration (from the end of the
+#     previous one to the end of its optimizer step); a run's step is the median after the first 3
+#     (warm-up). As is, glibc gives a step's freed activations back to the kernel and the next
+#     step pays the first touch of every page again (about 10 us a page on a VM); the parts'
+#     benchmark keeps its allocator warm, so the warm run is the like-for-like one. ROUNDS
+#     (default 3) rounds of every run, the median kept; the wall time of a warm run is that of
+#     benchmarking the model whole.
+#  2. The constructed side: `preflight estimate JOB --json FILE` of each job, once, from an empty
+#     layer cache that is kept from one model to the next, so that later models reuse the parts
+#     earlier ones benchmarked.
+# benchmarks/layers.py makes the section of the runs: a row per model, the geometric mean, min and
+# max of constructed ÷ measured (warm), the parts benchmarked per call, and the time spent
+# benchmarking parts against that of benchmarking each model whole.
+# Usage: benchmarks/layers.sh [ROUNDS]   (as root, after scripts/setup pytorch)
+# Environment: PREFLIGHT, a copy of the binary (so that a rebuild cannot land mid-run);
+# PREFLIGHT_VERSION, what to call it; LAYERS_MODELS, the models to run (default: all, in the
+# order below); LAYERS_MEASURED_ONLY=1, the measured side alone, printed and not written to
+# docs/benchmarks.md (for a Preflight without `estimate`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-3}
+if [[ ! $rounds =~ ^[1-9][0-9]*$ ]]; then
+  echo "layers.sh: ROUNDS must be a positive integer, not '$rounds'" >&2
+  exit 2
+fi
+preflight=${PREFLIGHT:-$PWD/build/preflight}
+measured_only=${LAYERS_MEASURED_ONLY:-0}
+# Classifiers first, then the language models and the GAN: the later ones find the convolutions,
+# norms and optimizers of the earlier ones in the cache.
+models=(resnet18 mobilenet_v2 squeezenet1_1 shufflenet_v2_x1_0 densenet121 efficientnet_b0 vgg11 alexnet
+        lstm_lm transformer_lm dcgan)
+[[ -z ${LAYERS_MODELS:-} ]] || read -r -a models <<<"$LAYERS_MODELS"
+for name in "${models[@]}"; do
+  if [[ ! -f benchmarks/models/$name/job.yaml ]]; then
+    echo "layers.sh: no benchmarks/models/$name/job.yaml" >&2
+    exit 2
+  fi
+done
+# glibc's thresholds (bytes) for the warm side: trim and unmap only above 16 GiB, serve blocks up
+# to 32 MiB from the heap, and grow the heap 256 MiB at a time.
+allocator=(MALLOC_TRIM_THRESHOLD_ 17179869184 MALLOC_MMAP_THRESHOLD_ 33554432 MALLOC_TOP_PAD_ 268435456)
+layers_cache=${PREFLIGHT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/preflight}/layers
+
+if [[ $measured_only != 1 ]] && ! "$preflight" --help 2>/dev/null | grep -qE '^ +estimate( |$)'; then
+  echo "layers.sh: $preflight has no 'estimate' subcommand (preflight estimate JOB --json FILE)," \
+    "which the constructed side needs; build a Preflight that has it, or set" \
+    "LAYERS_MEASURED_ONLY=1 to time the jobs alone" >&2
+  exit 1
+fi
+
+version=${PREFLIGHT_VERSION:-commit $(git rev-parse --short HEAD)}
+paths=()
+[[ -n ${PREFLIGHT:-} ]] || paths+=(src)
+[[ -n ${PREFLIGHT_DATA_DIR:-} ]] || paths+=(emulator policies)
+changed=$([[ -n ${PREFLIGHT_VERSION:-} || ${#paths[@]} == 0 ]] || git status --porcelain -- "${paths[@]}")
+if [[ -n $changed ]]; then
+  version+=" with uncommitted changes to $(awk '{print $2}' <<<"$changed" | cut -d/ -f1 | sort -u | paste -sd, -)"
+fi
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# Writes benchmarks/models/NAME/job.yaml to OUT with its code folder as an absolute path and the
+# allocator's variables added to its environment_variables (an inline map, as the models have).
+warm_job() {  # NAME OUT
+  local dir=$PWD/benchmarks/models/$1 vars="" i
+  for ((i = 0; i < ${#allocator[@]}; i += 2)); do vars+="${allocator[i]}: \"${allocator[i + 1]}\", "; done
+  grep -q '^code:' "$dir/job.yaml" && { echo "layers.sh: $dir/job.yaml has its own code:" >&2; exit 1; }
+  sed -e "s|^environment_variables: {|&$vars|" "$dir/job.yaml" >"$2"
+  echo "code: $dir" >>"$2"
+  if ! grep -q "${allocator[0]}" "$2"; then
+    echo "layers.sh: no inline environment_variables in $dir/job.yaml" >&2
+    exit 1
+  fi
+}
+
+# One plain run, `preflight run --no-harness JOB`, tried twice before giving up (the binary may be
+# rebuilt under it): the job's printed lines to WORK/TAG.log, "TAG START END" to WORK/walls.
+plain_run() {  # TAG JOB
+  local tag=$1 job=$2 attempt start end
+  for attempt in 1 2; do
+    start=$EPOCHREALTIME
+    "$preflight" run --no-harness --json "$work/$tag.json" "$job" >"$work/$tag.out" 2>"$work/$tag.err" || true
+    end=$EPOCHREALTIME
+    sed -n 's/^  | //p' "$work/$tag.err" >"$work/$tag.log"
+    if grep -q '"verdict": *"pass"' "$work/$tag.json" 2>/dev/null &&
+      grep -q '^iter [0-9]* time ' "$work/$tag.log"; then
+      echo "$tag $start $end" >>"$work/walls"
+      return
+    fi
+    echo "layers.sh: $tag: preflight run --no-harness $job did not pass (attempt $attempt):" >&2
+    tail -n 5 "$work/$tag.err" >&2
+  done
+  exit 1
+}
+
+load_before=$(cut -d' ' -f1 /proc/loadavg)
+: >"$work/walls"
+for name in "${models[@]}"; do warm_job "$name" "$work/$name-warm.yaml"; done
+for round in $(seq "$rounds"); do
+  for name in "${models[@]}"; do
+    # The two sides one after the other, in turn first, so that a change in the machine's load
+    # falls on both.
+    sides=(warm as-is)
+    ((round % 2)) || sides=(as-is warm)
+    for side in "${sides[@]}"; do
+      echo "layers.sh: round $round/$rounds: $name, allocator $side" >&2
+      job=benchmarks/models/$name/job.yaml
+      [[ $side == warm ]] && job=$work/$name-warm.yaml
+      plain_run "$name.$side.$round" "$job"
+    done
+  done
+done
+
+if [[ $measured_only != 1 ]]; then
+  rm -rf -- "$layers_cache"
+  for name in "${models[@]}"; do
+    echo "layers.sh: preflight estimate $name" >&2
+    for attempt in 1 2; do
+      start=$EPOCHREALTIME
+      "$preflight" estimate "benchmarks/models/$name/job.yaml" --json "$work/$name.estimate.json" \
+        >"$work/$name.estimate.out" 2>"$work/$name.estimate.err" || true
+      echo "$name.estimate $start $EPOCHREALTIME" >>"$work/walls"
+      grep -q '"constructed_seconds"' "$work/$name.estimate.json" 2>/dev/null && break
+      echo "layers.sh: preflight estimate $name wrote no estimate (attempt $attempt):" >&2
+      tail -n 5 "$work/$name.estimate.err" >&2
+      rm -f "$work/$name.estimate.json"
+    done
+  done
+fi
+load_after=$(cut -d' ' -f1 /proc/loadavg)
+
+python3 benchmarks/layers.py "$work" "$rounds" "$version" "$load_before $load_after" "$measured_only" \
+  "${allocator[*]}" "${models[@]}" >"$work/section.md"
+
+cat "$work/section.md"
+if [[ $measured_only != 1 ]]; then
+  python3 benchmarks/section.py write "$work/section.md"
+fi

@@ -5,22 +5,25 @@ the recorded shapes, and timed forward and backward. No code of the job runs: fu
 looked up in torch's own namespaces and layers among torch.nn's classes only, whatever the
 signature says. Preflight runs this file with the image's Python, as nobody, without network:
 
-    python3 -c "$(cat layer_bench.py)" < {"budget": SECONDS, "parts": [{"id": ..., ...}]}
+    python3 -c "$(cat layer_bench.py)" < {"budget": SECONDS, "deadline": SECONDS,
+                                          "parts": [{"id": ..., ...}]}
 
-Each result is one JSON line on standard output, flushed as soon as it is known, so that a
-benchmark cut short keeps what it measured: {"id", "forward", "backward", "repeats"} in
-seconds (medians), or {"id", "error"}. Each part is timed for about `budget` seconds after
-one warm-up call, at least 3 and at most 100 times."""
+Each result is one JSON line on standard output, flushed as soon as it is known, in the order
+of the parts: {"id", "forward", "backward", "repeats"} in seconds (medians), or {"id",
+"error"}. Each part is timed for about `budget` seconds after its warm-up (see timed()), at
+least 3 and at most 100 times, with as many threads as the job's step had (`threads`). No
+part is started once `deadline` seconds have passed: Preflight asks again for the rest."""
 
 import json
 import re
+import resource
 import sys
 import time
 
 _INPLACE_DUNDERS = frozenset(["__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__",
                               "__imod__", "__ipow__", "__iand__", "__ior__", "__ixor__",
                               "__ilshift__", "__irshift__", "__imatmul__", "__setitem__"])
-MIN_REPEATS, MAX_REPEATS = 3, 100
+MIN_REPEATS, MAX_REPEATS, WARM_UPS = 3, 100, 8
 # glibc's mallopt parameters (malloc.h).
 M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_THRESHOLD = -1, -2, -3
 
@@ -32,9 +35,15 @@ class BadPart(Exception):
 def main():
     request = json.load(sys.stdin)
     budget = min(max(float(request.get("budget", 0.2)), 0.0), 10.0)
+    deadline = time.monotonic() + float(request.get("deadline", 180))
     keep_freed_memory()
     import torch
+    threads = request.get("threads")
+    if isinstance(threads, int) and 0 < threads <= 1024:
+        torch.set_num_threads(threads)  # as many as the job's step ran with
     for part in request.get("parts") or []:
+        if time.monotonic() > deadline:
+            break
         result = {"id": part.get("id")}
         try:
             result.update(bench(torch, part, budget))
@@ -150,29 +159,50 @@ def time_call(torch, call, inputs, inplace, grad, budget, params=()):
             out.append(x)
         return out
 
-    forward, backward = [], []
-    spent, repeats = 0.0, 0
-    while repeats < MIN_REPEATS + 1 or (spent < budget and repeats < MAX_REPEATS + 1):
+    def once():
         args = fresh()
+        before = minor_faults()
         with torch.set_grad_enabled(grad):
             begin = time.perf_counter()
             out = call(args)
             middle = time.perf_counter()
+        faults = minor_faults() - before
         outs = [t for t in (out if isinstance(out, (tuple, list)) else [out])
                 if isinstance(t, torch.Tensor) and t.requires_grad]
         back = 0.0
         if grad and outs and wrt:
-            grads = [torch.randn_like(t) for t in outs]
+            grads = [torch.randn_like(t) for t in outs]  # their pages are not the call's
+            before = minor_faults()
             begin_back = time.perf_counter()
             torch.autograd.grad(outs, wrt, grads, allow_unused=True)
             back = time.perf_counter() - begin_back
-        del out, outs
-        if repeats > 0:  # the first call is the warm-up
-            forward.append(middle - begin)
-            backward.append(back)
-            spent += middle - begin + back
-        repeats += 1
-    return {"forward": median(forward), "backward": median(backward), "repeats": len(forward)}
+            faults += minor_faults() - before
+        return middle - begin, back, faults
+
+    return timed(once, budget)
+
+
+def minor_faults():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
+def timed(once, budget):
+    """Medians of once()'s (forward, backward) after warm-up. In a training loop the heap has
+    grown to the step's size and every call reuses pages already touched; alone, the first calls
+    grow it, and a call that touches new pages pays about 10 us a page on a virtual machine.
+    So the warm-up goes on until a call touches no new page (at most WARM_UPS calls), and only
+    the repeats that touched none count, when there are such."""
+    for _ in range(WARM_UPS):
+        if once()[2] == 0:
+            break
+    runs, spent = [], 0.0
+    while len(runs) < MIN_REPEATS or (spent < budget and len(runs) < MAX_REPEATS):
+        forward, backward, faults = once()
+        runs.append((forward, backward, faults))
+        spent += forward + backward
+    clean = [run for run in runs if run[2] == 0] or runs
+    return {"forward": median([run[0] for run in clean]), "backward": median([run[1] for run in clean]),
+            "repeats": len(clean)}
 
 
 def bench_optimizer(torch, part, budget):
@@ -191,14 +221,15 @@ def bench_optimizer(torch, part, budget):
         settings.update(params=params)
         groups.append(settings)
     optimizer = cls(groups)
-    times, spent = [], 0.0
-    optimizer.step()  # warm-up: creates the optimizer's state
-    while len(times) < MIN_REPEATS or (spent < budget and len(times) < MAX_REPEATS):
+    optimizer.step()  # creates the optimizer's state
+
+    def once():
+        faults = minor_faults()
         begin = time.perf_counter()
         optimizer.step()
-        times.append(time.perf_counter() - begin)
-        spent += times[-1]
-    return {"forward": median(times), "backward": 0.0, "repeats": len(times)}
+        return time.perf_counter() - begin, 0.0, minor_faults() - faults
+
+    return timed(once, budget)
 
 
 def build(torch, spec):

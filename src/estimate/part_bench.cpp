@@ -25,7 +25,7 @@ using nlohmann::json;
 
 namespace {
 
-constexpr std::size_t kPartsPerRun = 24;       // each container run stays far inside its 5 minutes
+constexpr double kRunSeconds = 180;  // a container run starts no part after this: inside its 5 minutes
 constexpr std::size_t kMaxResultBytes = 4096;  // a cached result
 constexpr double kMaxSeconds = 1e4;            // a call's time
 
@@ -60,10 +60,11 @@ bool is_part_id(std::string_view id) {
 
 }  // namespace
 
-PartCache PartCache::of_image(const std::string& image_digest) {
+PartCache PartCache::of_image(const std::string& image_digest, int threads) {
   std::string image = image::digest_hex(image_digest);
   if (image.empty()) image = image::sha256_hex(image_digest);  // a reference without a digest
-  return PartCache(image::default_cache_dir() / "layers" / image / machine_key());
+  return PartCache(image::default_cache_dir() / "layers" / image /
+                   fmt::format("{}-t{}", machine_key(), std::max(threads, 0)));
 }
 
 std::optional<PartTime> PartCache::find(const std::string& id) const {
@@ -126,14 +127,14 @@ std::optional<std::pair<std::string, PartTime>> parse_bench_line(std::string_vie
   return std::make_pair(std::move(id), std::move(*time));
 }
 
-Result<BenchRun> bench_parts(const check::ImagePython& python, const std::vector<harness::StepPart>& parts,
+Result<BenchRun> bench_parts(const check::ImagePython& python, const harness::StepParts& parts,
                              const PartCache& cache, double budget,
                              const std::function<void(const std::string&)>& progress) {
   const auto started = std::chrono::steady_clock::now();
   BenchRun run;
   std::vector<std::pair<std::string, const harness::StepPart*>> missing;
   std::set<std::string> seen;
-  for (const auto& part : parts) {
+  for (const auto& part : parts.parts) {
     std::string id = part_id(part);
     if (id.empty() || !seen.insert(id).second) continue;
     if (auto time = cache.find(id)) {
@@ -148,32 +149,48 @@ Result<BenchRun> bench_parts(const check::ImagePython& python, const std::vector
   const fs::path program_file = data_dir() / "emulator" / "bench" / "layer_bench.py";
   auto program = read_regular_file(program_file, 1 << 20);
   if (!program) return Error::runtime("cannot read " + program_file.string());
-  for (std::size_t first = 0; first < missing.size(); first += kPartsPerRun) {
-    const std::size_t last = std::min(missing.size(), first + kPartsPerRun);
-    if (progress) progress(fmt::format("benchmarking parts {}-{} of {}", first + 1, last, missing.size()));
-    json request = {{"budget", budget}, {"parts", json::array()}};
-    std::set<std::string> asked;
-    for (std::size_t i = first; i < last; ++i) {
+  // Each run gets every part left and starts none after its deadline; the parts it answered
+  // are a prefix of those asked. A run that dies inside a part (the container's memory limit,
+  // a crash in a kernel) fails that part alone, and the next run goes on after it.
+  std::size_t next = 0;
+  while (next < missing.size()) {
+    if (progress) progress(fmt::format("benchmarking the step's parts: {} of {}", next, missing.size()));
+    json request = {{"budget", budget}, {"deadline", kRunSeconds}, {"parts", json::array()}};
+    if (parts.threads > 0) request["threads"] = parts.threads;
+    for (std::size_t i = next; i < missing.size(); ++i) {
       json part = missing[i].second->signature;
       part["id"] = missing[i].first;
       request["parts"].push_back(std::move(part));
-      asked.insert(missing[i].first);
     }
     auto result = python.run(*program, request.dump(-1, ' ', true, json::error_handler_t::replace),
                              /*with_site=*/true);
     if (!result) return std::move(result).error().context("benchmarking the step's parts");
     std::istringstream lines(result->out);
-    for (std::string line; std::getline(lines, line);) {
+    const std::size_t before = next;
+    for (std::string line; next < missing.size() && std::getline(lines, line);) {
       auto parsed = parse_bench_line(line);
-      if (!parsed || asked.erase(parsed->first) == 0) continue;
+      if (!parsed || parsed->first != missing[next].first) continue;
       if (auto stored = cache.store(parsed->first, parsed->second); !stored) return stored.error();
       ++run.benchmarked;
       run.failed += !parsed->second.error.empty();
       run.times.insert(std::move(*parsed));
+      ++next;
     }
-    if (!asked.empty() && result->exit_code != 0)
-      return Error::runtime(fmt::format("the parts' benchmark failed in the image (exit {}): {}",
-                                        result->exit_code, cut_utf8(trim(result->err), 2000)));
+    if (next == missing.size() || result->exit_code == 0) {
+      if (next == before)
+        return Error::runtime("the parts' benchmark answered nothing in the image: " +
+                              cut_utf8(trim(result->err), 2000));
+      continue;
+    }
+    // The run died inside the part after those it answered.
+    PartTime died;
+    died.error = fmt::format("the benchmark died in it (exit {}): {}", result->exit_code,
+                             cut_utf8(trim(result->err), 300));
+    if (auto stored = cache.store(missing[next].first, died); !stored) return stored.error();
+    ++run.benchmarked;
+    ++run.failed;
+    run.times.emplace(missing[next].first, std::move(died));
+    ++next;
   }
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return run;

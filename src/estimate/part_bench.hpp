@@ -25,12 +25,13 @@ struct PartTime {
   std::string error;
 };
 
-// Results kept in <cache>/layers/<image digest>/<machine>/<part id>.json.
+// Results kept in <cache>/layers/<image digest>/<machine>-t<threads>/<part id>.json.
 class PartCache {
  public:
   explicit PartCache(std::filesystem::path dir) : dir_(std::move(dir)) {}
-  // The cache of this image on this machine, under Preflight's cache folder.
-  static PartCache of_image(const std::string& image_digest);
+  // The cache of this image on this machine with this many threads, under Preflight's cache
+  // folder.
+  static PartCache of_image(const std::string& image_digest, int threads);
 
   std::optional<PartTime> find(const std::string& id) const;
   // Written whole under a temporary name, then renamed: a reader never sees half a result.
@@ -58,8 +59,8 @@ struct BenchRun {
 };
 
 // Each distinct part with a signature: from the cache, else benchmarked for about `budget`
-// seconds in `python`'s image. `progress` hears "benchmarking parts 25/112".
-Result<BenchRun> bench_parts(const check::ImagePython& python, const std::vector<harness::StepPart>& parts,
+// seconds in `python`'s image, with the step's threads. `progress` hears how far it is.
+Result<BenchRun> bench_parts(const check::ImagePython& python, const harness::StepParts& parts,
                              const PartCache& cache, double budget,
                              const std::function<void(const std::string&)>& progress);
 

@@ -52,8 +52,11 @@ double launches(const StepPart& part, const std::string& work) {
 std::pair<double, std::string> peak(const StepPart& part, const std::string& work, const GpuSpec& gpu,
                                     const harness::StepParts& parts) {
   constexpr double kTera = 1e12;
-  if (part.dtype == "float16" && gpu.fp16 > 0) return {gpu.fp16 * kTera, "FP16"};
-  if (part.dtype == "bfloat16" && gpu.bf16 > 0) return {gpu.bf16 * kTera, "BF16"};
+  // Under CUDA autocast, float32 products, convolutions and recurrent layers run in its dtype.
+  const bool cast = part.dtype == "float32" && !parts.autocast.empty() && computes(work);
+  const std::string dtype = cast ? parts.autocast : part.dtype;
+  if (dtype == "float16" && gpu.fp16 > 0) return {gpu.fp16 * kTera, "FP16"};
+  if (dtype == "bfloat16" && gpu.bf16 > 0) return {gpu.bf16 * kTera, "BF16"};
   if (part.dtype == "float64") return {gpu.fp32 * kTera / 2, "FP64"};
   const bool cudnn = work == "convolution" || work == "recurrent";
   const bool tf32 =
@@ -107,6 +110,8 @@ report::StepProjection project_step(const StepInputs& inputs, const GpuSpec& gpu
     const double factor = work_factor(part, row.work);
     row.flops = part.flops * factor * part.calls / replicas;
     row.bytes = part.bytes * factor * part.calls / replicas;
+    // Under autocast the activations between the cast layers are half as wide.
+    if (!parts.autocast.empty() && part.kind != "optimizer" && part.dtype == "float32") row.bytes /= 2;
     const double kernels = launches(part, row.work) * part.calls;
     // Named values, not a structured binding: the lambda below captures them.
     const auto peak_and_precision = peak(part, row.work, gpu, parts);

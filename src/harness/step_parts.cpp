@@ -15,6 +15,7 @@ using json_fields::text;
 using nlohmann::json;
 
 constexpr std::size_t kMaxName = 200;
+constexpr int kMaxThreads = 1024;
 constexpr double kMaxCalls = 1e9;
 constexpr double kMaxMagnitude = 1e24;  // FLOPs or bytes of one call
 
@@ -94,6 +95,10 @@ StepParts parse_step_parts(const json& event) {
     out.tf32_matmul = flag(*tf32, "matmul");
     out.tf32_cudnn = flag(*tf32, "cudnn");
   }
+  if (const std::string autocast = text(event, "autocast"); autocast == "float16" || autocast == "bfloat16")
+    out.autocast = autocast;
+  if (const int threads = integer(event, "threads"); threads > 0 && threads <= kMaxThreads)
+    out.threads = threads;
   for (const auto& value : json_fields::list(event, "parts")) {
     if (out.parts.size() >= kMaxStepParts) break;
     if (!value.is_object()) continue;

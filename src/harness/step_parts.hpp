@@ -38,6 +38,10 @@ struct StepParts {
   std::string torch_version;
   bool tf32_matmul = false;  // torch.backends.cuda.matmul.allow_tf32 in the job
   bool tf32_cudnn = false;   // torch.backends.cudnn.allow_tf32
+  // The dtype CUDA autocast would run products and convolutions in ("float16", "bfloat16"),
+  // when the job enters it (it does nothing without a GPU); "" when it does not.
+  std::string autocast;
+  int threads = 0;  // torch.get_num_threads() in the job's step; 0: not told
   std::vector<StepPart> parts;
 };
 

@@ -57,8 +57,8 @@ Result<JobEstimate> estimate_job(const EstimateOptions& options, const Console& 
 
   auto python = check::ImagePython::find(context->image.rootfs, context->image.config.env, runtime);
   if (!python) return Error::runtime("the image has no python3 or python to benchmark the step's parts with");
-  const auto cache = estimate::PartCache::of_image(context->image.digest);
-  auto bench = estimate::bench_parts(*python, parts->parts, cache, options.budget, console.progress);
+  const auto cache = estimate::PartCache::of_image(context->image.digest, parts->threads);
+  auto bench = estimate::bench_parts(*python, *parts, cache, options.budget, console.progress);
   if (!bench) return std::move(bench).error();
   out.bench = std::move(*bench);
   out.here = estimate::construct_here(*parts, out.bench.times);

@@ -805,6 +805,24 @@ class StepParts(HarnessCase):
             if has_backward and part["kind"] == "layer":
                 self.assertGreater(result["backward"], 0, part)
 
+    def test_cuda_autocast_is_what_the_platform_would_run(self):
+        code, _, err = self.run_script("""
+            import torch
+            from torch import nn
+            model = nn.Linear(8, 2)
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            for step in range(3):
+                with torch.cuda.amp.autocast():  # does nothing without a GPU
+                    loss = model(torch.randn(4, 8)).sum()
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+        """)
+        self.assertEqual(code, 0, err)
+        found = self.events("step_parts")
+        self.assertEqual(len(found), 1, found)
+        self.assertEqual(found[0]["autocast"], "float16")
+
     def test_the_benchmark_refuses_what_is_not_torch(self):
         request = json.dumps({"budget": 0.01, "parts": [
             {"id": "a", "kind": "op", "func": "os.system", "inputs": ["echo hostile"], "kwargs": {}},

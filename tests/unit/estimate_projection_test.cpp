@@ -95,6 +95,19 @@ TEST(EstimateProjection, Tf32WhenTheJobAllowsItForMatrixProducts) {
   EXPECT_EQ(project_step(inputs_of(parts), gpu(), table()).precision, "FP32");
 }
 
+TEST(EstimateProjection, UnderCudaAutocastProductsRunInItsDtype) {
+  harness::StepParts parts;
+  parts.parts = {linear(1e12), relu(1e9)};
+  parts.autocast = "float16";
+  GpuSpec half = gpu();
+  half.fp16 = 40;
+  const auto p = project_step(inputs_of(parts), half, table());
+  EXPECT_EQ(p.precision, "FP16");
+  // The product at 50% of 40 TFLOPS; the activations half as wide.
+  EXPECT_NEAR(p.parts[0].typical, 0.1 + 4e-6, 1e-12);
+  EXPECT_DOUBLE_EQ(p.parts[1].bytes, 1e9);
+}
+
 TEST(EstimateProjection, ElementwiseWorkIsBoundByBandwidth) {
   harness::StepParts parts;
   parts.parts = {relu(1e9)};  // forward and its input's gradient: 2e9 bytes at 50% of 1 TB/s

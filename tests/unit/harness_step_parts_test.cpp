@@ -25,6 +25,9 @@ TEST(HarnessStepParts, ALayerWithItsSignatureAndWhatItsBackwardComputes) {
   EXPECT_EQ(parsed.pid, 7);
   EXPECT_TRUE(parsed.tf32_cudnn);
   EXPECT_FALSE(parsed.tf32_matmul);
+  EXPECT_EQ(parsed.autocast, "");
+  EXPECT_EQ(parse_step_parts({{"autocast", "float16"}}).autocast, "float16");
+  EXPECT_EQ(parse_step_parts({{"autocast", "$(reboot)"}}).autocast, "");
   ASSERT_EQ(parsed.parts.size(), 1U);
   const StepPart& part = parsed.parts[0];
   EXPECT_EQ(part.kind, "layer");

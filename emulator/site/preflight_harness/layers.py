@@ -241,13 +241,28 @@ class StepParts(object):
         found["seconds_here"] += seconds
 
 
+_amp = {"dtype": None}  # the dtype of the CUDA autocast the job entered
+
+
+def note_autocast(torch, device_type, args, kwargs):
+    """An autocast region built (torch.autocast(device_type, dtype, enabled, ...)): without a
+    GPU a CUDA one does nothing here, but on the platform its products run in half precision."""
+    if device_type != "cuda":
+        return
+    dtype = kwargs.get("dtype", args[0] if args else None)
+    enabled = kwargs.get("enabled", args[1] if len(args) > 1 else True)
+    if enabled:
+        _amp["dtype"] = dtype_name(dtype) if isinstance(dtype, torch.dtype) else "float16"
+
+
 def settings(torch):
-    """What decides the precision of float32 work on a GPU: TensorFloat-32 in matrix products
-    and in cuDNN's convolutions (PyTorch's defaults changed in 1.12)."""
+    """What decides the precision of float32 work on a GPU: CUDA autocast, and TensorFloat-32
+    in matrix products and in cuDNN's convolutions (PyTorch's defaults changed in 1.12)."""
     backends = getattr(torch, "backends", None)
     matmul = getattr(getattr(getattr(backends, "cuda", None), "matmul", None), "allow_tf32", None)
     cudnn = getattr(getattr(backends, "cudnn", None), "allow_tf32", None)
-    return {"torch": str(getattr(torch, "__version__", "")),
+    return {"torch": str(getattr(torch, "__version__", "")), "autocast": _amp["dtype"],
+            "threads": int(torch.get_num_threads()),
             "tf32": {"matmul": bool(matmul), "cudnn": bool(cudnn)}}
 
 

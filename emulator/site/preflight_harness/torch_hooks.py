@@ -8,7 +8,7 @@ import sys
 import time
 
 import preflight_harness as core
-from . import dataloader_cap, frames, loop_cut, loss_check, measure, report, stages
+from . import dataloader_cap, frames, layers, loop_cut, loss_check, measure, report, stages
 
 # Module classes that are not models although they are nn.Modules.
 _NOT_MODELS = ("torchvision.transforms", "torchaudio.transforms")
@@ -21,7 +21,7 @@ def install(torch):
     st.torch_patched = True
     core.guard("trace", _start_trace)
     for patch in (_patch_dataset, _patch_dataloader, _patch_module, _patch_autograd,
-                  _patch_optimizer, _patch_save, _patch_load, _patch_fetch):
+                  _patch_optimizer, _patch_save, _patch_load, _patch_fetch, _patch_autocast):
         try:
             patch(torch)
         except Exception as exc:
@@ -307,6 +307,36 @@ def _patch_optimizer(torch):
     optimizer_cls.__init__ = __init__
     import atexit
     atexit.register(measure.abandon)
+
+
+def _patch_autocast(torch):
+    """CUDA autocast entered by the job: on the platform its products run in half precision
+    (layers.note_autocast). torch.autocast since 1.10, which torch.cuda.amp.autocast extends;
+    before, torch.cuda.amp.autocast alone."""
+    amp = getattr(getattr(torch, "amp", None), "autocast_mode", None)
+    cls = getattr(amp, "autocast", None)
+    if cls is None:
+        cuda_amp = getattr(getattr(torch, "cuda", None), "amp", None)
+        cls = getattr(cuda_amp, "autocast", None)
+        if cls is None:
+            return
+        original_cuda = cls.__init__
+
+        @functools.wraps(original_cuda)
+        def cuda_init(self, *args, **kwargs):
+            core.guard("autocast", layers.note_autocast, torch, "cuda", (None,) + args, kwargs)
+            return original_cuda(self, *args, **kwargs)
+
+        cls.__init__ = cuda_init
+        return
+    original = cls.__init__
+
+    @functools.wraps(original)
+    def __init__(self, device_type, *args, **kwargs):
+        core.guard("autocast", layers.note_autocast, torch, device_type, args, kwargs)
+        return original(self, device_type, *args, **kwargs)
+
+    cls.__init__ = __init__
 
 
 def _patch_save(torch):

@@ -4,6 +4,7 @@
 
 #include "diagnosis_fixtures.hpp"
 #include "pipeline/estimate.hpp"
+#include "test_support.hpp"
 
 namespace preflight::pipeline {
 namespace {
@@ -125,6 +126,51 @@ TEST(PipelineEstimate, AStepCountClampGivesTheRunsLength) {
   auto estimate = estimate_run(events, {steps}, {failure_in("evaluate")}, p100s(1));
   EXPECT_EQ(estimate->total_steps, 20000);
   EXPECT_EQ(estimate->failure_after_steps, 20000);
+}
+
+// The measured step with its parts: one linear layer of 1 TFLOP.
+harness::HarnessEvents trained_with_parts() {
+  auto events = trained(2);
+  harness::StepParts parts;
+  parts.pid = kMain;
+  harness::StepPart linear;
+  linear.kind = "layer";
+  linear.name = "torch.nn.Linear";
+  linear.calls = 1;
+  linear.flops = 1e12;
+  linear.bytes = 1e6;
+  linear.grad = true;
+  linear.has_parameters = true;
+  linear.dtype = "float32";
+  parts.parts = {linear};
+  events.step_parts = {parts};
+  return events;
+}
+
+TEST(PipelineEstimate, OnAGpuOfTheTableTheStepIsBuiltFromItsPartsAndWaitsForItsData) {
+  auto table = estimate::load_gpu_table(testing::source_dir() / "policies" / "gpus.yaml");
+  ASSERT_TRUE(table) << table.error().str();
+  const auto events = trained_with_parts();
+  auto estimate = estimate_run(events, {epochs_clamp(90)}, {}, p100s(1), DataPace{5.0, 0}, &*table);
+  ASSERT_TRUE(estimate && estimate->projection);
+  const auto& projection = *estimate->projection;
+  EXPECT_EQ(projection.gpu, "Tesla P100-PCIE-16GB");
+  EXPECT_DOUBLE_EQ(estimate->step_seconds, projection.compute_typical);
+  // Loading in the training process: each iteration computes, then waits 5 s for its batch.
+  EXPECT_DOUBLE_EQ(estimate->iteration_seconds, projection.compute_typical + 5.0);
+  EXPECT_EQ(projection.bound, "input");
+  ASSERT_TRUE(estimate->total_steps && estimate->run_hours);
+  EXPECT_NEAR(*estimate->run_hours, *estimate->total_steps * estimate->iteration_seconds / 3600, 1e-9);
+  EXPECT_EQ(estimate->step_basis, projection.basis);
+
+  // A GPU the table lacks: the FLOPs at 40% of the profile's peak, as before.
+  auto unknown = p100s(1);
+  unknown.gpu_name = "Imaginary GPU";
+  estimate = estimate_run(events, {epochs_clamp(90)}, {}, unknown, std::nullopt, &*table);
+  ASSERT_TRUE(estimate);
+  EXPECT_FALSE(estimate->projection);
+  EXPECT_NEAR(estimate->step_seconds, 1.0, 1e-9);
+  EXPECT_DOUBLE_EQ(estimate->iteration_seconds, estimate->step_seconds);
 }
 
 }  // namespace

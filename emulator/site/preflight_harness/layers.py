@@ -59,7 +59,7 @@ class StepParts(object):
 
     def __init__(self, torch):
         self.torch = torch
-        self.thread = threading.current_thread().ident
+        self.thread = threading.get_ident()
         self.entries = {}       # key -> entry
         self.overflow = {}      # kind -> entry summing the calls past MAX_ENTRIES
         self.inside = 0         # depth of layers (and of recorded ops) running
@@ -81,7 +81,7 @@ class StepParts(object):
             def __torch_function__(self, func, types, args=(), kwargs=None):
                 kwargs = kwargs or {}
                 if parts.inside or parts.quiet or getattr(core.local, "busy", 0) \
-                        or threading.current_thread().ident != parts.thread:
+                        or threading.get_ident() != parts.thread:
                     return func(*args, **kwargs)
                 parts.inside += 1
                 try:
@@ -110,7 +110,7 @@ class StepParts(object):
     # --- layers ---
 
     def layer_starting(self, module):
-        if self.quiet or threading.current_thread().ident != self.thread or not self.is_layer(module):
+        if self.quiet or threading.get_ident() != self.thread or not self.is_layer(module):
             return
         # A layer called inside another (or inside a recorded op) is part of its time.
         self.starts.append((module, None if self.inside else time.perf_counter()))

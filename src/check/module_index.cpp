@@ -70,7 +70,7 @@ Result<std::optional<ModuleIndex>> load_module_index(const image::UnpackedImage&
   // Keyed by the image and by the program, so that a new index.py rebuilds old entries.
   const fs::path cached =
       cache_dir / "index" /
-      fmt::format("{}-{}.json", image::digest_hex(image.digest), image::sha256_hex(*program).substr(0, 12));
+      fmt::format("{}-{}.json", image::digest_hex(image.digest), sha256_hex(*program).substr(0, 12));
   if (auto text = read_file(cached)) {
     if (auto index = parse_module_index(*text, cached.string()))
       return std::optional<ModuleIndex>(std::move(*index));

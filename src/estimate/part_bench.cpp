@@ -62,7 +62,7 @@ bool is_part_id(std::string_view id) {
 
 PartCache PartCache::of_image(const std::string& image_digest, int threads) {
   std::string image = image::digest_hex(image_digest);
-  if (image.empty()) image = image::sha256_hex(image_digest);  // a reference without a digest
+  if (image.empty()) image = sha256_hex(image_digest);  // a reference without a digest
   return PartCache(image::default_cache_dir() / "layers" / image /
                    fmt::format("{}-t{}", machine_key(), std::max(threads, 0)));
 }
@@ -97,11 +97,6 @@ Status PartCache::store(const std::string& id, const PartTime& time) const {
   return Ok{};
 }
 
-std::string part_id(const harness::StepPart& part) {
-  return part.signature.is_null() ? std::string()
-                                  : image::sha256_hex(harness::without_ranges(part.signature).dump());
-}
-
 std::string machine_key() {
   std::string model;
   std::ifstream cpuinfo("/proc/cpuinfo");
@@ -114,7 +109,7 @@ std::string machine_key() {
   cpu_set_t cpus;
   CPU_ZERO(&cpus);
   const int usable = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 0;
-  return "cpu-" + image::sha256_hex(fmt::format("{}|{}", trim(model), usable)).substr(0, 12);
+  return "cpu-" + sha256_hex(fmt::format("{}|{}", trim(model), usable)).substr(0, 12);
 }
 
 std::optional<std::pair<std::string, PartTime>> parse_bench_line(std::string_view line) {
@@ -135,14 +130,13 @@ Result<BenchRun> bench_parts(const check::ImagePython& python, const harness::St
   std::vector<std::pair<std::string, const harness::StepPart*>> missing;
   std::set<std::string> seen;
   for (const auto& part : parts.parts) {
-    std::string id = part_id(part);
-    if (id.empty() || !seen.insert(id).second) continue;
-    if (auto time = cache.find(id)) {
+    if (part.id.empty() || !seen.insert(part.id).second) continue;
+    if (auto time = cache.find(part.id)) {
       ++run.cached;
       run.failed += !time->error.empty();
-      run.times.emplace(std::move(id), std::move(*time));
+      run.times.emplace(part.id, std::move(*time));
     } else {
-      missing.emplace_back(std::move(id), &part);
+      missing.emplace_back(part.id, &part);
     }
   }
   if (missing.empty()) return run;

@@ -42,10 +42,6 @@ class PartCache {
   std::filesystem::path dir_;
 };
 
-// The part's cache key: hex SHA-256 of its signature without index ranges; empty for a part
-// that cannot be rebuilt.
-std::string part_id(const harness::StepPart& part);
-
 // What decides a part's speed here besides its signature: the CPU's model and how many CPUs
 // this process may use. "cpu-" and 12 hex digits.
 std::string machine_key();

@@ -134,7 +134,7 @@ report::StepProjection project_step(const StepInputs& inputs, const GpuSpec& gpu
     time_by_bound[row.bound] += row.typical;
     if (computes(row.work)) flops_by_precision[precision] += row.flops;
     if (inputs.here) {
-      if (auto it = inputs.here->find(part_id(part)); it != inputs.here->end() && it->second.error.empty()) {
+      if (auto it = inputs.here->find(part.id); it != inputs.here->end() && it->second.error.empty()) {
         row.here_seconds = (it->second.forward + it->second.backward) * part.calls;
         row.benchmarked = true;
       }
@@ -213,8 +213,7 @@ Construction construct_here(const harness::StepParts& parts, const std::map<std:
   for (const StepPart& part : parts.parts) {
     ++out.parts;
     out.calls += part.calls;
-    const std::string id = part_id(part);
-    auto it = id.empty() ? here.end() : here.find(id);
+    auto it = part.id.empty() ? here.end() : here.find(part.id);
     if (it != here.end() && it->second.error.empty()) {
       out.seconds += (it->second.forward + it->second.backward) * part.calls;
     } else {

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "util/json_fields.hpp"
+#include "util/sha256.hpp"
 #include "util/text.hpp"
 
 namespace preflight::harness {
@@ -38,6 +39,24 @@ void inspect_inputs(const json& value, StepPart& part, int depth = 0) {
   for (const auto& item : value) inspect_inputs(item, part, depth + 1);
 }
 
+// The signature without integer tensors' ranges (["T", shape, dtype, grad, {"range": [low,
+// high]}]): the same for calls that differ only in the values of their indices, whose time does
+// not depend on them.
+json without_ranges(const json& value) {
+  if (value.is_object()) {
+    json out = json::object();
+    for (const auto& [key, item] : value.items())
+      if (key != "range") out[key] = without_ranges(item);
+    return out;
+  }
+  if (value.is_array()) {
+    json out = json::array();
+    for (const auto& item : value) out.push_back(without_ranges(item));
+    return out;
+  }
+  return value;
+}
+
 StepPart step_part(const json& value) {
   StepPart part;
   part.kind = text(value, "kind");
@@ -66,26 +85,11 @@ StepPart step_part(const json& value) {
     return part;
   }
   part.signature = std::move(signature);
+  part.id = sha256_hex(without_ranges(part.signature).dump());
   return part;
 }
 
 }  // namespace
-
-// An integer tensor is ["T", shape, dtype, grad, {"range": [low, high]}].
-json without_ranges(const json& value) {
-  if (value.is_object()) {
-    json out = json::object();
-    for (const auto& [key, item] : value.items())
-      if (key != "range") out[key] = without_ranges(item);
-    return out;
-  }
-  if (value.is_array()) {
-    json out = json::array();
-    for (const auto& item : value) out.push_back(without_ranges(item));
-    return out;
-  }
-  return value;
-}
 
 StepParts parse_step_parts(const json& event) {
   StepParts out;

@@ -21,6 +21,10 @@ struct StepPart {
   // What rebuilds it alone: the harness's description less its counts and times. Null when
   // the part cannot be rebuilt (`why` says why).
   nlohmann::json signature;
+  // The part's identity across calls, jobs and models: the SHA-256 of its signature without
+  // integer tensors' ranges (without_ranges), computed once when the event is read; "" when
+  // there is no signature.
+  std::string id;
   std::string why;
   long long calls = 0;
   double seconds_here = 0;  // forward, all calls, in the dry run (with the harness's hooks)
@@ -47,9 +51,5 @@ struct StepParts {
 
 // The `step_parts` event; parts beyond the bound and malformed ones are left out.
 StepParts parse_step_parts(const nlohmann::json& event);
-
-// The signature without integer tensors' ranges: the same for calls that differ only in the
-// values of their indices, whose time does not depend on them.
-nlohmann::json without_ranges(const nlohmann::json& signature);
 
 }  // namespace preflight::harness

@@ -1,35 +1,12 @@
-// SHA-256 digests in the "sha256:<hex>" form OCI uses, over strings, files and streams.
+// SHA-256 digests in the "sha256:<hex>" form OCI uses (the digest itself: util/sha256.hpp).
 #pragma once
 
-#include <cstddef>
-#include <filesystem>
-#include <memory>
 #include <string>
 #include <string_view>
 
-#include "util/error.hpp"
+#include "util/sha256.hpp"
 
 namespace preflight::image {
-
-// Incremental SHA-256: feed bytes, then take the lowercase hex digest once.
-class Sha256 {
- public:
-  Sha256();
-  ~Sha256();
-  Sha256(const Sha256&) = delete;
-  Sha256& operator=(const Sha256&) = delete;
-
-  void update(const void* data, std::size_t size);
-  void update(std::string_view text) { update(text.data(), text.size()); }
-  std::string hex();  // finishes the digest
-
- private:
-  struct State;
-  std::unique_ptr<State> state_;
-};
-
-std::string sha256_hex(std::string_view text);
-Result<std::string> sha256_file_hex(const std::filesystem::path& file);
 
 // "sha256:<64 hex>" → "<64 hex>"; empty when the digest is not a well-formed sha256 digest.
 std::string digest_hex(std::string_view digest);

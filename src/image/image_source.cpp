@@ -10,6 +10,7 @@
 #include "image/digest.hpp"
 #include "image/layer_unpacker.hpp"
 #include "util/json_fields.hpp"
+#include "util/sha256.hpp"
 #include "util/text.hpp"
 
 namespace preflight::image {

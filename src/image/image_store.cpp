@@ -9,11 +9,11 @@
 #include <sstream>
 #include <tuple>
 
-#include "image/digest.hpp"
 #include "image/image_source.hpp"
 #include "image/recipe.hpp"
 #include "image/rootfs_cache.hpp"
 #include "image/tool_run.hpp"
+#include "util/sha256.hpp"
 
 namespace preflight::image {
 namespace fs = std::filesystem;

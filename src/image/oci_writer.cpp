@@ -7,7 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "image/digest.hpp"
+#include "util/sha256.hpp"
 
 namespace preflight::image {
 namespace fs = std::filesystem;

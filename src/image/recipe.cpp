@@ -5,7 +5,7 @@
 #include <cctype>
 #include <set>
 
-#include "image/digest.hpp"
+#include "util/sha256.hpp"
 #include "util/text.hpp"
 
 namespace preflight::image {

@@ -732,7 +732,9 @@ for step in range(3):
     tokens = torch.randint(0, 50, (5, 4))
     optimizer.zero_grad()
     out, _ = rnn(embedding(tokens))
-    loss = F.cross_entropy(model(x), y) + out.mean()
+    # The same lookup on indices from another range: the same part.
+    context = embedding(torch.randint(25, 50, (5, 4)))
+    loss = F.cross_entropy(model(x), y) + out.mean() + context.mean()
     loss.backward()
     optimizer.step()
 """
@@ -770,7 +772,9 @@ class StepParts(HarnessCase):
         self.assertIn("torch.nn.functional.relu", by_name)
         self.assertTrue(any(name.startswith("Tensor.") and "add" in name for name in by_name), by_name)
         self.assertEqual(by_name["torch.nn.LSTM"][0]["args"]["num_layers"], 2)
-        # The indices keep their range, so that a rebuilt embedding stays in its table.
+        # The indices keep their range, so that a rebuilt embedding stays in its table; lookups
+        # that differ only in their index values are one part.
+        self.assertEqual([p["calls"] for p in by_name["torch.nn.Embedding"]], [2])
         low, high = by_name["torch.nn.Embedding"][0]["inputs"][0][4]["range"]
         self.assertTrue(0 <= low <= high < 50)
         optimizer = by_name["torch.optim.SGD"][0]

@@ -64,17 +64,6 @@ TEST(EstimatePartBench, ACacheEntryThatIsALinkOrGarbageIsNotAResult) {
   EXPECT_FALSE(cache.find(other));
 }
 
-TEST(EstimatePartBench, OnePartIdForCallsThatDifferOnlyInTheirIndices) {
-  harness::StepPart a, b, c;
-  a.signature = nlohmann::json::parse(R"({"inputs": [["T", [8], "int64", false, {"range": [0, 5]}]]})");
-  b.signature = nlohmann::json::parse(R"({"inputs": [["T", [8], "int64", false, {"range": [2, 7]}]]})");
-  c.signature = nlohmann::json::parse(R"({"inputs": [["T", [9], "int64", false, {"range": [0, 5]}]]})");
-  EXPECT_EQ(part_id(a), part_id(b));
-  EXPECT_NE(part_id(a), part_id(c));
-  EXPECT_EQ(part_id(a).size(), 64U);
-  EXPECT_EQ(part_id(harness::StepPart{}), "");  // no signature: never benchmarked
-}
-
 TEST(EstimatePartBench, TheMachineKeyNamesTheCpu) {
   const std::string key = machine_key();
   EXPECT_EQ(key.rfind("cpu-", 0), 0U);

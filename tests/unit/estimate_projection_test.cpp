@@ -44,6 +44,7 @@ StepPart linear(double flops, long long calls = 1) {
   part.has_parameters = true;
   part.dtype = "float32";
   part.signature = {{"kind", "layer"}, {"type", "torch.nn.Linear"}};
+  part.id = std::string(64, 'a');
   return part;
 }
 
@@ -58,6 +59,7 @@ StepPart relu(double bytes) {
   part.input_grad = true;
   part.dtype = "float32";
   part.signature = {{"kind", "op"}, {"func", "torch.nn.functional.relu"}};
+  part.id = std::string(64, 'b');
   return part;
 }
 
@@ -186,10 +188,11 @@ TEST(EstimateProjection, TheStepHereIsItsBenchmarkedPartsOrTheirTimeInTheJob) {
   harness::StepParts parts;
   StepPart opaque = relu(10);
   opaque.signature = nullptr;  // not rebuilt: its forward here, and its backward as much again
+  opaque.id.clear();
   opaque.seconds_here = 0.5;
   parts.parts = {linear(1e9, 3), opaque};
   std::map<std::string, PartTime> here;
-  here[part_id(parts.parts[0])] = {0.1, 0.2, 5, ""};
+  here[parts.parts[0].id] = {0.1, 0.2, 5, ""};
   const Construction built = construct_here(parts, here);
   EXPECT_EQ(built.parts, 2);
   EXPECT_EQ(built.calls, 4);

@@ -81,11 +81,27 @@ TEST(HarnessStepParts, AtMostTheBoundOfParts) {
   EXPECT_EQ(parse_step_parts({{"parts", parts}}).parts.size(), kMaxStepParts);
 }
 
-TEST(HarnessStepParts, IndexRangesAreNotPartOfTheSignature) {
-  const json a = json::parse(R"({"inputs": [["T", [35, 20], "int64", false, {"range": [3, 9990]}]]})");
-  const json b = json::parse(R"({"inputs": [["T", [35, 20], "int64", false, {"range": [0, 9999]}]]})");
-  EXPECT_EQ(without_ranges(a), without_ranges(b));
-  EXPECT_EQ(without_ranges(a)["inputs"][0].size(), 5U);
+json embedding(int rows, int low, int high) {
+  return {{"kind", "layer"},
+          {"type", "torch.nn.Embedding"},
+          {"args", {{"num_embeddings", 10000}, {"embedding_dim", 32}}},
+          {"inputs", json::array({json::array({"T", {rows, 20}, "int64", false, {{"range", {low, high}}}})})},
+          {"calls", 1}};
+}
+
+TEST(HarnessStepParts, OneIdForCallsThatDifferOnlyInTheirIndexValues) {
+  const auto parsed = parse_step_parts(
+      {{"parts", {embedding(35, 3, 9990), embedding(35, 0, 9999), embedding(36, 3, 9990), conv_layer()}}});
+  ASSERT_EQ(parsed.parts.size(), 4U);
+  EXPECT_EQ(parsed.parts[0].id.size(), 64U);
+  EXPECT_EQ(parsed.parts[0].id, parsed.parts[1].id);
+  EXPECT_NE(parsed.parts[0].id, parsed.parts[2].id);  // another shape
+  EXPECT_NE(parsed.parts[0].id, parsed.parts[3].id);
+  // The range stays in the signature: the benchmark draws its indices from it.
+  EXPECT_EQ(parsed.parts[0].signature["inputs"][0][4]["range"][1], 9990);
+  json opaque = conv_layer();
+  opaque["replayable"] = false;
+  EXPECT_EQ(parse_step_parts({{"parts", {opaque}}}).parts[0].id, "");  // never benchmarked
 }
 
 }  // namespace

@@ -1,0 +1,34 @@
+// SHA-256 digests in lowercase hex, over strings, files and streams (OpenSSL's EVP).
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "util/error.hpp"
+
+namespace preflight {
+
+// Incremental SHA-256: feed bytes, then take the lowercase hex digest once.
+class Sha256 {
+ public:
+  Sha256();
+  ~Sha256();
+  Sha256(const Sha256&) = delete;
+  Sha256& operator=(const Sha256&) = delete;
+
+  void update(const void* data, std::size_t size);
+  void update(std::string_view text) { update(text.data(), text.size()); }
+  std::string hex();  // finishes the digest
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+std::string sha256_hex(std::string_view text);
+Result<std::string> sha256_file_hex(const std::filesystem::path& file);
+
+}  // namespace preflight

@@ -1,6 +1,6 @@
 """The section of docs/benchmarks.md that benchmarks/layers.sh measures, printed on stdout from the
 runs it kept in WORK: NAME.SIDE.ROUND.log (a plain run's printed lines, SIDE warm or as-is),
-NAME.estimate.json (`preflight estimate --json`) and walls ("TAG START END" per command).
+NAME.estimate.ROUND.json (`preflight estimate --json`) and walls ("TAG START END" per command).
 
     python3 benchmarks/layers.py WORK ROUNDS VERSION LOADAVG MEASURED_ONLY ALLOCATOR MODEL...
 
@@ -49,9 +49,9 @@ def description(name):
     return name
 
 
-def estimate(work, name):
+def estimate(work, tag):
     try:
-        with open(os.path.join(work, name + ".estimate.json")) as f:
+        with open(os.path.join(work, tag + ".json")) as f:
             report = json.load(f)
     except (OSError, ValueError):
         return None
@@ -86,29 +86,36 @@ def main(work, rounds, version, loadavg, measured_only, allocator, models):
         totals["whole_as_is"] += statistics.median(wall[tag] for tag in tags["as-is"])
         row = ["{} ({})".format(name, description(name)), over_rounds(warm), over_rounds(as_is),
                "{:.2f}×".format(statistics.median(as_is) / statistics.median(warm))]
-        report = None if measured_only else estimate(work, name)
-        if report is None:
+        reports = [] if measured_only else [estimate(work, "{}.estimate.{}".format(name, r))
+                                             for r in range(1, rounds + 1)]
+        if measured_only or None in reports:
             rows.append(row + ["not run" if measured_only else "**no estimate**"] + [""] * 6)
             continue
-        here = report["here"]
-        ratio = here["constructed_seconds"] / statistics.median(warm)
+        # Counts from the first round (each round starts from an empty cache), times over all.
+        here = reports[0]["here"]
+        constructed = [report["here"]["constructed_seconds"] for report in reports]
+        ratio = statistics.median(constructed) / statistics.median(warm)
         ratios.append((ratio, name))
-        ratios_as_is.append(here["constructed_seconds"] / statistics.median(as_is))
-        verdict = "" if report.get("verdict") == "pass" else " (**{}**)".format(report.get("verdict"))
+        ratios_as_is.append(statistics.median(constructed) / statistics.median(as_is))
+        failed = sorted({report.get("verdict") for report in reports} - {"pass"})
+        verdict = " (**{}**)".format(", ".join(failed)) if failed else ""
         cached = str(here["cached"])
         if here["unbenchmarked"]:
             cached += ", {} not rebuilt".format(here["unbenchmarked"])
-        rows.append(row + [seconds(here["constructed_seconds"]) + verdict, "{:.3f}".format(ratio),
-                           seconds(here["measured_seconds"]), str(here["parts"]), str(here["calls"]),
-                           "{} ({:.1f} s)".format(here["benchmarked"], here["bench_seconds"]), cached])
+        bench = statistics.median(report["here"]["bench_seconds"] for report in reports)
+        rows.append(row + [over_rounds(constructed) + verdict, "{:.3f}".format(ratio),
+                           over_rounds([report["here"]["measured_seconds"] for report in reports]),
+                           str(here["parts"]), str(here["calls"]),
+                           "{} ({:.1f} s)".format(here["benchmarked"], bench), cached])
         for key in ("parts", "calls", "benchmarked", "cached", "unbenchmarked"):
             totals[key] += here[key]
-        totals["bench"] += here["bench_seconds"]
-        totals["estimate"] += wall.get(name + ".estimate", 0.0)
+        totals["bench"] += bench
+        totals["estimate"] += statistics.median(wall.get("{}.estimate.{}".format(name, r), 0.0)
+                                                for r in range(1, rounds + 1))
 
     variables = ", ".join("`{}={}`".format(*pair) for pair in zip(allocator[::2], allocator[1::2]))
     print("## The step constructed from its parts (preflight estimate)\n")
-    print("Measured by `benchmarks/layers.sh` ({} round{} of the measured side{}) in one run of Preflight at "
+    print("Measured by `benchmarks/layers.sh` ({} round{} of both sides{}) in one run of Preflight at "
           "{} on: {}; 1-minute load average {} before the run and {} after it. Every job runs on the CPU "
           "with `OMP_NUM_THREADS=1`.\n".format(
               rounds, "" if rounds == 1 else "s",
@@ -122,7 +129,8 @@ def main(work, rounds, version, loadavg, measured_only, allocator, models):
           "the parts' benchmark keeps its allocator warm); *dry run's step*: the instrumented step it was "
           "built from. *Parts*: distinct parts of the step (layer calls, ops outside layers, optimizer "
           "steps) and *calls* of them; *benchmarked* now (and the time it took) or *cached* from an earlier "
-          "model, the layer cache emptied before the first.\n".format(WARMUP, variables))
+          "model, the layer cache emptied at the start of each round (the counts are the first round's, "
+          "the time benchmarking the median of the rounds).\n".format(WARMUP, variables))
     print("| model | step, allocator warm | step, allocator as is | as is ÷ warm | constructed | "
           "constructed ÷ warm | dry run's step | parts | calls | benchmarked | cached |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")

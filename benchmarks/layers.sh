@@ -15,12 +15,13 @@
 #     benchmark keeps its allocator warm, so the warm run is the like-for-like one. ROUNDS
 #     (default 3) rounds of every run, the median kept; the wall time of a warm run is that of
 #     benchmarking the model whole.
-#  2. The constructed side: `preflight estimate JOB --json FILE` of each job, once, from an empty
-#     layer cache that is kept from one model to the next, so that later models reuse the parts
-#     earlier ones benchmarked.
-# benchmarks/layers.py makes the section of the runs: a row per model, the geometric mean, min and
-# max of constructed ÷ measured (warm), the parts benchmarked per call, and the time spent
-# benchmarking parts against that of benchmarking each model whole.
+#  2. The constructed side: `preflight estimate JOB --json FILE` of each job, in each round after
+#     that round's measured side, from a layer cache emptied at the start of the round and kept
+#     from one model to the next, so that later models reuse the parts earlier ones benchmarked.
+# benchmarks/layers.py makes the section of the runs: a row per model (each side the median of its
+# rounds, with their range), the geometric mean, min and max of constructed ÷ measured (warm),
+# the parts benchmarked per call, and the time spent benchmarking parts against that of
+# benchmarking each model whole.
 # Usage: benchmarks/layers.sh [ROUNDS]   (as root, after scripts/setup pytorch)
 # Environment: PREFLIGHT, a copy of the binary (so that a rebuild cannot land mid-run);
 # PREFLIGHT_VERSION, what to call it; LAYERS_MODELS, the models to run (default: all, in the
@@ -70,14 +71,16 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# Writes benchmarks/models/NAME/job.yaml to OUT with its code folder as an absolute path and the
-# allocator's variables added to its environment_variables (an inline map, as the models have).
+# Writes benchmarks/models/NAME/job.yaml to OUT with its code folder (its own `code:`, relative
+# to its folder, or the folder itself) as an absolute path and the allocator's variables added to
+# its environment_variables (an inline map, as the models have).
 warm_job() {  # NAME OUT
-  local dir=$PWD/benchmarks/models/$1 vars="" i
+  local dir=$PWD/benchmarks/models/$1 vars="" i code
   for ((i = 0; i < ${#allocator[@]}; i += 2)); do vars+="${allocator[i]}: \"${allocator[i + 1]}\", "; done
-  grep -q '^code:' "$dir/job.yaml" && { echo "layers.sh: $dir/job.yaml has its own code:" >&2; exit 1; }
-  sed -e "s|^environment_variables: {|&$vars|" "$dir/job.yaml" >"$2"
-  echo "code: $dir" >>"$2"
+  code=$(sed -n 's/^code: *//p' "$dir/job.yaml")
+  code=$(realpath -e "$dir/${code:-.}")
+  sed -e "s|^environment_variables: {|&$vars|" -e '/^code:/d' "$dir/job.yaml" >"$2"
+  echo "code: $code" >>"$2"
   if ! grep -q "${allocator[0]}" "$2"; then
     echo "layers.sh: no inline environment_variables in $dir/job.yaml" >&2
     exit 1
@@ -120,24 +123,23 @@ for round in $(seq "$rounds"); do
       plain_run "$name.$side.$round" "$job"
     done
   done
-done
-
-if [[ $measured_only != 1 ]]; then
+  [[ $measured_only != 1 ]] || continue
   rm -rf -- "$layers_cache"
   for name in "${models[@]}"; do
-    echo "layers.sh: preflight estimate $name" >&2
+    echo "layers.sh: round $round/$rounds: preflight estimate $name" >&2
+    tag=$name.estimate.$round
     for attempt in 1 2; do
       start=$EPOCHREALTIME
-      "$preflight" estimate "benchmarks/models/$name/job.yaml" --json "$work/$name.estimate.json" \
-        >"$work/$name.estimate.out" 2>"$work/$name.estimate.err" || true
-      echo "$name.estimate $start $EPOCHREALTIME" >>"$work/walls"
-      grep -q '"constructed_seconds"' "$work/$name.estimate.json" 2>/dev/null && break
+      "$preflight" estimate "benchmarks/models/$name/job.yaml" --json "$work/$tag.json" \
+        >"$work/$tag.out" 2>"$work/$tag.err" || true
+      echo "$tag $start $EPOCHREALTIME" >>"$work/walls"
+      grep -q '"constructed_seconds"' "$work/$tag.json" 2>/dev/null && break
       echo "layers.sh: preflight estimate $name wrote no estimate (attempt $attempt):" >&2
-      tail -n 5 "$work/$name.estimate.err" >&2
-      rm -f "$work/$name.estimate.json"
+      tail -n 5 "$work/$tag.err" >&2
+      rm -f "$work/$tag.json"
     done
   done
-fi
+done
 load_after=$(cut -d' ' -f1 /proc/loadavg)
 
 python3 benchmarks/layers.py "$work" "$rounds" "$version" "$load_before $load_after" "$measured_only" \

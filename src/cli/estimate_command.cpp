@@ -26,6 +26,7 @@ struct EstimateArgs {
   std::string platform, image, json;
   std::vector<std::string> gpus;
   double budget = 0.2;
+  bool no_bench = false;
   bool quiet = false;
 };
 
@@ -64,14 +65,14 @@ void print_projection(const report::StepProjection& p, const report::Estimate& e
 json estimate_json(const pipeline::JobEstimate& result) {
   const report::Report& r = result.report;
   json here = nullptr;
-  if (result.parts)
+  if (result.parts && result.here)
     here = {{"measured_seconds", r.estimate ? r.estimate->step_seconds_here : 0.0},
-            {"constructed_seconds", result.here.seconds},
-            {"parts", result.here.parts},
-            {"calls", result.here.calls},
+            {"constructed_seconds", result.here->seconds},
+            {"parts", result.here->parts},
+            {"calls", result.here->calls},
             {"benchmarked", result.bench.benchmarked},
             {"cached", result.bench.cached},
-            {"unbenchmarked", result.here.unbenchmarked},
+            {"unbenchmarked", result.here->unbenchmarked},
             {"bench_seconds", result.bench.seconds}};
   json gpus = json::array();
   for (const auto& projection : result.projections)
@@ -94,6 +95,7 @@ int estimate(const EstimateArgs& args) {
   if (!args.image.empty()) options.run.image = args.image;
   options.gpus = args.gpus;
   options.budget = args.budget;
+  options.bench = !args.no_bench;
   auto progress = report::progress_on_stderr(args.quiet);
   pipeline::Console console;
   console.progress = [&](const std::string& line) { progress->note(line); };
@@ -108,12 +110,19 @@ int estimate(const EstimateArgs& args) {
   if (!result->parts || !r.estimate) {
     std::cout << "no training step was measured (the job must train for two steps): nothing to estimate\n";
   } else {
-    const auto& here = result->here;
-    std::cout << fmt::format(
-        "here: the step took {} in the dry run; built from its {} parts ({} calls) it takes {} "
-        "({} benchmarked now, {} from the cache, {} not rebuilt: their time in the job, marked *)\n",
-        human_duration(r.estimate->step_seconds_here), here.parts, here.calls, human_duration(here.seconds),
-        result->bench.benchmarked, result->bench.cached, here.unbenchmarked);
+    if (const auto& here = result->here) {
+      std::cout << fmt::format(
+          "here: the step took {} in the dry run; built from its {} parts ({} calls) it takes {} "
+          "({} benchmarked now, {} from the cache, {} not rebuilt: their time in the job, marked *)\n",
+          human_duration(r.estimate->step_seconds_here), here->parts, here->calls,
+          human_duration(here->seconds), result->bench.benchmarked, result->bench.cached,
+          here->unbenchmarked);
+    } else {
+      std::cout << fmt::format(
+          "here: the step took {} in the dry run; its {} parts were not benchmarked "
+          "(--no-bench: their times here, marked *, are the job's)\n",
+          human_duration(r.estimate->step_seconds_here), result->parts->parts.size());
+    }
     if (!result->projections.empty()) print_parts(result->projections.front(), std::cout);
     for (const auto& projection : result->projections) print_projection(projection, *r.estimate, std::cout);
   }
@@ -141,6 +150,9 @@ Command estimate_command() {
             app.add_option("--json", args->json, "write the estimate, every part, as JSON to FILE");
             app.add_option("--budget", args->budget, "seconds of repeats per part benchmarked (default 0.2)")
                 ->check(CLI::Range(0.0, 10.0));
+            app.add_flag("--no-bench", args->no_bench,
+                         "project onto the GPUs without benchmarking the step's parts here (no step "
+                         "built on this machine)");
             app.add_flag("-q,--quiet", args->quiet, "no progress on stderr");
             return [args] { return estimate(*args); };
           }};

@@ -55,13 +55,16 @@ Result<JobEstimate> estimate_job(const EstimateOptions& options, const Console& 
   if (!parts) return out;
   out.parts = *parts;
 
-  auto python = check::ImagePython::find(context->image.rootfs, context->image.config.env, runtime);
-  if (!python) return Error::runtime("the image has no python3 or python to benchmark the step's parts with");
-  const auto cache = estimate::PartCache::of_image(context->image.digest, parts->threads);
-  auto bench = estimate::bench_parts(*python, *parts, cache, options.budget, console.progress);
-  if (!bench) return std::move(bench).error();
-  out.bench = std::move(*bench);
-  out.here = estimate::construct_here(*parts, out.bench.times);
+  if (options.bench) {
+    auto python = check::ImagePython::find(context->image.rootfs, context->image.config.env, runtime);
+    if (!python)
+      return Error::runtime("the image has no python3 or python to benchmark the step's parts with");
+    const auto cache = estimate::PartCache::of_image(context->image.digest, parts->threads);
+    auto bench = estimate::bench_parts(*python, *parts, cache, options.budget, console.progress);
+    if (!bench) return std::move(bench).error();
+    out.bench = std::move(*bench);
+    out.here = estimate::construct_here(*parts, out.bench.times);
+  }
 
   const report::Estimate& measured = *out.report.estimate;
   estimate::StepInputs inputs;
@@ -72,7 +75,7 @@ Result<JobEstimate> estimate_job(const EstimateOptions& options, const Console& 
   inputs.gpus = std::max(1, measured.gpus);
   inputs.nodes = std::max(1, context->job.nodes);
   inputs.total_steps = measured.total_steps;
-  inputs.here = &out.bench.times;
+  inputs.here = options.bench ? &out.bench.times : nullptr;
   for (const estimate::GpuSpec* gpu : *gpus)
     out.projections.push_back(estimate::project_step(inputs, *gpu, context->gpus));
   return out;

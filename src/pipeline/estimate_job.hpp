@@ -17,6 +17,7 @@ struct EstimateOptions {
   DryRunOptions run;
   std::vector<std::string> gpus;  // --gpu: names in the GPU table; empty: the profile's GPU
   double budget = 0.2;            // seconds of repeats per part benchmarked
+  bool bench = true;              // false (--no-bench): project without benchmarking the parts
 };
 
 // (bugprone-exception-escape: as for report::Report, which it holds: nlohmann::json's moves are
@@ -28,7 +29,7 @@ struct JobEstimate {
   // two steps) or the harness could not record them.
   std::optional<harness::StepParts> parts;
   estimate::BenchRun bench;
-  estimate::Construction here;
+  std::optional<estimate::Construction> here;       // none with --no-bench
   std::vector<report::StepProjection> projections;  // one per GPU asked for
 };
 

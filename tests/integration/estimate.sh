@@ -7,7 +7,8 @@
 #   `preflight estimate --json` and in the run's report.json alike;
 # - a second estimate of the same job benchmarks nothing: every part comes from the cache;
 # - `--gpu` takes the GPU table's aliases, one projection each, with the table's price; an
-#   unknown GPU is bad input (exit 2) with a did-you-mean, before anything runs.
+#   unknown GPU is bad input (exit 2) with a did-you-mean, before anything runs;
+# - `--no-bench` projects without benchmarking: no step built here, the projections all the same.
 # Usage: estimate.sh PREFLIGHT_BINARY
 set -u
 source "$(dirname "$0")/lib.sh"
@@ -40,8 +41,10 @@ check_equal "second estimate: nothing benchmarked again" 0 "$(jq -r .here.benchm
 check_equal "second estimate: all from the cache" "$(jq -r .here.parts "$work/second.json")" \
   "$(jq -r .here.cached "$work/second.json")"
 
-"$preflight" estimate "$job" --gpu a100 --gpu V100 --json "$work/gpus.json" -q >/dev/null 2>&1
+"$preflight" estimate "$job" --gpu a100 --gpu V100 --no-bench --json "$work/gpus.json" -q >"$work/gpus.out" 2>&1
 check_equal "--gpu: exit status" 0 "$?"
+check_equal "--no-bench: no step built here" null "$(jq -r .here "$work/gpus.json")"
+check_contains "--no-bench: said so" "parts were not benchmarked" "$(cat "$work/gpus.out")"
 check_equal "--gpu: one projection each" "NVIDIA A100-SXM4-40GB Tesla V100-SXM2-16GB" \
   "$(jq -r '[.gpus[].gpu] | join(" ")' "$work/gpus.json")"
 check_equal "--gpu: the V100's price" "AWS p3.2xlarge" "$(jq -r '.gpus[1].price' "$work/gpus.json")"

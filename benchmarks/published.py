@@ -1,0 +1,104 @@
+"""The cases of benchmarks/published.sh, from benchmarks/published/throughputs.json.
+
+    python3 benchmarks/published.py jobs                  one line per job: the job file, then
+                                                          the GPUs its cases name, tab-separated
+    python3 benchmarks/published.py section WORK VERSION  the section of docs/benchmarks.md, from
+                                                          WORK/JOB.json (`preflight estimate --json`)
+"""
+import json
+import math
+import os
+import sys
+
+from section import machine
+
+HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "published")
+HEADING = "## The projection against published training throughputs (preflight estimate --gpu)"
+
+
+def cases():
+    with open(os.path.join(HERE, "throughputs.json")) as f:
+        return json.load(f)["cases"]
+
+
+def jobs():
+    gpus = {}
+    for case in cases():
+        gpus.setdefault(case["job"], [])
+        if case["gpu"] not in gpus[case["job"]]:
+            gpus[case["job"]].append(case["gpu"])
+    for job, names in gpus.items():
+        print("\t".join([job] + names))
+
+
+def description(job):
+    with open(os.path.join(HERE, job)) as f:
+        for line in f:
+            if line.startswith("description:"):
+                return line.split(":", 1)[1].strip()
+    return job
+
+
+def projection(work, case):
+    """The job's batch and its step on the case's GPU, from its `preflight estimate --json`."""
+    with open(os.path.join(work, case["job"] + ".json")) as f:
+        estimate = json.load(f)
+    for gpu in estimate["gpus"]:
+        if gpu["gpu"] == case["gpu"]:
+            return gpu
+    sys.exit("published.py: {}: no projection on {}".format(case["job"], case["gpu"]))
+
+
+def batch(job):
+    """The job's --batch-size, from its command."""
+    with open(os.path.join(HERE, job)) as f:
+        words = f.read().split()
+    return int(words[words.index("--batch-size") + 1])
+
+
+def section(work, version):
+    rows, ratios, inside = [], [], 0
+    for case in cases():
+        step = projection(work, case)
+        seconds = step["step_seconds"]
+        here = batch(case["job"])
+        typical = here / seconds["typical"]
+        low, high = here / seconds["high"], here / seconds["low"]
+        ratio = typical / case["published"]
+        ratios.append(ratio)
+        inside += low <= case["published"] <= high
+        rows.append("| {} | {} | {} | {} / {} | {:g} | {:.0f} ({:.0f}–{:.0f}) | {:+.0f}% | {} | {} |".format(
+            description(case["job"]).split(",")[0], case["precision"], case["gpu"], case["batch"], here,
+            case["published"], typical, low, high, (ratio - 1) * 100, step["precision"], step["bound"]))
+    errors = [abs(r - 1) for r in ratios]
+    geomean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+    out = [HEADING, "",
+           "Measured at {}, on {}: `benchmarks/published.sh`, one `preflight estimate JOB --gpu NAME...` "
+           "of each job in benchmarks/published/, its dry run's measured step projected part by part onto "
+           "the GPU through the GPU table (policies/gpus.yaml). *Projected*: the job's batch ÷ the projected "
+           "step, typical (low–high), per second; *error*: typical ÷ published − 1; *as*: the precision most "
+           "of the step's FLOPs were projected in; *bound*: what takes most of the projected step. Published "
+           "figures: benchmarks/published/throughputs.json, with the software each ran with and its page."
+           .format(version, machine()), "",
+           "| model | precision | GPU | batch (published / here) | published /s | projected /s | error | as "
+           "| bound |",
+           "|---|---|---|---|---|---|---|---|---|"] + rows + [
+           "",
+           "Over the {} cases: mean absolute error {:.0f}% (largest {:.0f}%), geometric mean of projected ÷ "
+           "published {:.2f}; the published figure inside the projected range in {} of {}.".format(
+               len(ratios), 100 * sum(errors) / len(errors), 100 * max(errors), geomean, inside, len(ratios)),
+           ""]
+    print("\n".join(out))
+
+
+def main():
+    if sys.argv[1:] == ["jobs"]:
+        jobs()
+    elif len(sys.argv) == 4 and sys.argv[1] == "section":
+        section(sys.argv[2], sys.argv[3])
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main()

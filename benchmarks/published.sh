@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The GPU projection of `preflight estimate` checked against published training throughputs: for
+# each job of benchmarks/published/ (ResNet-50 and BERT-Large, in FP32 and under FP16 autocast),
+# one `preflight estimate JOB --gpu NAME... --json FILE` with every GPU its cases in
+# benchmarks/published/throughputs.json name; then benchmarks/published.py compares the projected
+# throughput (the job's batch ÷ the projected step) with the published one. Writes its section of
+# docs/benchmarks.md (from its heading up to its hand-written "### Reading these figures") and
+# prints it. No GPU is needed: the projection is the dry run's measured step, part by part,
+# through the GPU table (policies/gpus.yaml).
+# Usage: benchmarks/published.sh   (as root, after scripts/setup pytorch; about 15 minutes on two
+# cores, and 16 GB of memory for ResNet-50's batch of 112)
+# Environment: PREFLIGHT, a copy of the binary (so that a rebuild cannot land mid-run).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+preflight=${PREFLIGHT:-$PWD/build/preflight}
+version="commit $(git rev-parse --short HEAD)"
+changed=$(git status --porcelain -- src emulator policies benchmarks/published)
+if [[ -n $changed ]]; then
+  version+=" with uncommitted changes to $(awk '{print $2}' <<<"$changed" | cut -d/ -f1 | sort -u | paste -sd, -)"
+fi
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# One line per job: the job file, then the GPUs its cases name, tab-separated.
+python3 benchmarks/published.py jobs >"$work/jobs"
+while IFS=$'\t' read -r -a fields; do
+  job=${fields[0]}
+  args=()
+  for gpu in "${fields[@]:1}"; do args+=(--gpu "$gpu"); done
+  echo "published.sh: preflight estimate $job ${args[*]}" >&2
+  start=$EPOCHREALTIME
+  if ! "$preflight" estimate "benchmarks/published/$job" "${args[@]}" --no-bench --json "$work/$job.json" \
+    >"$work/$job.out" 2>"$work/$job.err"; then
+    echo "published.sh: preflight estimate $job failed:" >&2
+    tail -n 20 "$work/$job.err" >&2
+    exit 1
+  fi
+  echo "published.sh: $job: $(awk -v s="$start" -v e="$EPOCHREALTIME" 'BEGIN {printf "%.0f s", e - s}')" >&2
+done <"$work/jobs"
+
+python3 benchmarks/published.py section "$work" "$version" >"$work/section.md"
+cat "$work/section.md"
+python3 benchmarks/section.py write "$work/section.md"

@@ -7,8 +7,8 @@
 # docs/benchmarks.md (from its heading up to its hand-written "### Reading these figures") and
 # prints it. No GPU is needed: the projection is the dry run's measured step, part by part,
 # through the GPU table (policies/gpus.yaml).
-# Usage: benchmarks/published.sh   (as root, after scripts/setup pytorch; about 15 minutes on two
-# cores, and 16 GB of memory for ResNet-50's batch of 112)
+# Usage: benchmarks/published.sh   (as root, after scripts/setup pytorch; about 45 minutes on two
+# cores, most of it BERT's steps, and 16 GB of memory for ResNet-50's batch of 112)
 # Environment: PREFLIGHT, a copy of the binary (so that a rebuild cannot land mid-run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,10 +30,12 @@ while IFS=$'\t' read -r -a fields; do
   for gpu in "${fields[@]:1}"; do args+=(--gpu "$gpu"); done
   echo "published.sh: preflight estimate $job ${args[*]}" >&2
   start=$EPOCHREALTIME
-  if ! "$preflight" estimate "benchmarks/published/$job" "${args[@]}" --no-bench --json "$work/$job.json" \
-    >"$work/$job.out" 2>"$work/$job.err"; then
-    echo "published.sh: preflight estimate $job failed:" >&2
-    tail -n 20 "$work/$job.err" >&2
+  # The exit status is the dry run's verdict; what counts here is that its step was projected.
+  "$preflight" estimate "benchmarks/published/$job" "${args[@]}" --no-bench --json "$work/$job.json" \
+    >"$work/$job.out" 2>"$work/$job.err" || true
+  if ! grep -q '"compute_seconds"' "$work/$job.json" 2>/dev/null; then
+    echo "published.sh: preflight estimate $job projected no step:" >&2
+    tail -n 20 "$work/$job.out" "$work/$job.err" >&2
     exit 1
   fi
   echo "published.sh: $job: $(awk -v s="$start" -v e="$EPOCHREALTIME" 'BEGIN {printf "%.0f s", e - s}')" >&2

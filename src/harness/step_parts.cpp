@@ -39,19 +39,30 @@ void inspect_inputs(const json& value, StepPart& part, int depth = 0) {
   for (const auto& item : value) inspect_inputs(item, part, depth + 1);
 }
 
+// How deep a signature may nest: the harness writes tensors inside lists inside arguments, a
+// few levels; a hostile event could nest thousands.
+constexpr int kMaxSignatureDepth = 32;
+
 // The signature without integer tensors' ranges (["T", shape, dtype, grad, {"range": [low,
 // high]}]): the same for calls that differ only in the values of their indices, whose time does
-// not depend on them.
-json without_ranges(const json& value) {
+// not depend on them. Null when it nests deeper than kMaxSignatureDepth.
+json without_ranges(const json& value, int depth = 0) {
+  if (depth > kMaxSignatureDepth) return nullptr;
   if (value.is_object()) {
     json out = json::object();
-    for (const auto& [key, item] : value.items())
-      if (key != "range") out[key] = without_ranges(item);
+    for (const auto& [key, item] : value.items()) {
+      if (key == "range") continue;
+      out[key] = without_ranges(item, depth + 1);
+      if (out[key].is_null() && !item.is_null()) return nullptr;
+    }
     return out;
   }
   if (value.is_array()) {
     json out = json::array();
-    for (const auto& item : value) out.push_back(without_ranges(item));
+    for (const auto& item : value) {
+      out.push_back(without_ranges(item, depth + 1));
+      if (out.back().is_null() && !item.is_null()) return nullptr;
+    }
     return out;
   }
   return value;
@@ -84,8 +95,13 @@ StepPart step_part(const json& value) {
     part.why = "its description is too long to rebuild it";
     return part;
   }
+  const json identity = without_ranges(signature);
+  if (identity.is_null()) {
+    part.why = "its description nests too deep to rebuild it";
+    return part;
+  }
+  part.id = sha256_hex(identity.dump());
   part.signature = std::move(signature);
-  part.id = sha256_hex(without_ranges(part.signature).dump());
   return part;
 }
 

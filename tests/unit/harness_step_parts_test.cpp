@@ -104,5 +104,17 @@ TEST(HarnessStepParts, OneIdForCallsThatDifferOnlyInTheirIndexValues) {
   EXPECT_EQ(parse_step_parts({{"parts", {opaque}}}).parts[0].id, "");  // never benchmarked
 }
 
+TEST(HarnessStepParts, ASignatureNestedTooDeepIsNotRebuilt) {
+  json nested = json::array({1});
+  for (int i = 0; i < 2000; ++i) nested = json::array({nested});
+  json part = conv_layer();
+  part["inputs"] = json::array({nested});
+  const auto parsed = parse_step_parts({{"parts", {part}}});
+  ASSERT_EQ(parsed.parts.size(), 1U);
+  EXPECT_EQ(parsed.parts[0].id, "");
+  EXPECT_TRUE(parsed.parts[0].signature.is_null());
+  EXPECT_EQ(parsed.parts[0].why, "its description nests too deep to rebuild it");
+}
+
 }  // namespace
 }  // namespace preflight::harness

@@ -40,9 +40,13 @@ def description(job):
 
 
 def projection(work, case):
-    """The job's batch and its step on the case's GPU, from its `preflight estimate --json`."""
-    with open(os.path.join(work, case["job"] + ".json")) as f:
-        estimate = json.load(f)
+    """The job's step on the case's GPU, from its `preflight estimate --json`; None when the job
+    was not run."""
+    try:
+        with open(os.path.join(work, case["job"] + ".json")) as f:
+            estimate = json.load(f)
+    except FileNotFoundError:
+        return None
     for gpu in estimate["gpus"]:
         if gpu["gpu"] == case["gpu"]:
             return gpu
@@ -59,7 +63,12 @@ def batch(job):
 def section(work, version):
     rows, ratios, inside = [], [], 0
     for case in cases():
+        name = description(case["job"]).split(",")[0]
         step = projection(work, case)
+        if step is None:
+            rows.append("| {} | {} | {} | {} | {:g} | not run | | | | |".format(
+                name, case["precision"], case["gpu"], case["batch"], case["published"]))
+            continue
         # The GPU's compute (and all-reduce: none on one GPU), not the iteration: the data
         # pipeline's pace is this machine's, and NVIDIA's runs loaded data on a DGX with DALI.
         seconds = step["compute_seconds"]
@@ -70,29 +79,32 @@ def section(work, version):
         ratios.append(ratio)
         inside += low <= case["published"] <= high
         data = step.get("data_seconds")
-        rows.append("| {} | {} | {} | {} / {} | {:g} | {:.0f} ({:.0f}–{:.0f}) | {:+.0f}% | {} | {} | {} |".format(
-            description(case["job"]).split(",")[0], case["precision"], case["gpu"], case["batch"], here,
-            case["published"], typical, low, high, (ratio - 1) * 100, step["precision"], step["bound"],
-            "{:.0f} ms".format(data * 1e3) if data else "–"))
+        rows.append("| {} | {} | {} | {} / {} | {:g} | {:.0f} ({:.0f}–{:.0f}) | {:+.0f}% | {} | {} | {} |"
+                    .format(name, case["precision"], case["gpu"], case["batch"], here, case["published"],
+                            typical, low, high, (ratio - 1) * 100, step["precision"], step["bound"],
+                            "{:.0f} ms".format(data * 1e3) if data else "–"))
+    if not ratios:
+        sys.exit("published.py: no case was projected")
     errors = [abs(r - 1) for r in ratios]
     geomean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
     out = [HEADING, "",
            "Measured at {}, on {}: `benchmarks/published.sh`, one `preflight estimate JOB --gpu NAME...` "
-           "of each job in benchmarks/published/, its dry run's measured step projected part by part onto "
-           "the GPU through the GPU table (policies/gpus.yaml). *Projected*: the job's batch ÷ the projected "
-           "step's compute, typical (low–high), per second; *error*: typical ÷ published − 1; *as*: the precision "
-           "most of the step's FLOPs were projected in; *bound*: what takes most of the projected step; *data "
-           "here*: the pace of the job's DataLoader on this machine, which the projected iteration waits for "
-           "when it is the slower (*input*) and which is left out of the comparison. Published "
-           "figures: benchmarks/published/throughputs.json, with the software each ran with and its page."
-           .format(version, machine()), "",
+           "of each job in benchmarks/published/, its dry run's measured step projected part by part "
+           "onto the GPU through the GPU table (policies/gpus.yaml). *Projected*: the job's batch ÷ the "
+           "projected step's compute, typical (low–high), per second; *error*: typical ÷ published − 1; "
+           "*as*: the precision most of the step's FLOPs were projected in; *bound*: what takes most of "
+           "the projected step; *data here*: the pace of the job's DataLoader on this machine, which the "
+           "projected iteration waits for when it is the slower (*input*) and which is left out of the "
+           "comparison. Published figures: benchmarks/published/throughputs.json, with the software each "
+           "ran with and its page.".format(version, machine()), "",
            "| model | precision | GPU | batch (published / here) | published /s | projected /s | error | as "
            "| bound | data here |",
            "|---|---|---|---|---|---|---|---|---|---|"] + rows + [
            "",
-           "Over the {} cases: mean absolute error {:.0f}% (largest {:.0f}%), geometric mean of projected ÷ "
-           "published {:.2f}; the published figure inside the projected range in {} of {}.".format(
-               len(ratios), 100 * sum(errors) / len(errors), 100 * max(errors), geomean, inside, len(ratios)),
+           "Over the {} cases projected: mean absolute error {:.0f}% (largest {:.0f}%), geometric mean "
+           "of projected ÷ published {:.2f}; the published figure inside the projected range in {} of "
+           "{}.".format(len(ratios), 100 * sum(errors) / len(errors), 100 * max(errors), geomean, inside,
+                        len(ratios)),
            ""]
     print("\n".join(out))
 

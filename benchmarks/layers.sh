@@ -87,24 +87,36 @@ warm_job() {  # NAME OUT
   fi
 }
 
-# One plain run, `preflight run --no-harness JOB`, tried twice before giving up (the binary may be
-# rebuilt under it): the job's printed lines to WORK/TAG.log, "TAG START END" to WORK/walls.
-plain_run() {  # TAG JOB
-  local tag=$1 job=$2 attempt start end
-  for attempt in 1 2; do
+# Runs COMMAND..., its output to WORK/TAG.out and WORK/TAG.err, until CHECK TAG holds, twice at
+# most before giving up (the binary may be rebuilt under it); "TAG START END" of the run that held
+# to WORK/walls.
+attempt() {  # TAG CHECK COMMAND...
+  local tag=$1 check=$2 try start end
+  shift 2
+  for try in 1 2; do
+    rm -f "$work/$tag.json"
     start=$EPOCHREALTIME
-    "$preflight" run --no-harness --json "$work/$tag.json" "$job" >"$work/$tag.out" 2>"$work/$tag.err" || true
+    "$@" >"$work/$tag.out" 2>"$work/$tag.err" || true
     end=$EPOCHREALTIME
-    sed -n 's/^  | //p' "$work/$tag.err" >"$work/$tag.log"
-    if grep -q '"verdict": *"pass"' "$work/$tag.json" 2>/dev/null &&
-      grep -q '^iter [0-9]* time ' "$work/$tag.log"; then
+    if "$check" "$tag"; then
       echo "$tag $start $end" >>"$work/walls"
       return
     fi
-    echo "layers.sh: $tag: preflight run --no-harness $job did not pass (attempt $attempt):" >&2
+    echo "layers.sh: $tag: preflight $2 did not pass the check '$check' (attempt $try):" >&2
     tail -n 5 "$work/$tag.err" >&2
   done
   exit 1
+}
+
+# A plain run passed and its job printed its iterations (the job's lines to WORK/TAG.log).
+passed() {  # TAG
+  sed -n 's/^  | //p' "$work/$1.err" >"$work/$1.log"
+  grep -q '"verdict": *"pass"' "$work/$1.json" 2>/dev/null && grep -q '^iter [0-9]* time ' "$work/$1.log"
+}
+
+# An estimate constructed the step.
+constructed() {  # TAG
+  grep -q '"constructed_seconds"' "$work/$1.json" 2>/dev/null
 }
 
 load_before=$(cut -d' ' -f1 /proc/loadavg)
@@ -120,7 +132,8 @@ for round in $(seq "$rounds"); do
       echo "layers.sh: round $round/$rounds: $name, allocator $side" >&2
       job=benchmarks/models/$name/job.yaml
       [[ $side == warm ]] && job=$work/$name-warm.yaml
-      plain_run "$name.$side.$round" "$job"
+      tag=$name.$side.$round
+      attempt "$tag" passed "$preflight" run --no-harness --json "$work/$tag.json" "$job"
     done
   done
   [[ $measured_only != 1 ]] || continue
@@ -128,16 +141,7 @@ for round in $(seq "$rounds"); do
   for name in "${models[@]}"; do
     echo "layers.sh: round $round/$rounds: preflight estimate $name" >&2
     tag=$name.estimate.$round
-    for attempt in 1 2; do
-      start=$EPOCHREALTIME
-      "$preflight" estimate "benchmarks/models/$name/job.yaml" --json "$work/$tag.json" \
-        >"$work/$tag.out" 2>"$work/$tag.err" || true
-      echo "$tag $start $EPOCHREALTIME" >>"$work/walls"
-      grep -q '"constructed_seconds"' "$work/$tag.json" 2>/dev/null && break
-      echo "layers.sh: preflight estimate $name wrote no estimate (attempt $attempt):" >&2
-      tail -n 5 "$work/$tag.err" >&2
-      rm -f "$work/$tag.json"
-    done
+    attempt "$tag" constructed "$preflight" estimate "benchmarks/models/$name/job.yaml" --json "$work/$tag.json"
   done
 done
 load_after=$(cut -d' ' -f1 /proc/loadavg)

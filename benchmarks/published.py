@@ -40,8 +40,8 @@ def description(job):
 
 
 def projection(work, case):
-    """The job's step on the case's GPU, from its `preflight estimate --json`; None when the job
-    was not run."""
+    """The batch the dry run measured and the job's step on the case's GPU, from its `preflight
+    estimate --json`; None when the job was not run."""
     try:
         with open(os.path.join(work, case["job"] + ".json")) as f:
             estimate = json.load(f)
@@ -49,30 +49,26 @@ def projection(work, case):
         return None
     for gpu in estimate["gpus"]:
         if gpu["gpu"] == case["gpu"]:
-            return gpu
+            batch = estimate["estimate"]["batch_size"]
+            if not batch:
+                sys.exit("published.py: {}: the dry run saw no batch size".format(case["job"]))
+            return batch, gpu
     sys.exit("published.py: {}: no projection on {}".format(case["job"], case["gpu"]))
-
-
-def batch(job):
-    """The job's --batch-size, from its command."""
-    with open(os.path.join(HERE, job)) as f:
-        words = f.read().split()
-    return int(words[words.index("--batch-size") + 1])
 
 
 def section(work, version):
     rows, ratios, inside = [], [], 0
     for case in cases():
         name = description(case["job"]).split(",")[0]
-        step = projection(work, case)
-        if step is None:
+        projected = projection(work, case)
+        if projected is None:
             rows.append("| {} | {} | {} | {} | {:g} | not run | | | | |".format(
                 name, case["precision"], case["gpu"], case["batch"], case["published"]))
             continue
         # The GPU's compute (and all-reduce: none on one GPU), not the iteration: the data
         # pipeline's pace is this machine's, and NVIDIA's runs loaded data on a DGX with DALI.
+        here, step = projected
         seconds = step["compute_seconds"]
-        here = batch(case["job"])
         typical = here / seconds["typical"]
         low, high = here / seconds["high"], here / seconds["low"]
         ratio = typical / case["published"]

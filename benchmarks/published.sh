@@ -9,7 +9,10 @@
 # through the GPU table (policies/gpus.yaml).
 # Usage: benchmarks/published.sh   (as root, after scripts/setup pytorch; about 45 minutes on two
 # cores, most of it BERT's steps, and 16 GB of memory for ResNet-50's batch of 112)
-# Environment: PREFLIGHT, a copy of the binary (so that a rebuild cannot land mid-run).
+# Environment: PREFLIGHT, a copy of the binary (so that a rebuild cannot land mid-run);
+# PUBLISHED_KEEP, a folder that keeps each job's estimate, so that a run stopped part-way (or a
+# new reading of the same runs) reuses every estimate newer than its job file, the binary and the
+# GPU table, and projects only the rest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 preflight=${PREFLIGHT:-$PWD/build/preflight}
@@ -19,8 +22,13 @@ if [[ -n $changed ]]; then
   version+=" with uncommitted changes to $(awk '{print $2}' <<<"$changed" | cut -d/ -f1 | sort -u | paste -sd, -)"
 fi
 
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+if [[ -n ${PUBLISHED_KEEP:-} ]]; then
+  work=$PUBLISHED_KEEP
+  mkdir -p "$work"
+else
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+fi
 
 # One line per job: the job file, then the GPUs its cases name, tab-separated.
 python3 benchmarks/published.py jobs >"$work/jobs"
@@ -28,6 +36,11 @@ while IFS=$'\t' read -r -a fields; do
   job=${fields[0]}
   args=()
   for gpu in "${fields[@]:1}"; do args+=(--gpu "$gpu"); done
+  if [[ $work/$job.json -nt benchmarks/published/$job && $work/$job.json -nt $preflight &&
+        $work/$job.json -nt policies/gpus.yaml ]] && grep -q '"compute_seconds"' "$work/$job.json"; then
+    echo "published.sh: $job: kept from $work/$job.json" >&2
+    continue
+  fi
   echo "published.sh: preflight estimate $job ${args[*]}" >&2
   start=$EPOCHREALTIME
   # The exit status is the dry run's verdict; what counts here is that its step was projected.

@@ -94,16 +94,22 @@ def main(work, rounds, version, loadavg, measured_only, allocator, models):
         # Counts from the first round (each round starts from an empty cache), times over all.
         here = reports[0]["here"]
         constructed = [report["here"]["constructed_seconds"] for report in reports]
-        ratio = statistics.median(constructed) / statistics.median(warm)
+        # Each round's estimate against that round's warm step (run back to back), the median of
+        # the rounds: a pair shares the machine's load of its minute.
+        paired = [c / w for c, w in zip(constructed, warm)]
+        ratio = statistics.median(paired)
         ratios.append((ratio, name))
-        ratios_as_is.append(statistics.median(constructed) / statistics.median(as_is))
+        ratios_as_is.append(statistics.median(c / a for c, a in zip(constructed, as_is)))
+        ratio_text = "{:.3f}".format(ratio)
+        if len(paired) > 1:
+            ratio_text += " ({:.2f}–{:.2f})".format(min(paired), max(paired))
         failed = sorted({report.get("verdict") for report in reports} - {"pass"})
         verdict = " (**{}**)".format(", ".join(failed)) if failed else ""
         cached = str(here["cached"])
         if here["unbenchmarked"]:
             cached += ", {} not rebuilt".format(here["unbenchmarked"])
         bench = statistics.median(report["here"]["bench_seconds"] for report in reports)
-        rows.append(row + [over_rounds(constructed) + verdict, "{:.3f}".format(ratio),
+        rows.append(row + [over_rounds(constructed) + verdict, ratio_text,
                            over_rounds([report["here"]["measured_seconds"] for report in reports]),
                            str(here["parts"]), str(here["calls"]),
                            "{} ({:.1f} s)".format(here["benchmarked"], bench), cached])
@@ -126,11 +132,12 @@ def main(work, rounds, version, loadavg, measured_only, allocator, models):
           "from the end of the previous one to the end of its optimizer step), with {} in the job's "
           "environment; *as is*: the same without them, and their ratio. *Constructed*: `preflight "
           "estimate`'s step built from its parts on this CPU, against the warm step (the like-for-like one: "
-          "the parts' benchmark keeps its allocator warm); *dry run's step*: the instrumented step it was "
-          "built from. *Parts*: distinct parts of the step (layer calls, ops outside layers, optimizer "
-          "steps) and *calls* of them; *benchmarked* now (and the time it took) or *cached* from an earlier "
-          "model, the layer cache emptied at the start of each round (the counts are the first round's, "
-          "the time benchmarking the median of the rounds).\n".format(WARMUP, variables))
+          "the parts' benchmark keeps its allocator warm): the median over the rounds of each round's "
+          "ratio, a model's runs back to back, and their range; *dry run's step*: the instrumented step "
+          "it was built from. *Parts*: distinct parts of the step (layer calls, ops outside layers, "
+          "optimizer steps) and *calls* of them; *benchmarked* now (and the time it took) or *cached* "
+          "from an earlier model, the layer cache emptied at the start of each round (the counts are "
+          "the first round's, the time benchmarking the median of the rounds).\n".format(WARMUP, variables))
     print("| model | step, allocator warm | step, allocator as is | as is ÷ warm | constructed | "
           "constructed ÷ warm | dry run's step | parts | calls | benchmarked | cached |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")

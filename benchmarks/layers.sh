@@ -15,9 +15,12 @@
 #     benchmark keeps its allocator warm, so the warm run is the like-for-like one. ROUNDS
 #     (default 3) rounds of every run, the median kept; the wall time of a warm run is that of
 #     benchmarking the model whole.
-#  2. The constructed side: `preflight estimate JOB --json FILE` of each job, in each round after
-#     that round's measured side, from a layer cache emptied at the start of the round and kept
-#     from one model to the next, so that later models reuse the parts earlier ones benchmarked.
+#  2. The constructed side: `preflight estimate JOB --json FILE` of each job, from a layer cache
+#     emptied at the start of each round and kept from one model to the next, so that later
+#     models reuse the parts earlier ones benchmarked.
+# A model's three runs follow each other (warm, as is, estimate; the other way round in even
+# rounds), so that the machine's load, which moves either side by a third from one minute to the
+# next on a shared VM, falls on all three alike.
 # benchmarks/layers.py makes the section of the runs: a row per model (each side the median of its
 # rounds, with their range), the geometric mean, min and max of constructed ÷ measured (warm),
 # the parts benchmarked per call, and the time spent benchmarking parts against that of
@@ -123,25 +126,23 @@ load_before=$(cut -d' ' -f1 /proc/loadavg)
 : >"$work/walls"
 for name in "${models[@]}"; do warm_job "$name" "$work/$name-warm.yaml"; done
 for round in $(seq "$rounds"); do
+  [[ $measured_only == 1 ]] || rm -rf -- "$layers_cache"
   for name in "${models[@]}"; do
-    # The two sides one after the other, in turn first, so that a change in the machine's load
-    # falls on both.
-    sides=(warm as-is)
-    ((round % 2)) || sides=(as-is warm)
-    for side in "${sides[@]}"; do
-      echo "layers.sh: round $round/$rounds: $name, allocator $side" >&2
+    # Its three runs back to back, in turn first and last (see above).
+    runs=(warm as-is estimate)
+    ((round % 2)) || runs=(estimate as-is warm)
+    for run in "${runs[@]}"; do
+      [[ $run != estimate || $measured_only != 1 ]] || continue
+      echo "layers.sh: round $round/$rounds: $name, $run" >&2
+      tag=$name.$run.$round
+      if [[ $run == estimate ]]; then
+        attempt "$tag" constructed "$preflight" estimate "benchmarks/models/$name/job.yaml" --json "$work/$tag.json"
+        continue
+      fi
       job=benchmarks/models/$name/job.yaml
-      [[ $side == warm ]] && job=$work/$name-warm.yaml
-      tag=$name.$side.$round
+      [[ $run == warm ]] && job=$work/$name-warm.yaml
       attempt "$tag" passed "$preflight" run --no-harness --json "$work/$tag.json" "$job"
     done
-  done
-  [[ $measured_only != 1 ]] || continue
-  rm -rf -- "$layers_cache"
-  for name in "${models[@]}"; do
-    echo "layers.sh: round $round/$rounds: preflight estimate $name" >&2
-    tag=$name.estimate.$round
-    attempt "$tag" constructed "$preflight" estimate "benchmarks/models/$name/job.yaml" --json "$work/$tag.json"
   done
 done
 load_after=$(cut -d' ' -f1 /proc/loadavg)

@@ -29,7 +29,8 @@
 # Environment: PREFLIGHT, a copy of the binary (so that a rebuild cannot land mid-run);
 # PREFLIGHT_VERSION, what to call it; LAYERS_MODELS, the models to run (default: all, in the
 # order below); LAYERS_MEASURED_ONLY=1, the measured side alone, printed and not written to
-# docs/benchmarks.md (for a Preflight without `estimate`).
+# docs/benchmarks.md (for a Preflight without `estimate`); LAYERS_KEEP, a new folder to keep the
+# runs in (each estimate's JSON gives each part's time here, to look into a model part by part).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
@@ -71,8 +72,17 @@ if [[ -n $changed ]]; then
   version+=" with uncommitted changes to $(awk '{print $2}' <<<"$changed" | cut -d/ -f1 | sort -u | paste -sd, -)"
 fi
 
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+if [[ -n ${LAYERS_KEEP:-} ]]; then
+  work=$LAYERS_KEEP
+  mkdir -p "$work"
+  if [[ -n $(ls -A "$work") ]]; then
+    echo "layers.sh: LAYERS_KEEP=$work is not empty; name a new folder" >&2
+    exit 2
+  fi
+else
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+fi
 
 # Writes benchmarks/models/NAME/job.yaml to OUT with its code folder (its own `code:`, relative
 # to its folder, or the folder itself) as an absolute path and the allocator's variables added to

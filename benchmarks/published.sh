@@ -32,13 +32,16 @@ fi
 
 # One line per job: the job file, then the GPUs its cases name, tab-separated.
 python3 benchmarks/published.py jobs >"$work/jobs"
+kept=0 total=0
 while IFS=$'\t' read -r -a fields; do
   job=${fields[0]}
+  total=$((total + 1))
   args=()
   for gpu in "${fields[@]:1}"; do args+=(--gpu "$gpu"); done
   if [[ $work/$job.json -nt benchmarks/published/$job && $work/$job.json -nt $preflight &&
         $work/$job.json -nt policies/gpus.yaml ]] && grep -q '"compute_seconds"' "$work/$job.json"; then
     echo "published.sh: $job: kept from $work/$job.json" >&2
+    kept=$((kept + 1))
     continue
   fi
   echo "published.sh: preflight estimate $job ${args[*]}" >&2
@@ -54,6 +57,9 @@ while IFS=$'\t' read -r -a fields; do
   echo "published.sh: $job: $(awk -v s="$start" -v e="$EPOCHREALTIME" 'BEGIN {printf "%.0f s", e - s}')" >&2
 done <"$work/jobs"
 
+if ((kept)); then
+  version+=" ($kept of $total jobs' estimates kept from an earlier run, each newer than the binary, its job file and the GPU table)"
+fi
 python3 benchmarks/published.py section "$work" "$version" >"$work/section.md"
 cat "$work/section.md"
 python3 benchmarks/section.py write "$work/section.md"

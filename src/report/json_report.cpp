@@ -143,16 +143,17 @@ nlohmann::json to_json(const Report& report) {
                       {"value", c.value},
                       {"location", location_json(c.location)}});
   }
-  json root = {{"schema", "preflight.report/v1"},
-               {"verdict", report.verdict},
-               {"job", {{"name", report.job_name}, {"file", report.job_file}}},
-               {"platform", report.platform},
-               {"image", {{"ref", report.image_ref}, {"digest", report.image_digest}}},
-               {"stages", stages},
-               {"findings", findings},
-               {"clamps", clamps},
-               {"notes", report.notes},
-               {"duration_s", report.duration_s}};
+  json root = {
+      {"schema", "preflight.report/v1"},
+      {"verdict", report.verdict},
+      {"job", {{"name", report.job_name}, {"file", report.job_file}, {"code", report.code_dir.string()}}},
+      {"platform", report.platform},
+      {"image", {{"ref", report.image_ref}, {"digest", report.image_digest}}},
+      {"stages", stages},
+      {"findings", findings},
+      {"clamps", clamps},
+      {"notes", report.notes},
+      {"duration_s", report.duration_s}};
   if (report.estimate) root["estimate"] = estimate_json(*report.estimate);
   return root;
 }

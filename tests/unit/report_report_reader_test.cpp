@@ -1,0 +1,99 @@
+// report.json read back: what batch and collect merge comes from files other runs wrote.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "report/report_reader.hpp"
+#include "report_fixtures.hpp"
+#include "test_support.hpp"
+
+namespace preflight {
+namespace {
+
+using nlohmann::json;
+using report::fixtures::sample_report;
+
+void write(const std::filesystem::path& file, const std::string& text) { std::ofstream(file) << text; }
+
+// report.json without what the reader leaves out (the estimate: merged reports keep it as JSON).
+json without_estimate(json report) {
+  report.erase("estimate");
+  return report;
+}
+
+TEST(ReportReader, AReportReadBackWritesTheSameJson) {
+  const json written = report::to_json(sample_report());
+  auto read = report::report_from_json(written, "runs/a/report.json");
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_EQ(report::to_json(*read), without_estimate(written));
+  EXPECT_EQ(read->code_dir, "/home/ana/mnist");
+  EXPECT_TRUE(read->dry_run);
+}
+
+TEST(ReportReader, AFileThatIsNotAV1ReportIsBadInputNamingIt) {
+  json other = report::to_json(sample_report());
+  other["schema"] = "preflight.report/v2";
+  auto read = report::report_from_json(other, "runs/a/report.json");
+  ASSERT_FALSE(read);
+  EXPECT_EQ(read.error().kind, ErrorKind::BadInput);
+  EXPECT_NE(read.error().message.find("runs/a/report.json"), std::string::npos);
+  EXPECT_FALSE(report::report_from_json(json::array(), "x"));
+}
+
+TEST(ReportReader, AVerdictOrSeverityTheContractDoesNotKnowIsRefused) {
+  json report = report::to_json(sample_report());
+  report["verdict"] = "maybe";
+  EXPECT_FALSE(report::report_from_json(report, "x"));
+  report = report::to_json(sample_report());
+  report["findings"][0]["severity"] = "fatal";
+  auto read = report::report_from_json(report, "x");
+  ASSERT_FALSE(read);
+  EXPECT_NE(read.error().message.find("findings[0]"), std::string::npos) << read.error().message;
+}
+
+TEST(ReportReader, FieldsOfAnotherTypeReadAsEmpty) {
+  json report = report::to_json(sample_report());
+  report["job"] = 5;
+  report["findings"][0]["message"] = 42;
+  report["findings"][0]["location"] = "train.py";
+  report["stages"] = "all";
+  report["clamps"] = json::array({7, json::object()});
+  auto read = report::report_from_json(report, "x");
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_EQ(read->job_name, "");
+  EXPECT_EQ(read->findings[0].message, "");
+  EXPECT_FALSE(read->findings[0].location.known());
+  EXPECT_TRUE(read->stages.empty());
+  EXPECT_FALSE(read->dry_run);
+  EXPECT_EQ(read->clamps.size(), 2u);
+}
+
+TEST(ReportReader, ReadsAFileButNotALinkAFifoOrSomethingThatIsNotJson) {
+  testing::TempDir dir;
+  write(dir.path() / "report.json", report::to_json(sample_report()).dump());
+  auto read = report::read_report(dir.path() / "report.json");
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_EQ(read->job_name, "mnist");
+
+  std::filesystem::create_symlink(dir.path() / "report.json", dir.path() / "link.json");
+  EXPECT_FALSE(report::read_report(dir.path() / "link.json"));
+  ASSERT_EQ(::mkfifo((dir.path() / "fifo.json").c_str(), 0600), 0);
+  EXPECT_FALSE(report::read_report(dir.path() / "fifo.json"));
+  write(dir.path() / "text.json", "{\"schema\": ");
+  auto text = report::read_report(dir.path() / "text.json");
+  ASSERT_FALSE(text);
+  EXPECT_NE(text.error().message.find("text.json is not JSON"), std::string::npos);
+}
+
+TEST(ReportReader, AFileLargerThanTheBoundIsRefusedUnread) {
+  testing::TempDir dir;
+  const auto big = dir.path() / "report.json";
+  write(big, "");
+  ASSERT_EQ(::truncate(big.c_str(), static_cast<off_t>(report::kMaxReportBytes) + 1), 0);  // sparse
+  EXPECT_FALSE(report::read_report(big));
+}
+
+}  // namespace
+}  // namespace preflight

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -33,6 +35,7 @@ Command init_command();
 Command completion_command();
 Command show_command();
 Command estimate_command();
+Command collect_command();
 
 // Runs the command line; returns the exit status (docs/errors.md).
 int main_with_args(int argc, char** argv);
@@ -59,5 +62,14 @@ void add_job_options(CLI::App& app, JobOptions& options);
 // when GITHUB_ACTIONS=true), the report files the options ask for, and the exit status of
 // the verdict (or of the error).
 int finish_report(const Result<report::Report>& result, const JobOptions& options);
+
+// Whether the command runs in GitHub Actions (GITHUB_ACTIONS=true), and then the repository
+// (GITHUB_WORKSPACE) that CI paths are relative to; empty elsewhere.
+bool in_github_actions();
+std::filesystem::path github_workspace();
+
+// The JUnit XML and SARIF files (each when its name is not empty) of one report or many.
+Status write_ci_files(std::span<const report::Report> reports, const std::string& junit,
+                      const std::string& sarif, const std::filesystem::path& workspace);
 
 }  // namespace preflight::cli

@@ -36,25 +36,12 @@ void add_job_options(CLI::App& app, JobOptions& options) {
 
 namespace {
 
-bool in_github_actions() {
-  const char* actions = std::getenv("GITHUB_ACTIONS");
-  return actions && std::string(actions) == "true";
-}
-
-// The repository under GitHub Actions (GITHUB_WORKSPACE), which CI paths are relative to;
-// empty elsewhere.
-std::filesystem::path github_workspace() {
-  const char* workspace = std::getenv("GITHUB_WORKSPACE");
-  if (!in_github_actions() || !workspace || !*workspace) return {};
-  return std::filesystem::absolute(workspace);
-}
-
-Status write_sarif(const report::Report& report, const std::string& file,
+Status write_sarif(std::span<const report::Report> reports, const std::string& file,
                    const std::filesystem::path& workspace) {
   const report::SarifTool tool{"Preflight", PREFLIGHT_VERSION, PREFLIGHT_HOMEPAGE_URL};
   // A job's output can hold bytes that are not UTF-8: they become U+FFFD rather than an exception.
-  const auto text =
-      report::to_sarif(report, tool, workspace).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+  const auto text = report::to_sarif(reports, tool, workspace)
+                        .dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
   return report::write_report_file(file, text + "\n");
 }
 
@@ -62,11 +49,8 @@ Status write_reports(const report::Report& report, const JobOptions& options,
                      const std::filesystem::path& workspace) {
   if (!options.json.empty())
     if (auto written = report::write_json(report, options.json); !written) return written;
-  if (!options.junit.empty())
-    if (auto written = report::write_report_file(options.junit, report::to_junit(report)); !written)
-      return written;
-  if (!options.sarif.empty())
-    if (auto written = write_sarif(report, options.sarif, workspace); !written) return written;
+  if (auto written = write_ci_files({&report, 1}, options.junit, options.sarif, workspace); !written)
+    return written;
   if (!options.html.empty())
     if (auto written = pipeline::write_html(report, options.html); !written) return written;
   if (!options.trace.empty()) return pipeline::write_trace(report, options.trace);
@@ -74,6 +58,25 @@ Status write_reports(const report::Report& report, const JobOptions& options,
 }
 
 }  // namespace
+
+bool in_github_actions() {
+  const char* actions = std::getenv("GITHUB_ACTIONS");
+  return actions && std::string(actions) == "true";
+}
+
+std::filesystem::path github_workspace() {
+  const char* workspace = std::getenv("GITHUB_WORKSPACE");
+  if (!in_github_actions() || !workspace || !*workspace) return {};
+  return std::filesystem::absolute(workspace);
+}
+
+Status write_ci_files(std::span<const report::Report> reports, const std::string& junit,
+                      const std::string& sarif, const std::filesystem::path& workspace) {
+  if (!junit.empty())
+    if (auto written = report::write_report_file(junit, report::to_junit(reports)); !written) return written;
+  if (!sarif.empty()) return write_sarif(reports, sarif, workspace);
+  return Ok{};
+}
 
 int finish_report(const Result<report::Report>& result, const JobOptions& options) {
   if (!result) return report_error(result.error());
@@ -89,10 +92,10 @@ int main_with_args(int argc, char** argv) {
   CLI::App app{"Preflight: run a deep-learning job as its platform would, before you submit it."};
   app.set_version_flag("--version", std::string("preflight ") + PREFLIGHT_VERSION);
   app.require_subcommand(1);
-  const std::vector<Command> table = {run_command(),      check_command(),     platforms_command(),
-                                      platform_command(), image_command(),     cache_command(),
-                                      explain_command(),  init_command(),      show_command(),
-                                      estimate_command(), completion_command()};
+  const std::vector<Command> table = {run_command(),      check_command(),   platforms_command(),
+                                      platform_command(), image_command(),   cache_command(),
+                                      explain_command(),  init_command(),    show_command(),
+                                      estimate_command(), collect_command(), completion_command()};
   std::vector<std::pair<CLI::App*, Action>> actions;
   for (const auto& command : table) {
     CLI::App* sub = app.add_subcommand(command.name, command.summary);

@@ -17,13 +17,18 @@ report::Report job_report(const JobContext& context, std::vector<model::Finding>
   context.policies.checks.complete(findings);  // those the code built: the outputs', diagnosis's fallback
   report.findings = std::move(findings);
   report.verdict = report::verdict_of(report.findings);
+  describe_categories(report, context.policies);
+  return report;
+}
+
+void describe_categories(report::Report& report, const diagnosis::Policies& policies) {
+  report.categories.clear();
   for (const auto& finding : report.findings) {
-    const auto* category = context.policies.failures.find_category(finding.category);
+    const auto* category = policies.failures.find_category(finding.category);
     const auto described = [&](const model::Category& c) { return c.name == finding.category; };
     if (category && std::none_of(report.categories.begin(), report.categories.end(), described))
       report.categories.push_back(*category);
   }
-  return report;
 }
 
 }  // namespace preflight::pipeline

@@ -15,4 +15,8 @@ namespace preflight::pipeline {
 // notes, the estimate and the duration are the caller's.
 report::Report job_report(const JobContext& context, std::vector<model::Finding> findings);
 
+// Sets `report.categories` to the rules file's description of each category among its findings
+// (what SARIF's rules carry), for a report built here or read back from report.json.
+void describe_categories(report::Report& report, const diagnosis::Policies& policies);
+
 }  // namespace preflight::pipeline

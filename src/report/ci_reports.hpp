@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <ostream>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -12,8 +13,10 @@
 
 namespace preflight::report {
 
-// JUnit XML: one testsuite (job@platform), a testcase per stage and per finding.
-std::string to_junit(const Report& report);
+// JUnit XML: a testsuite per report (job@platform, numbered when two reports share it), a
+// testcase per stage and per finding; the totals of all of them on <testsuites>.
+std::string to_junit(std::span<const Report> reports);
+inline std::string to_junit(const Report& report) { return to_junit(std::span<const Report>(&report, 1)); }
 
 // What a SARIF log says about the tool that wrote it.
 struct SarifTool {
@@ -22,10 +25,16 @@ struct SarifTool {
   std::string information_uri;  // empty: left out
 };
 
-// A SARIF 2.1.0 log: a rule per category that occurs, described by the report's categories, a
-// result per finding. Files are relative to the job's code folder, or to
-// `workspace` (GITHUB_WORKSPACE; empty: none) when the job lies in it, as code scanning wants.
-nlohmann::json to_sarif(const Report& report, const SarifTool& tool, const std::filesystem::path& workspace);
+// A SARIF 2.1.0 log with one run for all the reports: a rule per category that occurs,
+// described by the reports' categories, a result per finding (naming its job when there are
+// several). Files are relative to each job's code folder, or to `workspace` (GITHUB_WORKSPACE;
+// empty: none) when every job lies in it, as code scanning wants.
+nlohmann::json to_sarif(std::span<const Report> reports, const SarifTool& tool,
+                        const std::filesystem::path& workspace);
+inline nlohmann::json to_sarif(const Report& report, const SarifTool& tool,
+                               const std::filesystem::path& workspace) {
+  return to_sarif(std::span<const Report>(&report, 1), tool, workspace);
+}
 
 // One `::error file=F,line=L,title=Category::message` workflow command per finding, files
 // relative to `workspace` (GITHUB_WORKSPACE) when they lie in it.

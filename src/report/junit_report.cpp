@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <span>
 #include <string_view>
 
 #include "report/ci_reports.hpp"
@@ -139,38 +140,63 @@ void write_case(const TestCase& test, std::string& out) {
 
 }  // namespace
 
-std::string to_junit(const Report& report) {
-  const std::string suite = report.job_name + "@" + report.platform;
-  std::vector<TestCase> tests;
-  for (const auto& stage : report.stages) tests.push_back(stage_case(report, stage, suite));
-  std::map<std::string, int> seen;
-  for (const auto& f : report.findings) tests.push_back(finding_case(f, suite, seen));
-  int failures = 0, skipped = 0;
-  for (const auto& test : tests) {
-    failures += !test.failure_message.empty();
-    skipped += !test.skipped.empty();
+std::string to_junit(std::span<const Report> reports) {
+  struct Suite {
+    std::string name;
+    const Report* report;
+    std::vector<TestCase> tests;
+    int failures = 0, skipped = 0;
+  };
+  std::vector<Suite> suites;
+  std::map<std::string, int> suite_names;
+  int tests_total = 0, failures_total = 0, skipped_total = 0;
+  double seconds_total = 0;
+  for (const Report& report : reports) {
+    Suite suite{report.job_name + "@" + report.platform, &report, {}};
+    // Suite names stay unique, so that CI servers keep each one's history apart.
+    if (const int count = ++suite_names[suite.name]; count > 1) suite.name += fmt::format(" #{}", count);
+    for (const auto& stage : report.stages) suite.tests.push_back(stage_case(report, stage, suite.name));
+    std::map<std::string, int> seen;
+    for (const auto& f : report.findings) suite.tests.push_back(finding_case(f, suite.name, seen));
+    for (const auto& test : suite.tests) {
+      suite.failures += !test.failure_message.empty();
+      suite.skipped += !test.skipped.empty();
+    }
+    tests_total += static_cast<int>(suite.tests.size());
+    failures_total += suite.failures;
+    skipped_total += suite.skipped;
+    seconds_total += report.duration_s;
+    suites.push_back(std::move(suite));
   }
   // The totals CI servers read from the elements' attributes rather than count themselves.
-  const std::string totals =
-      fmt::format("tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{}\"", tests.size(),
-                  failures, skipped, seconds(report.duration_s));
+  const auto totals = [](std::size_t tests, int failures, int skipped, double time) {
+    return fmt::format("tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{}\"", tests,
+                       failures, skipped, seconds(time));
+  };
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out += fmt::format("<testsuites name=\"preflight\" {}>\n", totals);
-  out += fmt::format("  <testsuite name=\"{}\" {}>\n", attr(suite), totals);
-  out += "    <properties>\n";
-  const std::pair<const char*, std::string> properties[] = {{"verdict", report.verdict},
-                                                            {"job.file", report.job_file},
-                                                            {"platform", report.platform},
-                                                            {"image.ref", report.image_ref},
-                                                            {"image.digest", report.image_digest}};
-  for (const auto& [name, value] : properties)
-    out += fmt::format("      <property name=\"{}\" value=\"{}\"/>\n", name, attr(value));
-  out += "    </properties>\n";
-  for (const auto& test : tests) write_case(test, out);
-  std::string notes;
-  for (const auto& note : report.notes) notes += "note: " + note + "\n";
-  if (!notes.empty()) out += fmt::format("    <system-out>{}</system-out>\n", xml_text(notes, false));
-  out += "  </testsuite>\n</testsuites>\n";
+  out += fmt::format(
+      "<testsuites name=\"preflight\" {}>\n",
+      totals(static_cast<std::size_t>(tests_total), failures_total, skipped_total, seconds_total));
+  for (const Suite& suite : suites) {
+    const Report& report = *suite.report;
+    out += fmt::format("  <testsuite name=\"{}\" {}>\n", attr(suite.name),
+                       totals(suite.tests.size(), suite.failures, suite.skipped, report.duration_s));
+    out += "    <properties>\n";
+    const std::pair<const char*, std::string> properties[] = {{"verdict", report.verdict},
+                                                              {"job.file", report.job_file},
+                                                              {"platform", report.platform},
+                                                              {"image.ref", report.image_ref},
+                                                              {"image.digest", report.image_digest}};
+    for (const auto& [name, value] : properties)
+      out += fmt::format("      <property name=\"{}\" value=\"{}\"/>\n", name, attr(value));
+    out += "    </properties>\n";
+    for (const auto& test : suite.tests) write_case(test, out);
+    std::string notes;
+    for (const auto& note : report.notes) notes += "note: " + note + "\n";
+    if (!notes.empty()) out += fmt::format("    <system-out>{}</system-out>\n", xml_text(notes, false));
+    out += "  </testsuite>\n";
+  }
+  out += "</testsuites>\n";
   return out;
 }
 

@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "util/json_fields.hpp"
-#include "util/untrusted_fs.hpp"
 
 namespace preflight::report {
 namespace {
@@ -100,15 +99,6 @@ Result<Report> report_from_json(const json& root, const std::string& origin) {
   report.notes = jf::strings(root, "notes");
   report.duration_s = jf::number(root, "duration_s");
   return report;
-}
-
-Result<Report> read_report(const std::filesystem::path& file) {
-  auto text = read_job_file(file.parent_path().empty() ? "." : file.parent_path(), file.filename().string(),
-                            kMaxReportBytes);
-  if (!text) return Error::bad_input("cannot read the report " + file.string() + ": " + text.error().message);
-  json root = json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (root.is_discarded()) return Error::bad_input(file.string() + " is not JSON");
-  return report_from_json(root, file.string());
 }
 
 }  // namespace preflight::report

@@ -1,15 +1,15 @@
 // report.json read back (docs/formats.md "report.json"), for the commands that merge the
 // reports other runs wrote: `preflight batch` (its runs, one process each) and `preflight
-// collect` (the tasks of a Slurm array or a Kubernetes Job, on other machines). Such a file is
-// untrusted like everything a run leaves: it is read with a bound and never through a link; a
-// field missing or of another type reads as empty, as report.json's own readers are told to
-// expect of a newer minor version; only what makes it a report is required: its schema and a
-// verdict the contract knows, and findings whose severity, phase and retry it knows.
-// `estimate` is not read back: the merged report keeps each report's JSON as it was.
+// collect` (the tasks of a Slurm array or a Kubernetes Job, on other machines). pipeline/
+// collect.hpp finds and reads the files, with a bound and never through a link; what they hold
+// is untrusted like everything a run leaves: a field missing or of another type reads as empty
+// (as report.json's readers are told to expect of a newer minor version), and only what makes
+// it a report is required: its schema, a verdict the contract knows, and findings whose
+// severity, phase and retry it knows. `estimate` is not read back: a merged report keeps each
+// report's JSON as it was.
 #pragma once
 
 #include <cstddef>
-#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -25,9 +25,5 @@ inline constexpr std::size_t kMaxReportBytes = std::size_t{64} << 20;
 // A report from report.json's JSON; `origin` names it in errors ("runs/a/report.json"). A JSON
 // that is not a v1 report is bad input naming the origin and the field.
 Result<Report> report_from_json(const nlohmann::json& root, const std::string& origin);
-
-// The same from a file: a regular file (a link is refused) of at most kMaxReportBytes that
-// parses as JSON.
-Result<Report> read_report(const std::filesystem::path& file);
 
 }  // namespace preflight::report

@@ -3,23 +3,12 @@
 
 #include <cstdlib>
 
+#include "report/palette.hpp"
 #include "report/report.hpp"
 #include "util/text.hpp"
 
 namespace preflight::report {
 namespace {
-
-struct Palette {
-  bool on;
-  std::string paint(const std::string& text, const char* code) const {
-    return on ? fmt::format("\033[{}m{}\033[0m", code, text) : text;
-  }
-  std::string red(const std::string& t) const { return paint(t, "31"); }
-  std::string green(const std::string& t) const { return paint(t, "32"); }
-  std::string yellow(const std::string& t) const { return paint(t, "33"); }
-  std::string dim(const std::string& t) const { return paint(t, "2"); }
-  std::string bold(const std::string& t) const { return paint(t, "1"); }
-};
 
 std::string stage_mark(const StageResult& stage, const Palette& p) {
   if (stage.status == "passed") return p.green(stage.name + " ok");

@@ -4,7 +4,8 @@
 # multitool `validate` with no error-level result, `--junit` must read back through a JUnit
 # parser with the counts and failure message the run had, and GITHUB_ACTIONS=true must print
 # workflow commands at the job's file and line. Fixtures: static_laptop_path (preflight
-# check) and, with a container runtime, key_final_evaluation (a dry-run failure at evaluate).
+# check) and, with a container runtime, key_final_evaluation (a dry-run failure at evaluate);
+# then `preflight collect` of the three reports, merged, through the same readers.
 # Usage: ci_formats.sh PREFLIGHT_BINARY
 set -u
 source "$(dirname "$0")/lib.sh"
@@ -82,7 +83,7 @@ check_equal "check: first case" "Path Not Found at train.py:4" "$(jq -r '.cases[
 check_contains "check: failure message" "in bob's home folder" "$(jq -r '.cases[0].failure' <<<"$junit")"
 
 # Without --strict the same prediction is a warning, and the gate passes (docs/diagnosis.md "Predictions").
-"$preflight" check "$case_dir/job.yaml" --sarif "$work/lenient.sarif" >/dev/null 2>&1
+"$preflight" check "$case_dir/job.yaml" --json "$work/lenient.json" --sarif "$work/lenient.sarif" >/dev/null 2>&1
 check_equal "check without --strict: exit status" 0 "$?"
 check_equal "check without --strict: result" "warning" "$(jq -r '.runs[0].results[0].level' "$work/lenient.sarif")"
 
@@ -123,4 +124,33 @@ check_equal "run: evaluate failed" "FAIL" "$(jq -r '.cases[] | select(.name == "
 check_equal "run: train passed" "PASS" "$(jq -r '.cases[] | select(.name == "train") | .status' <<<"$junit")"
 check_contains "run: failure message" "Key Not Found in stage evaluate at train.py:33" \
   "$(jq -r '.cases[] | select(.name == "evaluate") | .failure' <<<"$junit")"
+
+# preflight collect: the three reports above, as a cluster's tasks would leave them in a shared
+# folder (with a file that is not a report), merged into one summary and one set of CI files.
+mkdir -p "$work/tasks/0" "$work/tasks/1" "$work/tasks/2"
+cp "$work/check.json" "$work/tasks/0/report.json"
+cp "$work/lenient.json" "$work/tasks/1/report.json"
+cp "$work/run.json" "$work/tasks/2/report.json"
+echo '{"schema": "preflight.estimate/v1"}' >"$work/tasks/2/estimate.json"
+"$preflight" collect "$work/tasks" --json "$work/all.json" --junit "$work/all.xml" --sarif "$work/all.sarif" \
+  >"$work/collect.out" 2>&1
+check_equal "collect: exit status (a job fails)" 1 "$?"
+check_equal "collect: counts" '{"error":0,"fail":2,"pass":1}' "$(jq -c .counts "$work/all.json")"
+check_equal "collect: by stage" '{"data":1,"evaluate":1}' "$(jq -c .stages "$work/all.json")"
+check_equal "collect: each report as written" "$(jq -c . "$work/run.json")" "$(jq -c '.reports[2].report' "$work/all.json")"
+check_contains "collect: the summary" "fail: 3 jobs, 1 passed, 2 failed" "$(cat "$work/collect.out")"
+validate_sarif "collect" "$work/all.sarif"
+check_equal "collect: one SARIF run" 1 "$(jq '.runs | length' "$work/all.sarif")"
+check_equal "collect: every finding" "$(jq -s 'map(.findings | length) | add' "$work/check.json" "$work/lenient.json" \
+  "$work/run.json")" "$(jq '.runs[0].results | length' "$work/all.sarif")"
+junit=$(read_junit "$work/all.xml")
+check_equal "collect: a suite per job" 3 "$(jq '.suites | length' <<<"$junit")"
+check_equal "collect: cases of all" "$(jq -s 'map((.stages | length) + (.findings | length)) | add' "$work/check.json" \
+  "$work/lenient.json" "$work/run.json")" "$(jq '.cases | length' <<<"$junit")"
+"$preflight" collect "$work/tasks/1" >/dev/null 2>&1
+check_equal "collect: exit status (all pass)" 0 "$?"
+echo '{"schema": "preflight.rep' >"$work/tasks/1/report.json"
+"$preflight" collect "$work/tasks" >"$work/collect.out" 2>&1
+check_equal "collect: a report cut short is bad input" 2 "$?"
+check_contains "collect: names it" "tasks/1/report.json is not JSON" "$(cat "$work/collect.out")"
 finish

@@ -1,8 +1,10 @@
 // The CI formats (JUnit XML, SARIF 2.1.0, GitHub Actions annotations) against golden files
 // (tests/golden/), and their escaping of what a job's output can hold.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <sstream>
+#include <vector>
 
 #include "report/ci_reports.hpp"
 #include "report_fixtures.hpp"
@@ -141,6 +143,51 @@ TEST(ReportCiReports, SarifUnderGithubActionsIsRelativeToTheRepository) {
   // A job outside the repository keeps its own folder as the base.
   EXPECT_TRUE(
       report::to_sarif(ci_sample(), kTool, "/srv/repo")["runs"][0]["originalUriBaseIds"].contains("CODE"));
+}
+
+TEST(ReportCiReports, JunitOfManyReportsHasASuiteForEachWithTheirTotals) {
+  report::Report other = ci_sample();
+  other.verdict = "pass";
+  other.findings = {};
+  other.duration_s = 1.5;
+  const std::vector<report::Report> reports = {ci_sample(), other, ci_sample()};
+  const std::string xml = report::to_junit(reports);
+  const std::string one = report::to_junit(ci_sample());
+  // Stage and finding cases: each failed report's, and the passed one's stages.
+  const auto count = [&](const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count(xml, "<testsuite "), 3u);
+  EXPECT_EQ(count(xml, "<testcase "), 2 * count(one, "<testcase ") + other.stages.size());
+  EXPECT_NE(xml.find("<testsuite name=\"mnist@philly\" "), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<testsuite name=\"mnist@philly #2\" "), std::string::npos);
+  EXPECT_NE(xml.find("<testsuite name=\"mnist@philly #3\" "), std::string::npos);
+  EXPECT_NE(xml.find(fmt::format("time=\"{:.3f}\">", 2 * ci_sample().duration_s + 1.5)), std::string::npos);
+}
+
+TEST(ReportCiReports, SarifOfManyReportsIsOneRunWithABasePerCodeFolder) {
+  report::Report other = ci_sample();
+  other.job_name = "cifar";
+  other.code_dir = "/home/ana/cifar";
+  other.job_path = "/home/ana/cifar/job.yaml";
+  const std::vector<report::Report> reports = {ci_sample(), other};
+  const std::size_t first_of_other = ci_sample().findings.size();
+  const auto sarif = report::to_sarif(reports, kTool, {});
+  ASSERT_EQ(sarif["runs"].size(), 1u);
+  const auto run = sarif["runs"][0];
+  EXPECT_EQ(run["automationDetails"]["id"], "preflight/batch/");
+  EXPECT_EQ(run["originalUriBaseIds"]["CODE"]["uri"], "file:///home/ana/mnist/");
+  EXPECT_EQ(run["originalUriBaseIds"]["CODE2"]["uri"], "file:///home/ana/cifar/");
+  EXPECT_EQ(run["results"].size(), 2 * ci_sample().findings.size());
+  EXPECT_EQ(run["tool"]["driver"]["rules"].size(), ci_sample().categories.size());
+  EXPECT_EQ(run["results"][first_of_other]["properties"]["job"], "cifar@philly");
+  // Both jobs in the repository: one base for all.
+  const auto in_repo = report::to_sarif(reports, kTool, "/home/ana")["runs"][0];
+  EXPECT_EQ(in_repo["originalUriBaseIds"].size(), 1u);
+  EXPECT_EQ(in_repo["results"][first_of_other]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+            "cifar/train.py");
 }
 
 TEST(ReportCiReports, AnnotationsEscapeDataAndProperties) {

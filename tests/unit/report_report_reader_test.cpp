@@ -1,9 +1,5 @@
 // report.json read back: what batch and collect merge comes from files other runs wrote.
 #include <gtest/gtest.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <fstream>
 
 #include "report/report_reader.hpp"
 #include "report_fixtures.hpp"
@@ -14,8 +10,6 @@ namespace {
 
 using nlohmann::json;
 using report::fixtures::sample_report;
-
-void write(const std::filesystem::path& file, const std::string& text) { std::ofstream(file) << text; }
 
 // report.json without what the reader leaves out (the estimate: merged reports keep it as JSON).
 json without_estimate(json report) {
@@ -68,31 +62,6 @@ TEST(ReportReader, FieldsOfAnotherTypeReadAsEmpty) {
   EXPECT_TRUE(read->stages.empty());
   EXPECT_FALSE(read->dry_run);
   EXPECT_EQ(read->clamps.size(), 2u);
-}
-
-TEST(ReportReader, ReadsAFileButNotALinkAFifoOrSomethingThatIsNotJson) {
-  testing::TempDir dir;
-  write(dir.path() / "report.json", report::to_json(sample_report()).dump());
-  auto read = report::read_report(dir.path() / "report.json");
-  ASSERT_TRUE(read) << read.error().message;
-  EXPECT_EQ(read->job_name, "mnist");
-
-  std::filesystem::create_symlink(dir.path() / "report.json", dir.path() / "link.json");
-  EXPECT_FALSE(report::read_report(dir.path() / "link.json"));
-  ASSERT_EQ(::mkfifo((dir.path() / "fifo.json").c_str(), 0600), 0);
-  EXPECT_FALSE(report::read_report(dir.path() / "fifo.json"));
-  write(dir.path() / "text.json", "{\"schema\": ");
-  auto text = report::read_report(dir.path() / "text.json");
-  ASSERT_FALSE(text);
-  EXPECT_NE(text.error().message.find("text.json is not JSON"), std::string::npos);
-}
-
-TEST(ReportReader, AFileLargerThanTheBoundIsRefusedUnread) {
-  testing::TempDir dir;
-  const auto big = dir.path() / "report.json";
-  write(big, "");
-  ASSERT_EQ(::truncate(big.c_str(), static_cast<off_t>(report::kMaxReportBytes) + 1), 0);  // sparse
-  EXPECT_FALSE(report::read_report(big));
 }
 
 }  // namespace

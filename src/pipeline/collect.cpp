@@ -1,0 +1,83 @@
+#include "pipeline/collect.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "pipeline/job_report.hpp"
+#include "report/report_reader.hpp"
+#include "util/untrusted_fs.hpp"
+
+namespace preflight::pipeline {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr const char* kReportSchema = "preflight.report/v1";
+
+// The report in `dir`/`name`, when it is one. `given`: the user named the file itself, so
+// anything but a report is an error rather than skipped.
+Status read_one(const fs::path& dir, const std::string& name, bool given, const diagnosis::Policies& policies,
+                Collected& collected) {
+  const fs::path file = dir / name;
+  auto text = read_job_file(dir, name, report::kMaxReportBytes);
+  if (!text) return Error::bad_input("cannot read the report " + file.string() + ": " + text.error().message);
+  json root = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (root.is_discarded())
+    return Error::bad_input(file.string() +
+                            " is not JSON: was its run stopped while writing it? Run its job again, " +
+                            "or remove the file");
+  const json* schema = root.is_object() && root.contains("schema") ? &root["schema"] : nullptr;
+  if (!given &&
+      (!schema || !schema->is_string() || schema->get<std::string>().rfind("preflight.report/", 0) != 0)) {
+    ++collected.skipped;
+    return Ok{};
+  }
+  auto report = report::report_from_json(root, file.string());
+  if (!report) return std::move(report).error();
+  describe_categories(*report, policies);
+  collected.reports.push_back({file, std::move(*report), std::move(root)});
+  return Ok{};
+}
+
+}  // namespace
+
+Result<Collected> collect_reports(const std::vector<fs::path>& paths, const diagnosis::Policies& policies) {
+  Collected collected;
+  for (const fs::path& path : paths) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0)
+      return Error::bad_input(path.string() +
+                              " does not exist: give the folders the runs wrote their reports in");
+    if (S_ISREG(st.st_mode)) {
+      const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+      if (auto read = read_one(dir, path.filename().string(), true, policies, collected); !read)
+        return read.error();
+      continue;
+    }
+    if (!S_ISDIR(st.st_mode))
+      return Error::bad_input(path.string() + " is neither a report file nor a folder");
+    std::vector<std::string> names;
+    const bool whole =
+        walk_job_tree(path, kMaxCollectEntries, [&](const std::string& relative, const struct stat& entry) {
+          if (S_ISREG(entry.st_mode) && relative.size() > 5 && relative.ends_with(".json"))
+            names.push_back(relative);
+        });
+    if (!whole)
+      return Error::bad_input(path.string() + " could not be read whole: more than " +
+                              std::to_string(kMaxCollectEntries) + " entries or " +
+                              std::to_string(kMaxWalkDepth) + " levels, or it cannot be opened");
+    std::sort(names.begin(), names.end());
+    for (const std::string& name : names)
+      if (auto read = read_one(path, name, false, policies, collected); !read) return read.error();
+  }
+  if (collected.reports.empty())
+    return Error::bad_input("no Preflight report (report.json, schema " + std::string(kReportSchema) +
+                            ") in the paths given");
+  return collected;
+}
+
+}  // namespace preflight::pipeline

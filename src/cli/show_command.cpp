@@ -10,6 +10,7 @@
 #include "cli/command.hpp"
 #include "image/image_store.hpp"
 #include "pipeline/run_files.hpp"
+#include "report/report_reader.hpp"
 #include "util/json_fields.hpp"
 #include "util/untrusted_fs.hpp"
 
@@ -18,8 +19,6 @@ namespace {
 
 namespace fs = std::filesystem;
 namespace bp = boost::process;
-
-constexpr std::size_t kMaxReportBytes = 16 << 20;
 
 struct ShowArgs {
   std::string run;
@@ -46,7 +45,7 @@ std::vector<KeptRun> kept_runs(const fs::path& runs) {
 }
 
 std::string summary_of(const fs::path& dir) {
-  auto text = read_regular_file(dir / pipeline::kRunReportJson, kMaxReportBytes);
+  auto text = read_regular_file(dir / pipeline::kRunReportJson, report::kMaxReportBytes);
   if (!text) return "(no report.json: still running, stopped early, or made by an older Preflight)";
   const auto report = nlohmann::json::parse(*text, nullptr, false);
   const auto job = report.is_object() ? report.value("job", nlohmann::json::object()) : nlohmann::json();

@@ -16,8 +16,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-constexpr const char* kReportSchema = "preflight.report/v1";
-
 // The report in `dir`/`name`, when it is one. `given`: the user named the file itself, so
 // anything but a report is an error rather than skipped.
 Status read_one(const fs::path& dir, const std::string& name, bool given, const diagnosis::Policies& policies,
@@ -75,7 +73,7 @@ Result<Collected> collect_reports(const std::vector<fs::path>& paths, const diag
       if (auto read = read_one(path, name, false, policies, collected); !read) return read.error();
   }
   if (collected.reports.empty())
-    return Error::bad_input("no Preflight report (report.json, schema " + std::string(kReportSchema) +
+    return Error::bad_input("no Preflight report (report.json, schema " + std::string(report::kReportSchema) +
                             ") in the paths given");
   return collected;
 }

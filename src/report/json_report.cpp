@@ -144,7 +144,7 @@ nlohmann::json to_json(const Report& report) {
                       {"location", location_json(c.location)}});
   }
   json root = {
-      {"schema", "preflight.report/v1"},
+      {"schema", kReportSchema},
       {"verdict", report.verdict},
       {"job", {{"name", report.job_name}, {"file", report.job_file}, {"code", report.code_dir.string()}}},
       {"platform", report.platform},

@@ -135,6 +135,9 @@ int exit_status_of(const std::string& verdict);
 // file when the finding has no place in the code (code scanning refuses a result without one).
 SourceLocation place_of(const Report& report, const model::Finding& finding);
 
+// report.json's schema, which report_reader.hpp requires back.
+inline constexpr const char* kReportSchema = "preflight.report/v1";
+
 nlohmann::json to_json(const Report& report);
 // A step's projection on a GPU as report.json gives it (docs/formats.md), with its
 // `max_parts` slowest parts.

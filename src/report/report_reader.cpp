@@ -64,9 +64,9 @@ Result<model::Finding> finding_of(const json& item, const std::string& origin, s
 }  // namespace
 
 Result<Report> report_from_json(const json& root, const std::string& origin) {
-  if (jf::text(root, "schema") != "preflight.report/v1")
-    return Error::bad_input(origin +
-                            " is not a Preflight report: its \"schema\" is not \"preflight.report/v1\"");
+  if (jf::text(root, "schema") != kReportSchema)
+    return Error::bad_input(origin + " is not a Preflight report: its \"schema\" is not \"" + kReportSchema +
+                            "\"");
   Report report;
   report.verdict = jf::text(root, "verdict");
   if (report.verdict != "pass" && report.verdict != "fail" && report.verdict != "error")

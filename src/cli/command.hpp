@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "report/batch_report.hpp"
 #include "report/report.hpp"
 #include "util/error.hpp"
 
@@ -36,6 +37,7 @@ Command completion_command();
 Command show_command();
 Command estimate_command();
 Command collect_command();
+Command batch_command();
 
 // Runs the command line; returns the exit status (docs/errors.md).
 int main_with_args(int argc, char** argv);
@@ -62,6 +64,16 @@ void add_job_options(CLI::App& app, JobOptions& options);
 // when GITHUB_ACTIONS=true), the report files the options ask for, and the exit status of
 // the verdict (or of the error).
 int finish_report(const Result<report::Report>& result, const JobOptions& options);
+
+// What every command about many jobs takes: the merged report files.
+struct BatchOutputs {
+  std::string json, junit, sarif;
+};
+void add_batch_outputs(CLI::App& app, BatchOutputs& outputs);
+
+// The end of a command about many jobs: the summary on stdout (and GitHub Actions annotations),
+// the merged report files the options ask for, and the exit status of them all.
+int finish_batch(const report::Batch& batch, const BatchOutputs& outputs);
 
 // Whether the command runs in GitHub Actions (GITHUB_ACTIONS=true), and then the repository
 // (GITHUB_WORKSPACE) that CI paths are relative to; empty elsewhere.

@@ -79,7 +79,17 @@ Status write_ci_files(std::span<const report::Report> reports, const std::string
 }
 
 int finish_report(const Result<report::Report>& result, const JobOptions& options) {
-  if (!result) return report_error(result.error());
+  if (!result) {
+    // report.json says so too, so that the tools that merge many runs' reports (collect, a
+    // Slurm array's, a Kubernetes Job's) count a job that could not run. A stopped run has none.
+    if (!options.json.empty() && result.error().kind != ErrorKind::Interrupted) {
+      report::Report failed = report::error_report(options.job, result.error());
+      failed.platform = options.platform;
+      failed.image_ref = options.image;
+      (void)report::write_json(failed, options.json);  // the error on stderr says it all
+    }
+    return report_error(result.error());
+  }
   report::print_summary(*result, std::cout, report::use_color(STDOUT_FILENO));
   const std::filesystem::path workspace = github_workspace();
   if (in_github_actions()) report::print_annotations(*result, workspace, std::cout);
@@ -88,14 +98,36 @@ int finish_report(const Result<report::Report>& result, const JobOptions& option
   return report::exit_status_of(result->verdict);
 }
 
+void add_batch_outputs(CLI::App& app, BatchOutputs& outputs) {
+  app.add_option("--json", outputs.json, "write the merged report (preflight.batch/v1) to FILE");
+  app.add_option("--junit", outputs.junit, "write a JUnit XML test report, a suite per job, to FILE");
+  app.add_option("--sarif", outputs.sarif, "write a SARIF 2.1.0 log of every job's findings to FILE");
+}
+
+int finish_batch(const report::Batch& batch, const BatchOutputs& outputs) {
+  report::print_batch_summary(batch, std::cout, report::use_color(STDOUT_FILENO));
+  const std::filesystem::path workspace = github_workspace();
+  if (in_github_actions())
+    for (const auto& one : batch.reports) report::print_annotations(one, workspace, std::cout);
+  if (!outputs.json.empty()) {
+    const std::string text =
+        report::batch_json(batch).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    if (auto written = report::write_report_file(outputs.json, text); !written)
+      return report_error(written.error());
+  }
+  if (auto written = write_ci_files(batch.reports, outputs.junit, outputs.sarif, workspace); !written)
+    return report_error(written.error());
+  return report::merged_exit_status(batch.reports);
+}
+
 int main_with_args(int argc, char** argv) {
   CLI::App app{"Preflight: run a deep-learning job as its platform would, before you submit it."};
   app.set_version_flag("--version", std::string("preflight ") + PREFLIGHT_VERSION);
   app.require_subcommand(1);
-  const std::vector<Command> table = {run_command(),      check_command(),   platforms_command(),
-                                      platform_command(), image_command(),   cache_command(),
-                                      explain_command(),  init_command(),    show_command(),
-                                      estimate_command(), collect_command(), completion_command()};
+  const std::vector<Command> table = {
+      run_command(),   check_command(),   platforms_command(), platform_command(),  image_command(),
+      cache_command(), explain_command(), init_command(),      show_command(),      estimate_command(),
+      batch_command(), collect_command(), completion_command()};
   std::vector<std::pair<CLI::App*, Action>> actions;
   for (const auto& command : table) {
     CLI::App* sub = app.add_subcommand(command.name, command.summary);

@@ -16,10 +16,10 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// The report in `dir`/`name`, when it is one. `given`: the user named the file itself, so
-// anything but a report is an error rather than skipped.
-Status read_one(const fs::path& dir, const std::string& name, bool given, const diagnosis::Policies& policies,
-                Collected& collected) {
+// Adds the report in `dir`/`name` to `batch`; false when it is JSON but not a report and the
+// user did not name it (`given`: anything but a report is then an error).
+Result<bool> read_one(const fs::path& dir, const std::string& name, bool given,
+                      const diagnosis::Policies& policies, report::Batch& batch) {
   const fs::path file = dir / name;
   auto text = read_job_file(dir, name, report::kMaxReportBytes);
   if (!text) return Error::bad_input("cannot read the report " + file.string() + ": " + text.error().message);
@@ -28,20 +28,22 @@ Status read_one(const fs::path& dir, const std::string& name, bool given, const 
     return Error::bad_input(file.string() +
                             " is not JSON: was its run stopped while writing it? Run its job again, " +
                             "or remove the file");
-  const json* schema = root.is_object() && root.contains("schema") ? &root["schema"] : nullptr;
-  if (!given &&
-      (!schema || !schema->is_string() || schema->get<std::string>().rfind("preflight.report/", 0) != 0)) {
-    ++collected.skipped;
-    return Ok{};
-  }
+  if (!given && !report::is_report(root)) return false;
   auto report = report::report_from_json(root, file.string());
   if (!report) return std::move(report).error();
   describe_categories(*report, policies);
-  collected.reports.push_back({file, std::move(*report), std::move(root)});
-  return Ok{};
+  batch.add(file, std::move(*report), std::move(root));
+  return true;
 }
 
 }  // namespace
+
+Status read_report(const fs::path& file, const diagnosis::Policies& policies, report::Batch& batch) {
+  const fs::path dir = file.has_parent_path() ? file.parent_path() : fs::path(".");
+  auto read = read_one(dir, file.filename().string(), true, policies, batch);
+  if (!read) return std::move(read).error();
+  return Ok{};
+}
 
 Result<Collected> collect_reports(const std::vector<fs::path>& paths, const diagnosis::Policies& policies) {
   Collected collected;
@@ -52,8 +54,7 @@ Result<Collected> collect_reports(const std::vector<fs::path>& paths, const diag
                               " does not exist: give the folders the runs wrote their reports in");
     if (S_ISREG(st.st_mode)) {
       const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-      if (auto read = read_one(dir, path.filename().string(), true, policies, collected); !read)
-        return read.error();
+      if (auto read = read_report(path, policies, collected.batch); !read) return read.error();
       continue;
     }
     if (!S_ISDIR(st.st_mode))
@@ -69,10 +70,13 @@ Result<Collected> collect_reports(const std::vector<fs::path>& paths, const diag
                               std::to_string(kMaxCollectEntries) + " entries or " +
                               std::to_string(kMaxWalkDepth) + " levels, or it cannot be opened");
     std::sort(names.begin(), names.end());
-    for (const std::string& name : names)
-      if (auto read = read_one(path, name, false, policies, collected); !read) return read.error();
+    for (const std::string& name : names) {
+      auto read = read_one(path, name, false, policies, collected.batch);
+      if (!read) return read.error();
+      if (!*read) ++collected.skipped;
+    }
   }
-  if (collected.reports.empty())
+  if (collected.batch.reports.empty())
     return Error::bad_input("no Preflight report (report.json, schema " + std::string(report::kReportSchema) +
                             ") in the paths given");
   return collected;

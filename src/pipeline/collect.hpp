@@ -15,17 +15,22 @@
 namespace preflight::pipeline {
 
 struct Collected {
-  std::vector<report::CollectedReport> reports;  // in the order of the paths, each folder's sorted
-  std::size_t skipped = 0;                       // JSON files that are not Preflight reports
+  report::Batch batch;      // in the order of the paths, each folder's files sorted
+  std::size_t skipped = 0;  // JSON files that are not Preflight reports
 };
 
 // The most entries a folder given to collect may hold: the walk stops there (an error).
 inline constexpr std::uint64_t kMaxCollectEntries = 1'000'000;
 
+// Adds the report in `file` to `batch`: opened without following a link, read with
+// report::kMaxReportBytes as its bound, its categories described by `policies`. Bad input,
+// naming the file: a file that cannot be read, is not JSON (a run that died while writing it),
+// or is not a report the reader accepts.
+Status read_report(const std::filesystem::path& file, const diagnosis::Policies& policies, report::Batch& batch);
+
 // Every report.json v1 in `paths`. A file given is read as a report. A folder is walked
 // without following links, and each `*.json` regular file in it that is a Preflight report is
-// read (other JSON is counted in `skipped`). Each file is opened without following a link and
-// read with report::kMaxReportBytes as its bound; its categories are described by `policies`.
+// read (other JSON is counted in `skipped`), each as read_report reads it.
 // Bad input, naming the file: a path that is neither a file nor a folder, a `.json` file that
 // does not parse (a task that died while writing it), a report the reader refuses, a folder
 // past the walk's bounds, and no report at all.

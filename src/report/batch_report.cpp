@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "report/palette.hpp"
+#include "util/text.hpp"
 
 namespace preflight::report {
 namespace {
@@ -18,30 +19,39 @@ const model::Finding* first_error(const Report& report) {
   return nullptr;
 }
 
-int count_verdict(std::span<const CollectedReport> reports, const std::string& verdict) {
-  return static_cast<int>(std::count_if(
-      reports.begin(), reports.end(), [&](const CollectedReport& r) { return r.report.verdict == verdict; }));
-}
-
-std::string seconds_text(double seconds) {
-  if (seconds < 60) return fmt::format("{:.1f} s", seconds);
-  const auto whole = static_cast<long long>(seconds);
-  if (whole < 3600) return fmt::format("{}m {:02}s", whole / 60, whole % 60);
-  return fmt::format("{}h {:02}m", whole / 3600, whole % 3600 / 60);
+int count_verdict(std::span<const Report> reports, const std::string& verdict) {
+  return static_cast<int>(
+      std::count_if(reports.begin(), reports.end(), [&](const Report& r) { return r.verdict == verdict; }));
 }
 
 }  // namespace
 
-std::string merged_verdict(std::span<const CollectedReport> reports) {
+void Batch::add(std::filesystem::path file, Report report, nlohmann::json written) {
+  files.push_back(std::move(file));
+  reports.push_back(std::move(report));
+  json.push_back(std::move(written));
+}
+
+std::string merged_verdict(std::span<const Report> reports) {
   if (count_verdict(reports, "fail") > 0) return "fail";
   if (count_verdict(reports, "error") > 0) return "error";
   return "pass";
 }
 
-Histogram histogram_of(std::span<const CollectedReport> reports) {
+int merged_exit_status(std::span<const Report> reports) {
+  int status = 0;
+  for (const Report& report : reports) {
+    const int one = exit_status_of(report);
+    // The order of precedence: 1, then 2, then 3.
+    if (one != 0 && (status == 0 || one < status)) status = one;
+  }
+  return status;
+}
+
+Histogram histogram_of(std::span<const Report> reports) {
   Histogram histogram;
-  for (const auto& collected : reports) {
-    const model::Finding* error = first_error(collected.report);
+  for (const Report& report : reports) {
+    const model::Finding* error = first_error(report);
     if (!error) continue;
     ++histogram.categories[error->category];
     ++histogram.stages[error->stage.empty() ? "none" : error->stage];
@@ -49,13 +59,14 @@ Histogram histogram_of(std::span<const CollectedReport> reports) {
   return histogram;
 }
 
-json batch_json(std::span<const CollectedReport> reports) {
+json batch_json(const Batch& batch) {
+  const std::span<const Report> reports = batch.reports;
   const Histogram histogram = histogram_of(reports);
   double duration = 0;
   json items = json::array();
-  for (const auto& collected : reports) {
-    duration += collected.report.duration_s;
-    items.push_back({{"file", collected.file.string()}, {"report", collected.json}});
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    duration += reports[i].duration_s;
+    items.push_back({{"file", batch.files[i].string()}, {"report", batch.json[i]}});
   }
   return {{"schema", "preflight.batch/v1"},
           {"verdict", merged_verdict(reports)},
@@ -70,24 +81,29 @@ json batch_json(std::span<const CollectedReport> reports) {
           {"reports", items}};
 }
 
-void print_batch_summary(std::span<const CollectedReport> reports, std::ostream& out, bool color) {
+void print_batch_summary(const Batch& batch, std::ostream& out, bool color) {
   const Palette p{color};
+  const std::span<const Report> reports = batch.reports;
+  // A job Preflight could not read has no name yet: its file stands for it.
+  const auto name_of = [](const Report& r) {
+    return (r.job_name.empty() ? r.job_file : r.job_name) + (r.platform.empty() ? "" : "@" + r.platform);
+  };
   std::size_t name_width = 0;
-  for (const auto& collected : reports)
-    name_width =
-        std::max(name_width, collected.report.job_name.size() + 1 + collected.report.platform.size());
+  for (const Report& r : reports) name_width = std::max(name_width, name_of(r).size());
   double duration = 0;
-  const CollectedReport* slowest = nullptr;
-  for (const auto& collected : reports) {
-    const Report& r = collected.report;
+  const Report* slowest = nullptr;
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    const Report& r = reports[i];
     duration += r.duration_s;
-    if (!slowest || r.duration_s > slowest->report.duration_s) slowest = &collected;
+    if (!slowest || r.duration_s > slowest->duration_s) slowest = &r;
     const std::string verdict = fmt::format("{:<5}", r.verdict);
     out << (r.verdict == "pass" ? p.green(verdict) : p.red(verdict)) << "  "
-        << fmt::format("{:<{}}", r.job_name + "@" + r.platform, name_width) << "  "
-        << fmt::format("{:>8}", seconds_text(r.duration_s)) << "  " << p.dim(collected.file.string());
+        << fmt::format("{:<{}}", name_of(r), name_width) << "  "
+        << fmt::format("{:>8}", human_duration(r.duration_s)) << "  " << p.dim(batch.files[i].string());
     if (const model::Finding* error = first_error(r))
       out << "\n       " << p.bold(error->category) << model::where_text(*error);
+    else if (r.error)
+      out << "\n       " << r.error->message;
     out << "\n";
   }
   const Histogram histogram = histogram_of(reports);
@@ -105,10 +121,9 @@ void print_batch_summary(std::span<const CollectedReport> reports, std::ostream&
   out << p.bold(merged_verdict(reports)) << ": "
       << fmt::format("{} jobs, {} passed, {} failed, {} not run (error); {} of runs in all", reports.size(),
                      count_verdict(reports, "pass"), count_verdict(reports, "fail"),
-                     count_verdict(reports, "error"), seconds_text(duration));
+                     count_verdict(reports, "error"), human_duration(duration));
   if (slowest)
-    out << fmt::format(", the slowest {} ({})", slowest->report.job_name,
-                       seconds_text(slowest->report.duration_s));
+    out << fmt::format(", the slowest {} ({})", name_of(*slowest), human_duration(slowest->duration_s));
   out << "\n";
 }
 

@@ -9,20 +9,29 @@
 #include <ostream>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "report/report.hpp"
 
 namespace preflight::report {
 
-struct CollectedReport {
-  std::filesystem::path file;  // where it was read
-  Report report;               // its categories described by this Preflight's rules
-  nlohmann::json json;         // as its run wrote it, estimate included
+// Many runs' reports: reports[i] was read from files[i], and json[i] is what its run wrote,
+// estimate included. The reports lie side by side so that the formats of many (JUnit, SARIF)
+// take them as they are.
+struct Batch {
+  std::vector<Report> reports;  // each with its categories described by this Preflight's rules
+  std::vector<std::filesystem::path> files;
+  std::vector<nlohmann::json> json;
+
+  void add(std::filesystem::path file, Report report, nlohmann::json written);
 };
 
 // The verdict of many: "fail" when a job is predicted to fail, else "error" when Preflight
-// could not run one, else "pass"; its exit status is exit_status_of's.
-std::string merged_verdict(std::span<const CollectedReport> reports);
+// could not run one, else "pass".
+std::string merged_verdict(std::span<const Report> reports);
+// Their exit status: 1 when a job is predicted to fail, else 2 when a job's input was bad (its
+// file, profile or image), else 3 when a job could not run, else 0.
+int merged_exit_status(std::span<const Report> reports);
 
 // How many reports have their first error in each category, and in each stage ("none" when it
 // names none); a report without an error counts in neither.
@@ -30,14 +39,14 @@ struct Histogram {
   std::map<std::string, int> categories;
   std::map<std::string, int> stages;
 };
-Histogram histogram_of(std::span<const CollectedReport> reports);
+Histogram histogram_of(std::span<const Report> reports);
 
 // preflight.batch/v1: the verdict, the counts by verdict, the histogram, the summed duration,
 // and each report as its run wrote it with the file it was read from.
-nlohmann::json batch_json(std::span<const CollectedReport> reports);
+nlohmann::json batch_json(const Batch& batch);
 
-// A line per report (verdict, job@platform, its file, its seconds, its first error), the
-// histograms, and the totals with the slowest job.
-void print_batch_summary(std::span<const CollectedReport> reports, std::ostream& out, bool color);
+// A line per report (verdict, job@platform, its seconds, its file, its first error or why it
+// could not run), the histograms, and the totals with the slowest job.
+void print_batch_summary(const Batch& batch, std::ostream& out, bool color);
 
 }  // namespace preflight::report

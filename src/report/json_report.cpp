@@ -16,6 +16,22 @@ int exit_status_of(const std::string& verdict) {
   return 3;
 }
 
+int exit_status_of(const Report& report) {
+  return report.error ? report.error->exit_status : exit_status_of(report.verdict);
+}
+
+Report error_report(const std::string& job_file, const Error& error) {
+  Report report;
+  report.verdict = "error";
+  report.job_file = job_file;
+  std::error_code ec;
+  report.job_path = std::filesystem::absolute(job_file, ec);
+  report.code_dir = report.job_path.parent_path();
+  report.dry_run = false;
+  report.error = RunError{error.exit_status(), error.str()};
+  return report;
+}
+
 SourceLocation place_of(const Report& report, const model::Finding& finding) {
   if (!finding.location.known()) return {report.job_path, 0, 0};
   SourceLocation place = finding.location;
@@ -153,7 +169,9 @@ nlohmann::json to_json(const Report& report) {
       {"findings", findings},
       {"clamps", clamps},
       {"notes", report.notes},
-      {"duration_s", report.duration_s}};
+      {"duration_s", report.duration_s},
+      {"error", report.error ? json{{"exit", report.error->exit_status}, {"message", report.error->message}}
+                             : json(nullptr)}};
   if (report.estimate) root["estimate"] = estimate_json(*report.estimate);
   return root;
 }

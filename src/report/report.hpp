@@ -11,6 +11,7 @@
 
 #include "model/category.hpp"
 #include "model/finding.hpp"
+#include "util/error.hpp"
 
 namespace preflight::report {
 
@@ -100,6 +101,13 @@ struct Estimate {
   std::optional<StepProjection> projection;
 };
 
+// Why Preflight could not run a job (verdict "error"): the error it printed and the exit
+// status that went with it.
+struct RunError {
+  int exit_status = 3;  // 2: bad input (the job file, profile or image); 3: the run failed
+  std::string message;  // "job.yaml:3:3: unknown key ..."
+};
+
 // (bugprone-exception-escape: as for Clamp, nlohmann::json's moves are noexcept.)
 // NOLINTNEXTLINE(bugprone-exception-escape)
 struct Report {
@@ -124,12 +132,19 @@ struct Report {
   std::filesystem::path run_dir;
   nlohmann::json trace;    // the dry run's trace (docs/formats.md "trace.json.gz"); null for a check
   std::string trace_gzip;  // the same as trace.json.gz holds it
+  std::optional<RunError> error;  // set with verdict "error"
 };
+
+// The report of a job Preflight could not run: verdict "error", the job file as given, no
+// stages nor findings. The caller fills in the platform and image it was asked for.
+Report error_report(const std::string& job_file, const Error& error);
 
 // "fail" when a finding is an error, else "pass".
 std::string verdict_of(const std::vector<model::Finding>& findings);
 // The exit status the contract gives a verdict: pass 0, fail 1, error 3.
 int exit_status_of(const std::string& verdict);
+// A report's: its verdict's, or for an error the error's (2 for bad input).
+int exit_status_of(const Report& report);
 
 // Where CI tools show a finding: its file made absolute against the code folder, or the job
 // file when the finding has no place in the code (code scanning refuses a result without one).

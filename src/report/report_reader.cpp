@@ -63,10 +63,15 @@ Result<model::Finding> finding_of(const json& item, const std::string& origin, s
 
 }  // namespace
 
+bool is_report(const json& root) { return jf::text(root, "schema").starts_with("preflight.report/"); }
+
 Result<Report> report_from_json(const json& root, const std::string& origin) {
-  if (jf::text(root, "schema") != kReportSchema)
-    return Error::bad_input(origin + " is not a Preflight report: its \"schema\" is not \"" + kReportSchema +
+  if (!is_report(root))
+    return Error::bad_input(origin + " is not a Preflight report: it has no \"schema\" \"" + kReportSchema +
                             "\"");
+  if (const std::string schema = jf::text(root, "schema"); schema != kReportSchema)
+    return Error::bad_input(origin + " is a report of schema \"" + schema + "\"; this Preflight reads \"" +
+                            kReportSchema + "\": collect it with the Preflight that wrote it");
   Report report;
   report.verdict = jf::text(root, "verdict");
   if (report.verdict != "pass" && report.verdict != "fail" && report.verdict != "error")
@@ -98,6 +103,10 @@ Result<Report> report_from_json(const json& root, const std::string& origin) {
   }
   report.notes = jf::strings(root, "notes");
   report.duration_s = jf::number(root, "duration_s");
+  if (report.verdict == "error") {
+    const json& error = root.contains("error") ? root["error"] : json();
+    report.error = RunError{jf::number(error, "exit") == 2 ? 2 : 3, jf::text(error, "message")};
+  }
   return report;
 }
 

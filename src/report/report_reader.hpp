@@ -22,6 +22,10 @@ namespace preflight::report {
 // long message, is far below it.
 inline constexpr std::size_t kMaxReportBytes = std::size_t{64} << 20;
 
+// Whether the JSON says it is a Preflight report, of any version: its "schema" begins with
+// "preflight.report/". What collect skips in a folder when not.
+bool is_report(const nlohmann::json& root);
+
 // A report from report.json's JSON; `origin` names it in errors ("runs/a/report.json"). A JSON
 // that is not a v1 report is bad input naming the origin and the field.
 Result<Report> report_from_json(const nlohmann::json& root, const std::string& origin);

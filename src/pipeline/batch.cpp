@@ -167,6 +167,7 @@ Result<std::vector<JobRun>> run_batch(const BatchPlan& plan, const BatchWatch& w
     if (going.empty()) break;
 
     std::vector<pollfd> fds;
+    fds.reserve(going.size() + 1);
     for (const auto& [index, child] : going) fds.push_back({child.pidfd.get(), POLLIN, 0});
     // Until it is passed on: the pipe stays readable after a signal.
     if (passed_on == 0) fds.push_back({sandbox::interrupt_fd(), POLLIN, 0});

@@ -95,8 +95,16 @@ int batch(const BatchArgs& args) {
   if (args.strict) plan.run_args.emplace_back("--strict");
 
   auto progress = report::progress_on_stderr(args.quiet);
-  progress->note(fmt::format("{} jobs, {} at once; reports and output in {}", plan.jobs.size(), plan.parallel,
-                             plan.reports_dir.string()));
+  // A line to keep: printed above the status line on a terminal, logged elsewhere.
+  const auto keep = [&](const std::string& line) {
+    if (progress->shows_steps())
+      progress->write_line(std::cerr, line);
+    else
+      progress->note(line);
+  };
+  plan.parallel = std::min(plan.parallel, static_cast<int>(plan.jobs.size()));
+  keep(fmt::format("{} job{}, {} at once; reports and output in {}", plan.jobs.size(),
+                   plan.jobs.size() == 1 ? "" : "s", plan.parallel, plan.reports_dir.string()));
   const auto started = std::chrono::steady_clock::now();
   const auto watch = [&](const std::vector<pipeline::JobRun>& runs, const pipeline::JobRun* finished) {
     std::size_t done = 0, failed = 0, running = 0;
@@ -110,15 +118,9 @@ int batch(const BatchArgs& args) {
         if (!longest || run.started < longest->started) longest = &run;
       }
     }
-    if (finished) {
-      const std::string line =
-          fmt::format("[{}/{}] {:<5} {} ({})", done, runs.size(), outcome_of(finished->exit_status),
-                      finished->job.string(), human_duration(finished->seconds));
-      if (progress->shows_steps())
-        progress->write_line(std::cerr, line);
-      else
-        progress->note(line);
-    }
+    if (finished)
+      keep(fmt::format("[{}/{}] {:<5} {} ({})", done, runs.size(), outcome_of(finished->exit_status),
+                       finished->job.string(), human_duration(finished->seconds)));
     if (!progress->shows_steps()) return;
     std::string status =
         fmt::format("batch: {}/{} done, {} not passed, {} running", done, runs.size(), failed, running);

@@ -119,9 +119,10 @@ void print_batch_summary(const Batch& batch, std::ostream& out, bool color) {
   print_counts("failures by category", histogram.categories);
   print_counts("failures by stage", histogram.stages);
   out << p.bold(merged_verdict(reports)) << ": "
-      << fmt::format("{} jobs, {} passed, {} failed, {} not run (error); {} of runs in all", reports.size(),
-                     count_verdict(reports, "pass"), count_verdict(reports, "fail"),
-                     count_verdict(reports, "error"), human_duration(duration));
+      << fmt::format("{} job{}, {} passed, {} failed, {} not run (error); {} of runs in all", reports.size(),
+                     reports.size() == 1 ? "" : "s", count_verdict(reports, "pass"),
+                     count_verdict(reports, "fail"), count_verdict(reports, "error"),
+                     human_duration(duration));
   if (slowest)
     out << fmt::format(", the slowest {} ({})", name_of(*slowest), human_duration(slowest->duration_s));
   out << "\n";

@@ -26,7 +26,8 @@ inline constexpr std::uint64_t kMaxCollectEntries = 1'000'000;
 // report::kMaxReportBytes as its bound, its categories described by `policies`. Bad input,
 // naming the file: a file that cannot be read, is not JSON (a run that died while writing it),
 // or is not a report the reader accepts.
-Status read_report(const std::filesystem::path& file, const diagnosis::Policies& policies, report::Batch& batch);
+Status read_report(const std::filesystem::path& file, const diagnosis::Policies& policies,
+                   report::Batch& batch);
 
 // Every report.json v1 in `paths`. A file given is read as a report. A folder is walked
 // without following links, and each `*.json` regular file in it that is a Preflight report is

@@ -130,8 +130,8 @@ struct Report {
   double duration_s = 0;
   // The run folder kept in the cache (docs/formats.md "Run folder"); empty when no container ran.
   std::filesystem::path run_dir;
-  nlohmann::json trace;    // the dry run's trace (docs/formats.md "trace.json.gz"); null for a check
-  std::string trace_gzip;  // the same as trace.json.gz holds it
+  nlohmann::json trace;           // the dry run's trace (docs/formats.md "trace.json.gz"); null for a check
+  std::string trace_gzip;         // the same as trace.json.gz holds it
   std::optional<RunError> error;  // set with verdict "error"
 };
 

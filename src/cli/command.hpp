@@ -38,6 +38,7 @@ Command show_command();
 Command estimate_command();
 Command collect_command();
 Command batch_command();
+Command export_command();
 
 // Runs the command line; returns the exit status (docs/errors.md).
 int main_with_args(int argc, char** argv);

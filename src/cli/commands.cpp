@@ -127,7 +127,7 @@ int main_with_args(int argc, char** argv) {
   const std::vector<Command> table = {
       run_command(),   check_command(),   platforms_command(), platform_command(),  image_command(),
       cache_command(), explain_command(), init_command(),      show_command(),      estimate_command(),
-      batch_command(), collect_command(), completion_command()};
+      batch_command(), collect_command(), export_command(),    completion_command()};
   std::vector<std::pair<CLI::App*, Action>> actions;
   for (const auto& command : table) {
     CLI::App* sub = app.add_subcommand(command.name, command.summary);

@@ -150,4 +150,13 @@ std::vector<fs::path> shard_of(const std::vector<fs::path>& jobs, Shard shard, c
   return mine;
 }
 
+Result<std::vector<fs::path>> select_jobs(const std::vector<std::string>& args, const std::string& shard,
+                                          const fs::path& base) {
+  auto jobs = expand_jobs(args);
+  if (!jobs || shard.empty()) return jobs;
+  auto share = parse_shard(shard);
+  if (!share) return std::move(share).error();
+  return shard_of(*jobs, *share, base);
+}
+
 }  // namespace preflight::pipeline

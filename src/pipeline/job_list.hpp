@@ -41,4 +41,11 @@ Result<Shard> parse_shard(const std::string& text);
 std::vector<std::filesystem::path> shard_of(const std::vector<std::filesystem::path>& jobs, Shard shard,
                                             const std::filesystem::path& base);
 
+// The jobs a batch or an export runs: expand_jobs(args), then, when `shard` ("I/N") is not
+// empty, shard_of them relative to `base`. A shard may hold no job; the caller says what
+// that means.
+Result<std::vector<std::filesystem::path>> select_jobs(const std::vector<std::string>& args,
+                                                       const std::string& shard,
+                                                       const std::filesystem::path& base);
+
 }  // namespace preflight::pipeline

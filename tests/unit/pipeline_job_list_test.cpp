@@ -105,5 +105,25 @@ TEST(PipelineJobList, ShardsSplitEveryJobOnceTheSameWayWhereverTheJobsLie) {
   EXPECT_EQ(before, after);
 }
 
+TEST(PipelineJobList, SelectedJobsAreTheShardsOfTheExpandedOnes) {
+  testing::TempDir dir;
+  const fs::path& d = dir.path();
+  for (const char* name : {"a", "b", "c", "d", "e"}) write(d / "jobs" / name / "job.yaml", "name: x\n");
+  const std::vector<std::string> args = {(d / "jobs").string()};
+  auto all = pipeline::select_jobs(args, "", d);
+  ASSERT_TRUE(all) << all.error().message;
+  EXPECT_EQ(all->size(), 5u);
+  std::size_t total = 0;
+  for (const char* shard : {"1/2", "2/2"}) {
+    auto share = pipeline::select_jobs(args, shard, d);
+    ASSERT_TRUE(share) << share.error().message;
+    EXPECT_EQ(*share, pipeline::shard_of(*all, *pipeline::parse_shard(shard), d));
+    total += share->size();
+  }
+  EXPECT_EQ(total, 5u);
+  EXPECT_FALSE(pipeline::select_jobs(args, "3/2", d));
+  EXPECT_FALSE(pipeline::select_jobs({(d / "missing").string()}, "1/2", d));
+}
+
 }  // namespace
 }  // namespace preflight

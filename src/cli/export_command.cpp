@@ -1,0 +1,131 @@
+// `preflight export ENGINE JOB... --out DIR`: the plain files that run a batch of dry runs on a
+// cluster's own scheduler, one subcommand per engine (docs/cli.md "preflight export slurm",
+// docs/scale-out.md). The engine then runs them with no operator of ours; `preflight collect`
+// merges the reports its tasks wrote.
+#include <iostream>
+#include <memory>
+#include <system_error>
+
+#include "cli/command.hpp"
+#include "image/image_store.hpp"
+#include "pipeline/export_slurm.hpp"
+#include "pipeline/job_list.hpp"
+#include "spec/job_spec.hpp"
+#include "spec/platform_profile.hpp"
+#include "util/data_dir.hpp"
+#include "util/text.hpp"
+
+namespace preflight::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// What every engine's export takes.
+struct ExportArgs {
+  std::vector<std::string> jobs;
+  std::string out, image, platform, shard;
+};
+
+struct SlurmArgs : ExportArgs {
+  std::string shared;
+  int parallel = pipeline::kDefaultSlurmParallel;
+};
+
+void add_export_options(CLI::App& app, ExportArgs& args) {
+  app.add_option("JOB", args.jobs, "job files, folders searched for job.yaml, or lists of jobs")->required();
+  app.add_option("--out", args.out, "the folder to write the files into (and the tasks' logs and reports)")
+      ->required();
+  app.add_option("--image", args.image, "run every job on this image (as `preflight run --image`)");
+  app.add_option("--platform", args.platform, "run every job on this platform: a shipped name or a file");
+  app.add_option("--shard", args.shard, "export only share I of N of the jobs (for example 2/8)");
+}
+
+// The jobs of an export, with --platform and --image checked and a platform file made
+// absolute, so that a task finds it wherever it starts.
+Result<std::vector<fs::path>> export_jobs(ExportArgs& args) {
+  auto jobs = pipeline::select_jobs(args.jobs, args.shard, fs::current_path());
+  if (!jobs) return std::move(jobs).error();
+  if (jobs->empty())
+    return Error::bad_input("--shard " + args.shard + " holds none of the jobs: nothing to export");
+  for (const fs::path& job : *jobs)
+    if (auto loaded = spec::load_job(job); !loaded) return std::move(loaded).error();
+  if (!args.platform.empty()) {
+    auto profile = spec::load_platform(args.platform, spec::shipped_platforms_dir());
+    if (!profile) return std::move(profile).error().context("--platform");
+    if (args.platform.find('/') != std::string::npos || args.platform.ends_with(".yaml") ||
+        args.platform.ends_with(".yml"))
+      args.platform = fs::absolute(args.platform).lexically_normal().string();
+  }
+  if (!args.image.empty())
+    if (auto ref = image::parse_image_ref(args.image, fs::current_path()); !ref)
+      return std::move(ref).error().context("--image");
+  return jobs;
+}
+
+// The export folder, absolute; one holding an earlier export's reports is refused, since
+// `preflight collect` would merge them with the new ones.
+Result<fs::path> export_folder(const std::string& out) {
+  const fs::path folder = fs::absolute(out).lexically_normal();
+  std::error_code ec;
+  if (fs::exists(folder / "reports", ec) && !fs::is_empty(folder / "reports", ec))
+    return Error::bad_input("--out " + out + ": " + (folder / "reports").string() +
+                            " holds the reports of an earlier export; remove them or choose another folder");
+  return folder;
+}
+
+int export_slurm(SlurmArgs& args) {
+  auto jobs = export_jobs(args);
+  if (!jobs) return report_error(jobs.error());
+  auto out = export_folder(args.out);
+  if (!out) return report_error(out.error());
+  pipeline::SlurmExport batch;
+  batch.jobs = std::move(*jobs);
+  batch.out = *out;
+  std::error_code ec;
+  batch.preflight = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return report_error(Error::runtime("cannot find the preflight binary: " + ec.message()));
+  batch.data_dir = fs::absolute(data_dir()).lexically_normal();
+  if (!args.shared.empty()) batch.shared = fs::absolute(args.shared).lexically_normal();
+  batch.platform = args.platform;
+  batch.image = args.image;
+  batch.parallel = args.parallel;
+  auto files = pipeline::export_slurm(batch);
+  if (!files) return report_error(files.error());
+  if (auto written = pipeline::write_exported_files(batch.out, *files, pipeline::kSlurmExportFolders);
+      !written)
+    return report_error(written.error());
+  if (!batch.shared.empty() && batch.preflight.lexically_relative(batch.shared).string().starts_with(".."))
+    std::cerr << "preflight: note: the tasks run " << batch.preflight.string()
+              << ", which is not below --shared " << batch.shared.string()
+              << ": every node must see it at that path\n";
+  std::cout << "exported " << batch.jobs.size() << " job(s) to " << batch.out.string() << "\n"
+            << "  submit:  sbatch " << quote_shell_word((batch.out / "preflight-array.sbatch").string())
+            << "\n"
+            << "  collect: preflight collect " << quote_shell_word((batch.out / "reports").string()) << "\n";
+  return 0;
+}
+
+}  // namespace
+
+Command export_command() {
+  return {"export", "Write the files that run a batch of dry runs on a cluster's scheduler (Slurm)",
+          [](CLI::App& app) -> Action {
+            app.require_subcommand(1);
+            auto slurm_args = std::make_shared<SlurmArgs>();
+            CLI::App* slurm = app.add_subcommand(
+                "slurm",
+                "A Slurm job array: jobs.txt and preflight-array.sbatch, for sbatch on a shared folder");
+            add_export_options(*slurm, *slurm_args);
+            slurm->add_option("--parallel", slurm_args->parallel, "tasks of the array to run at once")
+                ->check(CLI::PositiveNumber)
+                ->capture_default_str();
+            slurm->add_option("--shared", slurm_args->shared,
+                              "a folder every node sees: the tasks' cache is its cache/ folder");
+            return [slurm, slurm_args]() -> int {
+              if (slurm->parsed()) return export_slurm(*slurm_args);
+              return 2;
+            };
+          }};
+}
+
+}  // namespace preflight::cli

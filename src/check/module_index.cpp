@@ -1,9 +1,11 @@
 #include "check/module_index.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "check/image_python.hpp"
 #include "image/digest.hpp"
@@ -90,8 +92,17 @@ Result<std::optional<ModuleIndex>> load_module_index(const image::UnpackedImage&
   if (!index) return std::move(index).error();
   std::error_code ec;
   fs::create_directories(cached.parent_path(), ec);
-  const fs::path partial = cached.string() + ".partial";
-  if (std::ofstream(partial) << stored) fs::rename(partial, cached, ec);  // readers never see half a file
+  // Each writer has a partial file of its own: runs indexing one image at once never write
+  // into the file another one is renaming into place, so readers never see half a file.
+  const fs::path partial =
+      fmt::format("{}.partial-{}-{:08x}", cached.string(), ::getpid(), std::random_device()());
+  bool written = false;
+  {
+    std::ofstream out(partial);
+    written = static_cast<bool>(out << stored << std::flush);
+  }
+  if (written) fs::rename(partial, cached, ec);
+  if (!written || ec) fs::remove(partial, ec);
   return std::optional<ModuleIndex>(std::move(*index));
 }
 

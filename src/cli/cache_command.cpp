@@ -1,5 +1,5 @@
-// `preflight cache list` and `preflight cache prune`: what the cache holds
-// (docs/images.md "The cache"), and giving the disk back.
+// `preflight cache list`, `preflight cache verify` and `preflight cache prune`: what the cache
+// holds, whether it is whole (docs/images.md "The cache"), and giving the disk back.
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
@@ -40,6 +40,55 @@ int list() {
   std::cout << fmt::format("{} image{}, {} of {} ({})\n", entries.size(), entries.size() == 1 ? "" : "s",
                            human_size(total), human_size(*limit), image::kCacheLimitVariable);
   return 0;
+}
+
+std::string_view state_text(image::EntryCheck::State state) {
+  using State = image::EntryCheck::State;
+  switch (state) {
+    case State::Verified:
+      return "verified";
+    case State::Unchecked:
+      return "not checked";
+    case State::InProgress:
+      return "in progress";
+    case State::Incomplete:
+      return "incomplete";
+    case State::Foreign:
+      return "foreign";
+    case State::Corrupt:
+      return "does not verify";
+  }
+  return "?";
+}
+
+// Exit 1 when any name in the cache's rootfs/ folder is incomplete, foreign or does not verify.
+int verify() {
+  // Without root, images are unpacked in Preflight's user namespace: their owners read as there.
+  if (auto exit_status = enter_user_namespace()) return *exit_status;
+  const fs::path rootfs = image::default_cache_dir() / "rootfs";
+  std::cout << "verifying the unpacked images in " << rootfs.string() << ":\n";
+  std::size_t verified = 0, failed = 0, other = 0;
+  for (const auto& check : image::RootfsCache(image::default_cache_dir()).verify()) {
+    const bool entry = check.name.starts_with(image::cache_names::kEntryPrefix) && !check.fails();
+    const std::string name =
+        entry ? "sha256:" + check.name.substr(image::cache_names::kEntryPrefix.size(), 12) : check.name;
+    if (check.state == image::EntryCheck::State::Verified) {
+      ++verified;
+      std::cout << fmt::format("  {}  verified: {} files, folders and links; {}\n", name, check.files,
+                               human_size(check.bytes));
+      continue;
+    }
+    (check.fails() ? failed : other) += 1;
+    std::cout << fmt::format("  {}  {}: {}\n", check.fails() ? (rootfs / check.name).string() : name,
+                             state_text(check.state), check.detail);
+  }
+  std::cout << fmt::format("{} verified, {} not verified, {} failed\n", verified, other, failed);
+  if (failed == 0) return 0;
+  std::cerr << fmt::format(
+      "preflight: error: {} name{} in the image cache {} not verify; remove {} (the next run unpacks the "
+      "image again)\n",
+      failed, failed == 1 ? "" : "s", failed == 1 ? "does" : "do", failed == 1 ? "it" : "them");
+  return 1;
 }
 
 // Module indexes (<cache>/index/HEX-VERSION.json) of images no longer unpacked.
@@ -85,17 +134,23 @@ int prune(const std::string& keep_text) {
 }  // namespace
 
 Command cache_command() {
-  return {"cache", "List or prune the cache of unpacked images and run folders", [](CLI::App& app) -> Action {
+  return {"cache", "List, verify or prune the cache of unpacked images and run folders",
+          [](CLI::App& app) -> Action {
             auto keep = std::make_shared<std::string>("0");
             app.require_subcommand(1);
             app.add_subcommand("list", "the unpacked images, their sizes and last use");
+            auto* verify_cmd = app.add_subcommand(
+                "verify", "check each unpacked image against its digest and the digest of its files");
             auto* prune_cmd = app.add_subcommand(
                 "prune",
                 "remove unpacked images no run is using (least recently used first) and finished runs");
             prune_cmd
                 ->add_option("--keep", *keep, "keep the most recently used images up to this size, e.g. 20Gi")
                 ->capture_default_str();
-            return [keep, prune_cmd] { return prune_cmd->parsed() ? prune(*keep) : list(); };
+            return [keep, prune_cmd, verify_cmd] {
+              if (verify_cmd->parsed()) return verify();
+              return prune_cmd->parsed() ? prune(*keep) : list();
+            };
           }};
 }
 

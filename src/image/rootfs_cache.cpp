@@ -1,6 +1,7 @@
 #include "image/rootfs_cache.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -13,9 +14,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <random>
 
 #include "image/digest.hpp"
 #include "image/layer_unpacker.hpp"
+#include "image/tree_digest.hpp"
 #include "util/text.hpp"
 #include "util/units.hpp"
 
@@ -24,11 +27,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kCompleteMarker = "complete";
-constexpr const char* kLockFile = "lock";  // held shared by each use; its time is the last use
-constexpr const char* kSizeFile = "size";  // the bytes of the entry's files, as unpacked
-constexpr std::string_view kTempPrefix = ".tmp-";
-constexpr std::string_view kEntryPrefix = "sha256-";
+constexpr const char* kCompleteMarker = cache_names::kComplete;
+constexpr const char* kLockFile = cache_names::kLock;
+constexpr const char* kSizeFile = cache_names::kSize;
+constexpr std::string_view kTempPrefix = cache_names::kTempPrefix;
+constexpr std::string_view kEntryPrefix = cache_names::kEntryPrefix;
 
 // Removes a temporary folder on every path out of unpack() unless it was handed over.
 class TempFolder {
@@ -67,18 +70,6 @@ std::uint64_t entry_bytes(const fs::path& entry) {
   }
   std::ofstream(entry / kSizeFile) << bytes << "\n";
   return bytes;
-}
-
-Result<UnpackLimits> unpack_limits() {
-  UnpackLimits limits;
-  const char* text = std::getenv(kUnpackLimitVariable);
-  if (text == nullptr || *text == '\0') return limits;
-  auto bytes = parse_size(text);
-  if (!bytes || *bytes == 0)
-    return Error::bad_input(std::string(kUnpackLimitVariable) +
-                            ": expected a size such as \"128Gi\", got \"" + text + "\"");
-  limits.max_bytes = *bytes;
-  return limits;
 }
 
 }  // namespace
@@ -137,11 +128,17 @@ Result<std::pair<fs::path, std::shared_ptr<const UniqueFd>>> RootfsCache::unpack
   auto limit = cache_limit();
   if (!limit) return std::move(limit).error();
 
-  std::string hex = digest_hex(source.digest);
-  TempFolder temp(dir_ / (std::string(kTempPrefix) + hex.substr(0, 12) + "-" + std::to_string(::getpid())));
-  fs::remove_all(temp.path(), ec);
-  fs::create_directories(temp.path() / "rootfs", ec);
-  if (ec) return Error::runtime(temp.path().string() + ": cannot create: " + ec.message());
+  // A folder of this unpack's own, made here or not at all: another unpack of the same image,
+  // by another process or by another thread of this one, has its own. The pid comes last, for
+  // remove_abandoned_temporaries.
+  const std::string hex = digest_hex(source.digest);
+  const fs::path temp_dir = dir_ / fmt::format("{}{}-{:08x}-{}", kTempPrefix, hex.substr(0, 12),
+                                               std::random_device()(), ::getpid());
+  if (::mkdir(temp_dir.c_str(), 0755) != 0)
+    return Error::runtime(temp_dir.string() + ": cannot create: " + std::strerror(errno));
+  TempFolder temp(temp_dir);
+  if (::mkdir((temp_dir / "rootfs").c_str(), 0755) != 0)
+    return Error::runtime(temp_dir.string() + ": cannot create: " + std::strerror(errno));
 
   if (progress) {
     progress("unpacking image " + ref_text + " (" + std::to_string(source.layers.size()) + " layer" +
@@ -159,6 +156,10 @@ Result<std::pair<fs::path, std::shared_ptr<const UniqueFd>>> RootfsCache::unpack
     config << source.config_json;
     std::ofstream size(temp.path() / kSizeFile);
     size << unpacker.bytes() << "\n";
+    // What `preflight cache verify` checks the files against; an image past the walk's
+    // bounds (deeper than its folders' bound) is kept without it.
+    if (auto tree = tree_digest(temp.path() / "rootfs", *limits))
+      std::ofstream(temp.path() / cache_names::kTree) << tree->digest << "\n";
     std::ofstream marker(temp.path() / kCompleteMarker);
     marker << source.digest << "\n";
     if (!config || !size || !marker || !open_lock(temp.path()).valid())
@@ -208,6 +209,7 @@ std::vector<CacheEntry> RootfsCache::entries() const {
 }
 
 std::vector<CacheEntry> RootfsCache::prune(std::uint64_t keep_bytes) const {
+  remove_abandoned_temporaries();
   std::vector<CacheEntry> all = entries(), removed;
   std::uint64_t total = 0;
   for (const CacheEntry& entry : all) total += entry.bytes;
@@ -228,6 +230,18 @@ std::vector<CacheEntry> RootfsCache::prune(std::uint64_t keep_bytes) const {
     removed.push_back(entry);
   }
   return removed;
+}
+
+Result<UnpackLimits> unpack_limits() {
+  UnpackLimits limits;
+  const char* text = std::getenv(kUnpackLimitVariable);
+  if (text == nullptr || *text == '\0') return limits;
+  auto bytes = parse_size(text);
+  if (!bytes || *bytes == 0)
+    return Error::bad_input(std::string(kUnpackLimitVariable) +
+                            ": expected a size such as \"128Gi\", got \"" + text + "\"");
+  limits.max_bytes = *bytes;
+  return limits;
 }
 
 Result<std::uint64_t> cache_limit() {

@@ -1,20 +1,23 @@
 // The digest-keyed cache of unpacked root filesystems:
-//   <cache>/rootfs/sha256-<hex>/{rootfs/, config.json, size, lock, complete}
+//   <cache>/rootfs/sha256-<hex>/{rootfs/, config.json, size, tree, lock, complete}
 // An entry appears by an atomic rename of a finished temporary folder, so a present entry
 // is always whole; a failed unpack leaves nothing behind. Each use holds the entry (a shared
 // flock on `lock`, whose time is the last use) so that pruning, least recently used first,
 // never takes an image from under a run; the cache is kept under a size bound
-// ($PREFLIGHT_CACHE_LIMIT, docs/images.md "The cache").
+// ($PREFLIGHT_CACHE_LIMIT, docs/images.md "The cache"). `tree` records the digest of the
+// entry's files as unpacked, which `preflight cache verify` recomputes.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "image/image_source.hpp"
 #include "image/image_store.hpp"
+#include "image/layer_unpacker.hpp"
 #include "util/untrusted_fs.hpp"
 
 namespace preflight::image {
@@ -23,6 +26,18 @@ namespace preflight::image {
 inline constexpr const char* kCacheLimitVariable = "PREFLIGHT_CACHE_LIMIT";
 inline constexpr std::uint64_t kDefaultCacheLimit = 50ull << 30;
 
+// The names in the cache's rootfs/ folder and in an entry's (docs/images.md "The cache").
+namespace cache_names {
+inline constexpr std::string_view kEntryPrefix = "sha256-";  // + the digest's hex: an entry
+inline constexpr std::string_view kTempPrefix = ".tmp-";     // an unpack or removal in progress
+inline constexpr const char* kComplete = "complete";         // the digest, written last
+inline constexpr const char* kConfig = "config.json";        // the image config
+inline constexpr const char* kLock = "lock";      // held shared by each use; its time is the last use
+inline constexpr const char* kSize = "size";      // the bytes of the entry's files, as unpacked
+inline constexpr const char* kTree = "tree";      // the digest of its files (tree_digest.hpp)
+inline constexpr const char* kRootfs = "rootfs";  // the root filesystem
+}  // namespace cache_names
+
 // An entry of the cache, as listed or pruned.
 struct CacheEntry {
   std::string digest;  // "sha256:<hex>"
@@ -30,6 +45,26 @@ struct CacheEntry {
   std::uint64_t bytes = 0;  // its files' sizes as unpacked
   std::filesystem::file_time_type used;
   bool in_use = false;  // held by a run of this or another process
+};
+
+// What `preflight cache verify` found of one name in the cache's rootfs/ folder.
+struct EntryCheck {
+  enum class State {
+    Verified,    // its config matches its digest, its files the digest recorded at its unpack
+    Unchecked,   // its config matches; unpacked before tree digests were recorded
+    InProgress,  // the temporary folder of a live process's unpack or removal
+    Incomplete,  // a temporary folder whose process is gone, or an entry without its marker
+    Foreign,     // not something the cache makes
+    Corrupt,     // its marker, config or files do not match
+  };
+  std::string name;  // in <cache>/rootfs
+  State state = State::Foreign;
+  std::string detail;       // why, for all but Verified
+  std::uint64_t files = 0;  // Verified: its files, folders and links
+  std::uint64_t bytes = 0;  // Verified: its files' contents
+  bool fails() const {
+    return state == State::Incomplete || state == State::Foreign || state == State::Corrupt;
+  }
 };
 
 class RootfsCache {
@@ -50,16 +85,23 @@ class RootfsCache {
   // Removes entries no run holds, least recently used first, until those left take at most
   // `keep_bytes`; returns the removed ones.
   std::vector<CacheEntry> prune(std::uint64_t keep_bytes) const;
+  // Checks every name in the cache's rootfs/ folder, in name order; an entry is held (shared)
+  // while it is checked, and one pruned meanwhile is left out.
+  std::vector<EntryCheck> verify() const;
 
  private:
   void remove_abandoned_temporaries() const;
   // A shared hold on the entry, or nothing when it is not (or no longer) in the cache.
   std::shared_ptr<const UniqueFd> hold(const std::string& digest) const;
+  EntryCheck check_entry(int cache_fd, const std::string& name) const;
 
   std::filesystem::path dir_;  // <cache>/rootfs
 };
 
 // $PREFLIGHT_CACHE_LIMIT, or kDefaultCacheLimit; a malformed value is an error.
 Result<std::uint64_t> cache_limit();
+// The bounds of an unpack (and of the walk that verifies it): $PREFLIGHT_IMAGE_LIMIT, or
+// UnpackLimits' defaults; a malformed value is an error.
+Result<UnpackLimits> unpack_limits();
 
 }  // namespace preflight::image

@@ -299,13 +299,13 @@ Result<report::Report> dry_run_loaded(const JobContext& context, const DryRunOpt
   if (options.stop_on_static && std::any_of(static_results->begin(), static_results->end(), is_certain_error))
     return stopped_before_run(context, std::move(*static_results), options.strict);
 
-  const std::string job_id = make_job_id(context.job.name);
   const fs::path runs_dir = options.runs_dir.empty() ? image::default_cache_dir() / "runs" : options.runs_dir;
   // Runs cut short (a SIGKILLed Preflight) are reaped first; the newest runs are kept for a
-  // look at their outputs and events (docs/security.md "Crash-safe lifecycle").
-  sandbox::reap_abandoned(runs_dir, kKeptRuns);
-  auto folder = sandbox::RunFolder::create(runs_dir / job_id);
+  // look at their outputs and events (docs/security.md "Crash-safe lifecycle"), this one among them.
+  sandbox::reap_abandoned(runs_dir, kKeptRuns - 1);
+  auto folder = sandbox::RunFolder::create_new(runs_dir, [&] { return make_job_id(context.job.name); });
   if (!folder) return std::move(folder).error();
+  const std::string job_id = folder->path().filename().string();
   auto plan = plan_run(context, options, *static_results, job_id, folder->path());
   if (!plan) return std::move(plan).error();
 

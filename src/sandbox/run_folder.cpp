@@ -65,24 +65,36 @@ std::vector<std::string> mounts_in(const fs::path& dir) {
 
 }  // namespace
 
+Result<RunFolder> RunFolder::create_new(const fs::path& parent, const std::function<std::string()>& name) {
+  for (int draw = 1;; ++draw) {
+    int error = 0;
+    auto folder = make(parent / name(), error);
+    if (folder || error != EEXIST || draw == kNameDraws) return folder;
+  }
+}
+
 Result<RunFolder> RunFolder::create(const fs::path& dir) {
+  int error = 0;
+  return make(dir, error);
+}
+
+Result<RunFolder> RunFolder::make(const fs::path& dir, int& error) {
   // Made and locked under a hidden name, which reapers pass over, then renamed into place:
   // no other Preflight ever sees the folder without its lock held.
   std::error_code ec;
   fs::create_directories(dir.parent_path(), ec);
   const fs::path staging = dir.parent_path() / ("." + dir.filename().string());
-  auto fail = [&](const char* what) {
-    const int error = errno;
-    fs::remove_all(staging, ec);
+  auto fail = [&](const char* what, bool made) {
+    error = errno;
+    if (made) fs::remove_all(staging, ec);
     return Error::runtime(fmt::format("cannot {} {}: {}", what, dir.string(), std::strerror(error)));
   };
-  if (::mkdir(staging.c_str(), 0755) != 0)
-    return Error::runtime(fmt::format("cannot make {}: {}", dir.string(), std::strerror(errno)));
+  if (::mkdir(staging.c_str(), 0755) != 0) return fail("make", false);
   UniqueFd lock(
       ::open((staging / kLockFile).c_str(), O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
-  if (!lock.valid() || ::flock(lock.get(), LOCK_EX) != 0) return fail("lock");
+  if (!lock.valid() || ::flock(lock.get(), LOCK_EX) != 0) return fail("lock", true);
   if (::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, dir.c_str(), RENAME_NOREPLACE) != 0)
-    return fail("make");
+    return fail("make", true);
   return RunFolder(dir, std::move(lock));
 }
 

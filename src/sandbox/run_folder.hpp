@@ -7,6 +7,8 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <functional>
+#include <string>
 
 #include "util/error.hpp"
 #include "util/untrusted_fs.hpp"
@@ -17,11 +19,19 @@ class RunFolder {
  public:
   // Makes the folder `dir` (its parent must exist or is made) and holds it.
   static Result<RunFolder> create(const std::filesystem::path& dir);
+  // Makes a folder in `parent` named by `name()` and holds it; a name already taken (two runs
+  // of one job started in the same second, their names' random part alike) is drawn again, up
+  // to kNameDraws times.
+  static Result<RunFolder> create_new(const std::filesystem::path& parent,
+                                      const std::function<std::string()>& name);
+  static constexpr int kNameDraws = 16;
 
   const std::filesystem::path& path() const { return dir_; }
 
  private:
   RunFolder(std::filesystem::path dir, UniqueFd lock) : dir_(std::move(dir)), lock_(std::move(lock)) {}
+  // create(), with `error` the errno of the call that failed (EEXIST: the name is taken).
+  static Result<RunFolder> make(const std::filesystem::path& dir, int& error);
   std::filesystem::path dir_;
   UniqueFd lock_;
 };

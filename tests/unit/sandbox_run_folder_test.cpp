@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <fstream>
 #include <optional>
 
 #include "sandbox/run_folder.hpp"
@@ -50,6 +51,36 @@ TEST(RunFolder, TheNewestAreKeptCountingThoseInUse) {
   EXPECT_TRUE(fs::exists(runs / "alive"));
   EXPECT_TRUE(fs::exists(runs / "ended-2"));
   EXPECT_FALSE(fs::exists(runs / "ended-1"));
+}
+
+TEST(RunFolder, ANameTakenIsDrawnAgain) {
+  TempDir dir;
+  const fs::path runs = dir.path() / "runs";
+  auto first = RunFolder::create(runs / "mnist-1");
+  ASSERT_TRUE(first);
+  // Two runs of one job in the same second, their random parts alike: the second draws again.
+  int draws = 0;
+  auto second = RunFolder::create_new(runs, [&] { return ++draws < 3 ? "mnist-1" : "mnist-2"; });
+  ASSERT_TRUE(second) << second.error().message;
+  EXPECT_EQ(second->path(), runs / "mnist-2");
+  EXPECT_EQ(draws, 3);
+  // A name that stays taken ends the draws, with the error that says so.
+  draws = 0;
+  auto stuck = RunFolder::create_new(runs, [&] {
+    ++draws;
+    return "mnist-1";
+  });
+  ASSERT_FALSE(stuck);
+  EXPECT_EQ(draws, RunFolder::kNameDraws);
+  EXPECT_NE(stuck.error().message.find("File exists"), std::string::npos) << stuck.error().message;
+  // Another failure is not drawn again.
+  draws = 0;
+  std::ofstream(dir.path() / "not-a-folder") << "x";
+  EXPECT_FALSE(RunFolder::create_new(dir.path() / "not-a-folder", [&] {
+    ++draws;
+    return "run";
+  }));
+  EXPECT_EQ(draws, 1);
 }
 
 }  // namespace

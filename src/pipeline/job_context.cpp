@@ -25,7 +25,9 @@ Result<JobContext> load_job_context(const JobChoices& choices, const image::Prog
 
   std::string image_text = choices.image.value_or(job->image.empty() ? profile->default_image : job->image);
   const bool written = !choices.image && !job->image.empty();
-  auto image = resolve_image(image_text, job->file.parent_path(),
+  // A path in job.yaml is the job's, relative to its folder; one on the command line (--image)
+  // is relative to where the command was typed, so that a batch's --image is one image.
+  auto image = resolve_image(image_text, written ? job->file.parent_path() : fs::current_path(),
                              written ? job->image_where : SourceLocation{}, progress);
   if (!image) return std::move(image).error();
   auto policies = diagnosis::load_policies(diagnosis::shipped_rules_dir());

@@ -4,7 +4,7 @@
 # as a list file. Each job's verdict and exit status in the merged report must equal its
 # single run's; the batch's exit status is the merged one; the reports folder holds a report
 # and a log per job, which `preflight collect` merges to the same counts; --shard splits the
-# jobs without overlap; a reports folder in use is refused; SIGTERM stops the batch with 130
+# jobs without overlap; --image with a relative path is one image for jobs in different folders; a reports folder in use is refused; SIGTERM stops the batch with 130
 # and leaves no container, mount or run behind.
 # Usage: batch.sh PREFLIGHT_BINARY
 set -u
@@ -81,6 +81,20 @@ done
 taken=$(jq -r '.reports[]?.report.job.file' shard1.json shard2.json | sort | tr '\n' ' ')
 check_equal "two shards take each job once" \
   "jobs/backward/job.yaml jobs/laptop/job.yaml jobs/unknown_key/job.yaml " "$taken"
+
+# --image checks every job against one image: a relative path is the working folder's, whatever
+# folder each job lies in (here the python image's layout, linked in).
+cache=${PREFLIGHT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/preflight}
+if [[ -d $cache/images/python ]]; then
+  cp -al "$cache/images/python" image-under-test 2>/dev/null || cp -a "$cache/images/python" image-under-test
+  "$preflight" batch jobs/laptop jobs/unknown_key/../laptop/../backward --image oci:image-under-test -q \
+    --reports on-image --json on-image.json >/dev/null 2>on-image.err
+  check_equal "on one image: jobs" 2 "$(jq .jobs on-image.json)"
+  check_equal "on one image: the image each job ran on" "oci:image-under-test oci:image-under-test" \
+    "$(jq -r '[.reports[].report.image.ref] | join(" ")' on-image.json)"
+  check_equal "on one image: one digest" 1 "$(jq '[.reports[].report.image.digest] | unique | length' on-image.json)"
+  check_equal "on one image: no error" 0 "$(jq .counts.error on-image.json)"
+fi
 
 # SIGTERM: no new run starts, the one going on is stopped and cleaned up, exit 130.
 "$preflight" batch jobs/mnist jobs/backward -j 1 -q --reports stopped >stopped.out 2>stopped.err &

@@ -93,7 +93,13 @@ for line in open(os.path.join(work, "batches")):
     except (OSError, ValueError):
         merged = {"reports": [], "counts": {}}
     verdicts = [item["report"]["verdict"] for item in merged["reports"]]
-    differ = [(jobs[i], singles[i + 1][2], verdicts[i] if i < len(verdicts) else "none")
+    def first_error(i):
+        report = merged["reports"][i]["report"] if i < len(merged["reports"]) else {}
+        errors = [f for f in report.get("findings", []) if f.get("severity") == "error"]
+        if errors:
+            return "{}: {}".format(errors[0].get("category"), errors[0].get("message", "")[:160])
+        return (report.get("error") or {}).get("message", "")[:160]
+    differ = [(jobs[i], singles[i + 1][2], verdicts[i] if i < len(verdicts) else "none", first_error(i))
               for i in range(len(jobs)) if i >= len(verdicts) or verdicts[i] != singles[i + 1][2]]
     mismatches += [(parallel,) + d for d in differ]
     batches.append((int(parallel), float(wall), float(cpu), int(peak), merged.get("counts", {}), len(verdicts),
@@ -119,8 +125,9 @@ for parallel, wall, cpu, peak, merged_counts, reported, differ in batches:
 print()
 if mismatches:
     print("Verdicts that differ from the single run's:\n")
-    for parallel, job, single, batch in mismatches:
-        print("- -j {}: {}: {} alone, {} in the batch".format(parallel, job.replace(root, ""), single, batch))
+    for parallel, job, single, batch, why in mismatches:
+        print("- -j {}: {}: {} alone, {} in the batch ({})".format(
+            parallel, job.replace(root, ""), single, batch, why or "no error given"))
     print()
 PY
 python3 benchmarks/section.py write "$work/section.md"

@@ -27,6 +27,9 @@ image::ImageStore store() { return image::ImageStore(image::default_cache_dir(),
 
 int build(const ImageArgs& args) {
   if (args.if_missing) {
+    // Without root, the unpack gives the files their image's owners in Preflight's user
+    // namespace, as a run's unpack does: an entry is the same whichever command made it.
+    if (auto exit_status = enter_user_namespace()) return *exit_status;
     // Resolving builds a missing image and unpacks it, and does nothing when both are done.
     auto ref = image::parse_image_ref(args.name, ".");
     if (!ref) return report_error(ref.error());

@@ -62,9 +62,11 @@ Result<fs::path> reports_folder(const std::string& given) {
   return fs::path(pattern);
 }
 
-int batch(const BatchArgs& args) {
+int batch(BatchArgs& args) {
   auto jobs = pipeline::select_jobs(args.jobs, args.shard, fs::current_path());
   if (!jobs) return report_error(jobs.error());
+  if (auto checked = pipeline::check_batch_options(args.platform, args.image); !checked)
+    return report_error(checked.error());
   if (jobs->empty()) {
     // A CI matrix with more runners than jobs: this one has nothing to check.
     std::cout << "no job falls in shard " << args.shard << ": nothing to run\n";

@@ -7,11 +7,9 @@
 #include <system_error>
 
 #include "cli/command.hpp"
-#include "image/image_store.hpp"
 #include "pipeline/export_slurm.hpp"
 #include "pipeline/job_list.hpp"
 #include "spec/job_spec.hpp"
-#include "spec/platform_profile.hpp"
 #include "util/data_dir.hpp"
 #include "util/text.hpp"
 
@@ -49,16 +47,8 @@ Result<std::vector<fs::path>> export_jobs(ExportArgs& args) {
     return Error::bad_input("--shard " + args.shard + " holds none of the jobs: nothing to export");
   for (const fs::path& job : *jobs)
     if (auto loaded = spec::load_job(job); !loaded) return std::move(loaded).error();
-  if (!args.platform.empty()) {
-    auto profile = spec::load_platform(args.platform, spec::shipped_platforms_dir());
-    if (!profile) return std::move(profile).error().context("--platform");
-    if (args.platform.find('/') != std::string::npos || args.platform.ends_with(".yaml") ||
-        args.platform.ends_with(".yml"))
-      args.platform = fs::absolute(args.platform).lexically_normal().string();
-  }
-  if (!args.image.empty())
-    if (auto ref = image::parse_image_ref(args.image, fs::current_path()); !ref)
-      return std::move(ref).error().context("--image");
+  if (auto checked = pipeline::check_batch_options(args.platform, args.image); !checked)
+    return std::move(checked).error();
   return jobs;
 }
 

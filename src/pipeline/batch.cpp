@@ -4,7 +4,6 @@
 #include <poll.h>
 #include <spawn.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -88,8 +87,7 @@ Result<Child> spawn_run(const JobRun& run, const std::vector<std::string>& run_a
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attributes);
   if (failed != 0) return Error::runtime(std::string("cannot start preflight run: ") + std::strerror(failed));
-  // (glibc 2.36 declares pidfd_open without C linkage: the system call itself.)
-  child.pidfd = UniqueFd(static_cast<int>(::syscall(SYS_pidfd_open, child.pid, 0)));
+  child.pidfd = open_pidfd(child.pid);
   if (!child.pidfd.valid()) {
     const int error = errno;
     ::kill(child.pid, SIGKILL);

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <system_error>
 
+#include "image/image_store.hpp"
+#include "spec/platform_profile.hpp"
 #include "util/sha256.hpp"
 #include "util/untrusted_fs.hpp"
 
@@ -157,6 +159,19 @@ Result<std::vector<fs::path>> select_jobs(const std::vector<std::string>& args, 
   auto share = parse_shard(shard);
   if (!share) return std::move(share).error();
   return shard_of(*jobs, *share, base);
+}
+
+Status check_batch_options(std::string& platform, const std::string& image) {
+  if (!platform.empty()) {
+    auto profile = spec::load_platform(platform, spec::shipped_platforms_dir());
+    if (!profile) return std::move(profile).error().context("--platform");
+    if (platform.find('/') != std::string::npos || platform.ends_with(".yaml") || platform.ends_with(".yml"))
+      platform = std::filesystem::absolute(platform).lexically_normal().string();
+  }
+  if (!image.empty())
+    if (auto ref = image::parse_image_ref(image, std::filesystem::current_path()); !ref)
+      return std::move(ref).error().context("--image");
+  return Ok{};
 }
 
 }  // namespace preflight::pipeline

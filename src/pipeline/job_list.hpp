@@ -48,4 +48,10 @@ Result<std::vector<std::filesystem::path>> select_jobs(const std::vector<std::st
                                                        const std::string& shard,
                                                        const std::filesystem::path& base);
 
+// The --platform and --image every job of a batch or an export runs with, checked once before
+// any job starts: `platform` a shipped name or a profile file, which is made absolute so that
+// a run started in any folder finds it; `image` a reference, relative to the working folder.
+// Either may be empty (each job's own). The error names the option.
+Status check_batch_options(std::string& platform, const std::string& image);
+
 }  // namespace preflight::pipeline

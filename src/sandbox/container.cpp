@@ -5,7 +5,6 @@
 #include <poll.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -210,8 +209,6 @@ void read_memory_cgroup(const std::string& cgroup_path, ContainerExit& exit) {
     exit.peak_memory_bytes = std::strtoull(read_file(v2 / "memory.peak").value_or("").c_str(), nullptr, 10);
   }
 }
-
-int pidfd_open(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
 
 // The container's root, mounted for as long as this lives: an overlay over the image whose
 // upper layer takes the job's writes, the copy-on-write mounts, the user's folders in it.
@@ -433,8 +430,8 @@ Result<ContainerExit> Runc::run(const plan::RunPlan& plan, const fs::path& image
   const auto started = Clock::now();
   auto pid = start_container(runtime, plan, out, err);
   if (!pid) return std::move(pid).error();
-  const UniqueFd pidfd(pidfd_open(*pid));
-  if (pidfd.get() < 0)
+  const UniqueFd pidfd = open_pidfd(*pid);
+  if (!pidfd.valid())
     return Error::runtime(
         fmt::format("cannot follow the container's process {}: {}", *pid, std::strerror(errno)));
 

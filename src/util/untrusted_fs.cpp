@@ -28,6 +28,9 @@ UniqueFd::~UniqueFd() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+// (glibc 2.36 declares pidfd_open without C linkage: the system call itself.)
+UniqueFd open_pidfd(int pid) { return UniqueFd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0))); }
+
 namespace {
 
 int openat2(int dir, const char* path, int flags, std::uint64_t resolve) {

@@ -34,6 +34,10 @@ class UniqueFd {
   int fd_ = -1;
 };
 
+// A descriptor of the process `pid` (pidfd_open(2)), readable when it exits: for poll(2)
+// beside pipes. Invalid, with errno set, when the process cannot be opened.
+UniqueFd open_pidfd(int pid);
+
 // How a path below a folder resolves.
 enum class Links {
   InRoot,  // symbolic links are followed as if the folder were "/": an image's root

@@ -72,6 +72,15 @@ check_equal "collect of the reports folder: counts" "$(jq -c .counts merged.json
 check_equal "a reports folder in use: exit" 2 $?
 check_contains "a reports folder in use: message" "holds files already" "$(cat used.err)"
 
+# A platform or an image that does not exist is refused once, before any run starts.
+"$preflight" batch jobs/mnist --platform no-such-platform --reports bad-platform >/dev/null 2>bad.err
+check_equal "an unknown --platform: exit" 2 $?
+check_contains "an unknown --platform: message" "--platform" "$(cat bad.err)"
+[[ ! -e bad-platform ]] || fail "an unknown --platform: a reports folder was made"
+"$preflight" batch jobs/mnist --image nosuch:image --reports bad-image >/dev/null 2>bad.err
+check_equal "an unknown --image scheme: exit" 2 $?
+check_contains "an unknown --image scheme: message" "--image" "$(cat bad.err)"
+
 # Two shards take every job once. The laptop job alone is quick, so the shards run it alone.
 for shard in 1 2; do
   "$preflight" batch jobs/laptop jobs/backward jobs/unknown_key --shard "$shard/2" -q --reports "shard$shard" \

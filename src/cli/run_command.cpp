@@ -7,7 +7,10 @@
 #include "pipeline/dry_run.hpp"
 #include "report/progress.hpp"
 #include "sandbox/container.hpp"
+#include "sandbox/in_pod.hpp"
 #include "spec/platform_profile.hpp"
+
+extern char** environ;
 
 namespace preflight::cli {
 
@@ -19,14 +22,25 @@ struct RunArgs : JobOptions {
   bool quiet = false;
   bool no_harness = false;
   bool run_anyway = false;
+  bool in_pod = false;
 };
 
 int run(const RunArgs& args) {
-  if (auto exit_status = enter_user_namespace()) return *exit_status;
+  if (args.in_pod) {
+    if (auto status = sandbox::check_in_pod(); !status) return report_error(status.error());
+  } else if (auto exit_status = enter_user_namespace()) {
+    return *exit_status;
+  }
   pipeline::DryRunOptions options;
   options.job_file = args.job;
   if (!args.platform.empty()) options.platform = args.platform;
   if (!args.image.empty()) options.image = args.image;
+  if (args.in_pod) {
+    if (!options.image) options.image = sandbox::kPodImage;
+    std::vector<std::string> environment;
+    for (char** entry = environ; *entry; ++entry) environment.emplace_back(*entry);
+    options.image_config = sandbox::pod_image_config(environment);
+  }
   if (args.steps > 0) options.steps = args.steps;
   options.harness = !args.no_harness;
   options.stop_on_static = !args.run_anyway;
@@ -45,7 +59,9 @@ int run(const RunArgs& args) {
       progress->write_line(std::cerr, "  | " + std::string(line));
     };
   sandbox::Runc runc;
-  auto result = pipeline::dry_run(options, console, runc);
+  sandbox::InPod in_pod;
+  auto result = pipeline::dry_run(options, console,
+                                  args.in_pod ? static_cast<sandbox::ContainerRuntime&>(in_pod) : runc);
   progress->clear();
   return finish_report(result, args);
 }
@@ -70,6 +86,10 @@ Command run_command() {
                 "no clamping, stages or measurements; the verdict comes from the exit status and output");
             app.add_flag("--run-anyway", args->run_anyway,
                          "run the job even when the static checks find an error that holds whatever it does");
+            app.add_flag(
+                "--in-pod", args->in_pod,
+                "run in this Kubernetes pod, on its own image and as its user, instead of in a container "
+                "(docs/scale-out.md \"Kubernetes\")");
             return [args] { return run(*args); };
           }};
 }

@@ -294,6 +294,8 @@ Result<report::Report> dry_run_loaded(const JobContext& context, const DryRunOpt
                                       Clock::time_point started) {
   // The static checks open every run; a certain error among them ends it before the container
   // starts. The rest are predictions, for the dry run to settle.
+  if (auto user = runtime.check_user(context.profile.user.uid, context.profile.user.gid); !user)
+    return std::move(user).error();
   auto static_results = static_findings(context, runtime);
   if (!static_results) return std::move(static_results).error();
   if (options.stop_on_static && std::any_of(static_results->begin(), static_results->end(), is_certain_error))
@@ -331,6 +333,7 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
   const auto started = Clock::now();
   auto loaded = load_job_context({options.job_file, options.platform, options.image}, console.progress);
   if (!loaded) return std::move(loaded).error();
+  if (options.image_config) loaded->image.config = *options.image_config;
   auto report = dry_run_loaded(*loaded, options, console, runtime, started);
   if (report && report->run_dir.empty())
     report->duration_s = std::chrono::duration<double>(Clock::now() - started).count();

@@ -26,6 +26,9 @@ struct DryRunOptions {
   bool stop_on_static = true;      // a certain static error ends the run before the container starts
   bool strict = false;             // --strict: predictions the dry run did not refute stay errors
   std::filesystem::path runs_dir;  // where run folders go; empty: the cache's runs/
+  // Replaces the image's configuration: a run in a pod (--in-pod) knows its image by the
+  // environment the pod was given.
+  std::optional<image::ImageConfig> image_config;
 };
 
 // Where the pipeline tells the user what is going on; each may be a no-op.

@@ -49,6 +49,9 @@ class ContainerRuntime {
   // all; a job that fails, times out or is interrupted is a ContainerExit that says so.
   virtual Result<ContainerExit> run(const plan::RunPlan& plan, const std::filesystem::path& image_rootfs,
                                     const LineSink& on_line, std::size_t max_line_bytes = kMaxLineBytes) = 0;
+  // Bad input when this runtime cannot run the platform's jobs as uid:gid (a pod that runs
+  // as another user), asked before anything runs. A container starts as any user.
+  virtual Status check_user(unsigned /*uid*/, unsigned /*gid*/) const { return Ok{}; }
 };
 
 }  // namespace preflight::sandbox

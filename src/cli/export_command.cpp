@@ -2,11 +2,14 @@
 // cluster's own scheduler, one subcommand per engine (docs/cli.md "preflight export slurm",
 // docs/scale-out.md). The engine then runs them with no operator of ours; `preflight collect`
 // merges the reports its tasks wrote.
+#include <fmt/format.h>
+
 #include <iostream>
 #include <memory>
 #include <system_error>
 
 #include "cli/command.hpp"
+#include "pipeline/export_k8s.hpp"
 #include "pipeline/export_slurm.hpp"
 #include "pipeline/job_list.hpp"
 #include "spec/job_spec.hpp"
@@ -27,6 +30,12 @@ struct ExportArgs {
 struct SlurmArgs : ExportArgs {
   std::string shared;
   int parallel = pipeline::kDefaultSlurmParallel;
+};
+
+struct K8sArgs : ExportArgs {
+  std::string claim, mount, name = "preflight", queue;
+  std::vector<std::string> registry_images;
+  int parallel = pipeline::kDefaultK8sParallel;
 };
 
 void add_export_options(CLI::App& app, ExportArgs& args) {
@@ -95,27 +104,111 @@ int export_slurm(SlurmArgs& args) {
   return 0;
 }
 
+// The image as the cluster pulls it: docker://REF is REF; any other form (a built-in image, an
+// archive, a layout) is named by --registry-image, which says where it was pushed.
+Result<std::string> cluster_image(const std::string& image, const std::vector<std::string>& registry_images) {
+  for (const std::string& pair : registry_images)
+    if (pair.starts_with(image + "=") && pair.size() > image.size() + 1) return pair.substr(image.size() + 1);
+  if (image.starts_with("docker://")) return image.substr(std::string("docker://").size());
+  return Error::bad_input(fmt::format(
+      "image {}: the cluster pulls images from a registry, and this one is not in one; push it (for a "
+      "built-in "
+      "image: skopeo copy oci:$(preflight cache dir)/images/{} docker://REGISTRY/NAME:TAG) and give "
+      "--registry-image {}=REGISTRY/NAME:TAG",
+      image, image, image));
+}
+
+int export_k8s(K8sArgs& args) {
+  auto jobs = export_jobs(args);
+  if (!jobs) return report_error(jobs.error());
+  auto out = export_folder(args.out);
+  if (!out) return report_error(out.error());
+  pipeline::K8sExport batch;
+  batch.name = args.name;
+  batch.claim = args.claim;
+  batch.mount = fs::absolute(args.mount).lexically_normal();
+  batch.out = *out;
+  batch.bundle = *out / "bundle";
+  batch.queue = args.queue;
+  batch.platform = args.platform;
+  batch.parallel = args.parallel;
+  for (const fs::path& job : *jobs) {
+    pipeline::JobChoices choices{job, std::nullopt, std::nullopt};
+    if (!args.platform.empty()) choices.platform = args.platform;
+    if (!args.image.empty()) choices.image = args.image;
+    auto context =
+        pipeline::load_job_context(choices, [](const std::string& line) { std::cerr << line << "\n"; });
+    if (!context) return report_error(context.error().context(job.string()));
+    auto needs = pipeline::pod_needs(*context);
+    if (!needs) return report_error(needs.error().context(job.string()));
+    auto image = cluster_image(context->image_text, args.registry_images);
+    if (!image) return report_error(image.error().context(job.string()));
+    pipeline::add_to_group(batch.groups, *image, context->image_text + " " + context->image.digest, *needs,
+                           job);
+  }
+  if (auto checked = pipeline::check_k8s_export(batch); !checked) return report_error(checked.error());
+  std::error_code ec;
+  const fs::path preflight = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return report_error(Error::runtime("cannot find the preflight binary: " + ec.message()));
+  auto loader = pipeline::write_bundle(batch.bundle, preflight, data_dir());
+  if (!loader) return report_error(loader.error());
+  batch.loader = *loader;
+  auto files = pipeline::export_k8s(batch);
+  if (!files) return report_error(files.error());
+  if (auto written = pipeline::write_exported_files(batch.out, *files, {"reports"}); !written)
+    return report_error(written.error());
+  std::cout << "exported " << jobs->size() << " job(s) in " << batch.groups.size() << " Indexed Job(s) to "
+            << batch.out.string() << "\n"
+            << "  apply:   kubectl apply -f " << quote_shell_word((batch.out / "preflight.yaml").string())
+            << "\n"
+            << "  collect: preflight collect " << quote_shell_word((batch.out / "reports").string()) << "\n";
+  return 0;
+}
+
 }  // namespace
 
 Command export_command() {
-  return {"export", "Write the files that run a batch of dry runs on a cluster's scheduler (Slurm)",
-          [](CLI::App& app) -> Action {
-            app.require_subcommand(1);
-            auto slurm_args = std::make_shared<SlurmArgs>();
-            CLI::App* slurm = app.add_subcommand(
-                "slurm",
-                "A Slurm job array: jobs.txt and preflight-array.sbatch, for sbatch on a shared folder");
-            add_export_options(*slurm, *slurm_args);
-            slurm->add_option("--parallel", slurm_args->parallel, "tasks of the array to run at once")
-                ->check(CLI::PositiveNumber)
-                ->capture_default_str();
-            slurm->add_option("--shared", slurm_args->shared,
-                              "a folder every node sees: the tasks' cache is its cache/ folder");
-            return [slurm, slurm_args]() -> int {
-              if (slurm->parsed()) return export_slurm(*slurm_args);
-              return 2;
-            };
-          }};
+  return {
+      "export", "Write the files that run a batch of dry runs on a cluster's scheduler (Slurm, Kubernetes)",
+      [](CLI::App& app) -> Action {
+        app.require_subcommand(1);
+        auto slurm_args = std::make_shared<SlurmArgs>();
+        CLI::App* slurm = app.add_subcommand(
+            "slurm", "A Slurm job array: jobs.txt and preflight-array.sbatch, for sbatch on a shared folder");
+        add_export_options(*slurm, *slurm_args);
+        slurm->add_option("--parallel", slurm_args->parallel, "tasks of the array to run at once")
+            ->check(CLI::PositiveNumber)
+            ->capture_default_str();
+        slurm->add_option("--shared", slurm_args->shared,
+                          "a folder every node sees: the tasks' cache is its cache/ folder");
+        auto k8s_args = std::make_shared<K8sArgs>();
+        CLI::App* k8s = app.add_subcommand(
+            "k8s",
+            "Kubernetes: an Indexed Job per image, a ConfigMap of the jobs and a NetworkPolicy, in "
+            "preflight.yaml for kubectl apply");
+        add_export_options(*k8s, *k8s_args);
+        k8s->add_option("--claim", k8s_args->claim,
+                        "the PersistentVolumeClaim that holds the jobs, their code and inputs, and --out")
+            ->required();
+        k8s->add_option("--mount", k8s_args->mount,
+                        "the folder here that the claim's volume is: the pods mount it at the same path")
+            ->required();
+        k8s->add_option(
+            "--registry-image", k8s_args->registry_images,
+            "IMAGE=REF: the job image IMAGE (as Preflight names it) is REF in the cluster's registry");
+        k8s->add_option("--name", k8s_args->name, "the objects' names begin with NAME")
+            ->capture_default_str();
+        k8s->add_option("--queue", k8s_args->queue,
+                        "Kueue's LocalQueue for the Jobs (kueue.x-k8s.io/queue-name)");
+        k8s->add_option("--parallel", k8s_args->parallel, "pods of each Job to run at once")
+            ->check(CLI::PositiveNumber)
+            ->capture_default_str();
+        return [slurm, slurm_args, k8s, k8s_args]() -> int {
+          if (slurm->parsed()) return export_slurm(*slurm_args);
+          if (k8s->parsed()) return export_k8s(*k8s_args);
+          return 2;
+        };
+      }};
 }
 
 }  // namespace preflight::cli

@@ -23,6 +23,7 @@ struct RunArgs : JobOptions {
   bool no_harness = false;
   bool run_anyway = false;
   bool in_pod = false;
+  bool stage = false;
 };
 
 int run(const RunArgs& args) {
@@ -49,6 +50,11 @@ int run(const RunArgs& args) {
     auto timeout = parse_duration(args.timeout);
     if (!timeout) return report_error(timeout.error().context("--timeout"));
     options.timeout = *timeout;
+  }
+  if (args.stage) {
+    sandbox::InPod pod;
+    auto staged = pipeline::stage_in_pod(options, {}, pod);
+    return staged ? 0 : report_error(staged.error());
   }
   auto progress = report::progress_on_stderr(args.quiet);
   pipeline::Console console;
@@ -90,6 +96,11 @@ Command run_command() {
                 "--in-pod", args->in_pod,
                 "run in this Kubernetes pod, on its own image and as its user, instead of in a container "
                 "(docs/scale-out.md \"Kubernetes\")");
+            app.add_flag(
+                   "--stage", args->stage,
+                   "with --in-pod: only fill the places the platform gives the job read-only, as the pod's "
+                   "init container")
+                ->needs("--in-pod");
             return [args] { return run(*args); };
           }};
 }

@@ -340,4 +340,16 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
   return report;
 }
 
+Status stage_in_pod(const DryRunOptions& options, const Console& console, const sandbox::InPod& pod) {
+  auto context = load_job_context({options.job_file, options.platform, options.image}, console.progress);
+  if (!context) return std::move(context).error();
+  if (options.image_config) context->image.config = *options.image_config;
+  const fs::path runs_dir = options.runs_dir.empty() ? image::default_cache_dir() / "runs" : options.runs_dir;
+  auto folder = sandbox::RunFolder::create_new(runs_dir, [&] { return make_job_id(context->job.name); });
+  if (!folder) return std::move(folder).error();
+  auto plan = plan_run(*context, options, {}, folder->path().filename().string(), folder->path());
+  if (!plan) return std::move(plan).error();
+  return pod.stage(*plan);
+}
+
 }  // namespace preflight::pipeline

@@ -11,6 +11,7 @@
 
 #include "pipeline/job_context.hpp"
 #include "report/report.hpp"
+#include "sandbox/in_pod.hpp"
 #include "sandbox/runtime.hpp"
 #include "util/error.hpp"
 
@@ -51,5 +52,10 @@ Result<report::Report> dry_run_loaded(
     const JobContext& context, const DryRunOptions& options, const Console& console,
     sandbox::ContainerRuntime& runtime,
     std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now());
+
+// The init container's part of a run in a Kubernetes pod (`preflight run --in-pod --stage`):
+// the job is loaded and planned as `dry_run` would, and the places its platform gives it
+// read-only are filled (sandbox::InPod::stage); nothing runs.
+Status stage_in_pod(const DryRunOptions& options, const Console& console, const sandbox::InPod& pod);
 
 }  // namespace preflight::pipeline

@@ -27,18 +27,6 @@ constexpr auto kCopyTree =
 
 bool writable(const fs::path& dir) { return ::access(dir.c_str(), W_OK) == 0; }
 
-// Takes the write bits off everything below `dir` and `dir` itself (links are left alone):
-// the platform's read-only places stay read-only to the job, which runs as their owner here.
-void make_read_only(const fs::path& dir) {
-  std::error_code ec;
-  const auto no_write = fs::perms::owner_write | fs::perms::group_write | fs::perms::others_write;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
-       it.increment(ec)) {
-    if (!it->is_symlink(ec)) fs::permissions(it->path(), no_write, fs::perm_options::remove, ec);
-  }
-  fs::permissions(dir, no_write, fs::perm_options::remove, ec);
-}
-
 // What to do in the pod's own words: the folder the plan needs is not one the pod gives.
 Error missing_volume(const std::string& destination, const std::string& why) {
   return Error::runtime(fmt::format(
@@ -47,45 +35,54 @@ Error missing_volume(const std::string& destination, const std::string& why) {
       destination, why));
 }
 
-// Puts one of the plan's mounts in place: a file copied to its destination; a folder's
-// contents copied into the pod's folder at the destination, unless that folder is read-only
-// already (the pod's init container filled it and it is mounted readOnly).
-Status place(const plan::MountPlan& mount) {
-  // Kubernetes writes the pod's own /etc/hosts, naming localhost and the pod.
-  if (mount.kind == Kind::PlatformFile && mount.destination == "/etc/hosts") return Ok{};
+// The folder of the pod a mount's contents go into: the destination, or a file's folder.
+fs::path place_of(const plan::MountPlan& mount) {
   const fs::path destination = mount.destination;
+  return mount.kind == Kind::PlatformFile ? destination.parent_path() : destination;
+}
+
+// Kubernetes writes the pod's own /etc/hosts, naming localhost and the pod.
+bool pods_own(const plan::MountPlan& mount) {
+  return mount.kind == Kind::PlatformFile && mount.destination == "/etc/hosts";
+}
+
+// Copies a mount's source (a file or a folder's contents) into the pod's folder for it.
+Status fill(const plan::MountPlan& mount) {
   std::error_code ec;
-  if (mount.kind == Kind::PlatformFile) {
-    fs::create_directories(destination.parent_path(), ec);
-    fs::copy_file(mount.source, destination, fs::copy_options::overwrite_existing, ec);
-    if (ec)
-      return missing_volume(destination.parent_path().string(),
-                            "cannot write the platform's file: " + ec.message());
-    if (mount.read_only)
-      fs::permissions(destination, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read,
-                      ec);
-    return Ok{};
-  }
-  fs::create_directories(destination, ec);
-  if (!fs::is_directory(destination, ec))
-    return missing_volume(mount.destination, "not a folder in this pod");
-  // Written folders start empty, as their sources in the run folder are; a copy-on-write
-  // code folder starts as the code.
-  const bool fill = mount.read_only || !mount.overlay_dir.empty();
-  if (!fill) {
-    if (!writable(destination)) return missing_volume(mount.destination, "the job may not write it here");
-    return Ok{};
-  }
-  if (!writable(destination)) {
-    if (fs::is_empty(destination, ec) && !fs::is_empty(mount.source, ec))
-      return missing_volume(mount.destination, "it is read-only and empty: nothing filled it");
-    return Ok{};
-  }
-  fs::copy(mount.source, destination, kCopyTree, ec);
+  if (mount.kind == Kind::PlatformFile)
+    fs::copy_file(mount.source, mount.destination, fs::copy_options::overwrite_existing, ec);
+  else
+    fs::copy(mount.source, mount.destination, kCopyTree, ec);
   if (ec)
     return Error::runtime(
         fmt::format("cannot copy {} into {}: {}", mount.source.string(), mount.destination, ec.message()));
-  if (mount.read_only) make_read_only(destination);
+  return Ok{};
+}
+
+// In the job's container, each place as the platform gives it: a read-only one read-only
+// (mounted readOnly, filled by the init container: a folder the job owns would let it write)
+// and not left empty; a written one writable, a copy-on-write code folder filled with the code.
+Status check_place(const plan::MountPlan& mount) {
+  if (pods_own(mount)) return Ok{};
+  const fs::path place = place_of(mount);
+  std::error_code ec;
+  if (mount.kind != Kind::PlatformFile) fs::create_directories(place, ec);
+  if (!fs::is_directory(place, ec)) return missing_volume(place.string(), "not a folder in this pod");
+  if (mount.read_only) {
+    if (writable(place))
+      return missing_volume(
+          place.string(),
+          "the platform gives the job this folder read-only, but here the job may write it: "
+          "mount it readOnly, filled by an init container that runs preflight run --in-pod "
+          "--stage");
+    if (!fs::exists(mount.destination, ec) ||
+        (mount.kind != Kind::PlatformFile && fs::is_empty(place, ec) && !fs::is_empty(mount.source, ec)))
+      return missing_volume(place.string(),
+                            "nothing filled it: the init container runs preflight run --in-pod --stage");
+    return Ok{};
+  }
+  if (!writable(place)) return missing_volume(place.string(), "the job may not write it here");
+  if (!mount.overlay_dir.empty()) return fill(mount);
   return Ok{};
 }
 
@@ -177,6 +174,20 @@ image::ImageConfig pod_image_config(const std::vector<std::string>& environment)
   return config;
 }
 
+Status InPod::stage(const plan::RunPlan& plan) const {
+  if (auto user = check_user(plan.process.uid, plan.process.gid); !user) return user;
+  if (auto status = prepare_run_dir(plan); !status) return status;
+  for (const auto& mount : plan.mounts) {
+    if (!mount.read_only || pods_own(mount)) continue;
+    const fs::path place = place_of(mount);
+    std::error_code ec;
+    if (!fs::is_directory(place, ec) || !writable(place))
+      return missing_volume(place.string(), "the init container must be able to write it");
+    if (auto filled = fill(mount); !filled) return filled;
+  }
+  return Ok{};
+}
+
 Status InPod::check_user(unsigned uid, unsigned gid) const {
   if (::geteuid() == uid && ::getegid() == gid) return Ok{};
   return Error::bad_input(
@@ -198,7 +209,7 @@ Result<ContainerExit> InPod::run(const plan::RunPlan& plan, const fs::path& imag
   install_interrupt_handlers();
   if (auto status = prepare_run_dir(plan); !status) return std::move(status).error();
   for (const auto& mount : plan.mounts)
-    if (auto placed = place(mount); !placed) return std::move(placed).error();
+    if (auto placed = check_place(mount); !placed) return std::move(placed).error();
   if (auto placed = place_user_dirs(plan); !placed) return std::move(placed).error();
 
   OutputPipe out(model::OutputLine::Stream::Stdout, max_line_bytes);

@@ -1,11 +1,11 @@
 // Runs a RunPlan in the container Preflight itself runs in: a Kubernetes pod made to stand for
 // the platform (docs/scale-out.md "Kubernetes"), whose image, user, read-only root, missing
-// network and limits are the platform's already. Nothing is mounted or entered: each
-// of the plan's places is a folder the pod gives it (an emptyDir at the mount's destination),
-// filled before the job starts — the code, the inputs, the harness and the platform's files
-// copied in, and left read-only where the platform's are — and the folders the job writes
-// (its outputs, the harness's events) are copied back into the run folder afterwards, where
-// the diagnosis reads them. The job runs as a child in a process group of its own, followed
+// network and limits are the platform's already. Nothing is mounted or entered: each of the
+// plan's places is a folder the pod gives it (an emptyDir at the mount's destination). The
+// read-only ones (the code, the inputs, the harness, the platform's files) are filled by the
+// pod's init container (stage) and mounted readOnly in the job's container; the folders the
+// job writes (its outputs, the harness's events) are copied back into the run folder
+// afterwards, where the diagnosis reads them. The job runs as a child in a process group of its own, followed
 // as a container is (sandbox/process_watch.hpp).
 #pragma once
 
@@ -26,6 +26,10 @@ class InPod final : public ContainerRuntime {
   // `image_rootfs` must be "/"; a plan of the platform's must be the pod's user's (check_user).
   Result<ContainerExit> run(const plan::RunPlan& plan, const std::filesystem::path& image_rootfs,
                             const LineSink& on_line, std::size_t max_line_bytes = kMaxLineBytes) override;
+  // The init container's part: fills the places the platform gives the job read-only (the
+  // code, the inputs, the harness, the platform's files), which the job's container then
+  // mounts readOnly, as the platform's are.
+  Status stage(const plan::RunPlan& plan) const;
   // The pod must run as the platform's user: no process in it can become another.
   Status check_user(unsigned uid, unsigned gid) const override;
 };

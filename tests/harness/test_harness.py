@@ -801,7 +801,9 @@ class StepParts(HarnessCase):
         self.assertEqual(len(results), len(parts))
         for result, part in zip(results, parts):
             self.assertNotIn("error", result, part)
-            self.assertGreaterEqual(result["repeats"], 3)
+            # At least MIN_REPEATS runs are timed; "repeats" counts those that touched no new
+            # page, which a loaded machine may leave fewer of (never none: all count then).
+            self.assertGreaterEqual(result["repeats"], 1)
             self.assertGreater(result["forward"], 0)
             has_backward = part["kind"] != "optimizer" and part["grad"] and (
                 part.get("params") or any(isinstance(x, list) and x[:1] == ["T"] and x[3]

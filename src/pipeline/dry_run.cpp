@@ -287,6 +287,19 @@ report::Report assemble_report(const JobContext& context, const plan::RunPlan& p
   return report;
 }
 
+// Where run folders go: the options' runs_dir, else the cache's runs/.
+fs::path runs_folder(const DryRunOptions& options) {
+  return options.runs_dir.empty() ? image::default_cache_dir() / "runs" : options.runs_dir;
+}
+
+// The job, its platform and image, as the options choose them; in a pod, the image's
+// configuration is the pod's (DryRunOptions::image_config).
+Result<JobContext> load_for_run(const DryRunOptions& options, const Console& console) {
+  auto context = load_job_context({options.job_file, options.platform, options.image}, console.progress);
+  if (context && options.image_config) context->image.config = *options.image_config;
+  return context;
+}
+
 }  // namespace
 
 Result<report::Report> dry_run_loaded(const JobContext& context, const DryRunOptions& options,
@@ -301,7 +314,7 @@ Result<report::Report> dry_run_loaded(const JobContext& context, const DryRunOpt
   if (options.stop_on_static && std::any_of(static_results->begin(), static_results->end(), is_certain_error))
     return stopped_before_run(context, std::move(*static_results), options.strict);
 
-  const fs::path runs_dir = options.runs_dir.empty() ? image::default_cache_dir() / "runs" : options.runs_dir;
+  const fs::path runs_dir = runs_folder(options);
   // Runs cut short (a SIGKILLed Preflight) are reaped first; the newest runs are kept for a
   // look at their outputs and events (docs/security.md "Crash-safe lifecycle"), this one among them.
   sandbox::reap_abandoned(runs_dir, kKeptRuns - 1);
@@ -331,9 +344,8 @@ Result<report::Report> dry_run_loaded(const JobContext& context, const DryRunOpt
 Result<report::Report> dry_run(const DryRunOptions& options, const Console& console,
                                sandbox::ContainerRuntime& runtime) {
   const auto started = Clock::now();
-  auto loaded = load_job_context({options.job_file, options.platform, options.image}, console.progress);
+  auto loaded = load_for_run(options, console);
   if (!loaded) return std::move(loaded).error();
-  if (options.image_config) loaded->image.config = *options.image_config;
   auto report = dry_run_loaded(*loaded, options, console, runtime, started);
   if (report && report->run_dir.empty())
     report->duration_s = std::chrono::duration<double>(Clock::now() - started).count();
@@ -341,11 +353,10 @@ Result<report::Report> dry_run(const DryRunOptions& options, const Console& cons
 }
 
 Status stage_in_pod(const DryRunOptions& options, const Console& console, const sandbox::InPod& pod) {
-  auto context = load_job_context({options.job_file, options.platform, options.image}, console.progress);
+  auto context = load_for_run(options, console);
   if (!context) return std::move(context).error();
-  if (options.image_config) context->image.config = *options.image_config;
-  const fs::path runs_dir = options.runs_dir.empty() ? image::default_cache_dir() / "runs" : options.runs_dir;
-  auto folder = sandbox::RunFolder::create_new(runs_dir, [&] { return make_job_id(context->job.name); });
+  auto folder =
+      sandbox::RunFolder::create_new(runs_folder(options), [&] { return make_job_id(context->job.name); });
   if (!folder) return std::move(folder).error();
   auto plan = plan_run(*context, options, {}, folder->path().filename().string(), folder->path());
   if (!plan) return std::move(plan).error();

@@ -1,6 +1,7 @@
 #include "check/shell_words.hpp"
 
 #include <sstream>
+#include <string_view>
 
 namespace preflight::check {
 
@@ -11,7 +12,15 @@ std::vector<std::string> split_shell_words(const std::string& command) {
   char quote = 0;
   for (std::size_t i = 0; i < command.size(); ++i) {
     const char c = command[i];
-    if (quote) {
+    // A backslash before a newline joins the lines (outside single quotes); outside quotes it
+    // makes the next character plain, inside double quotes only $ ` " \ and a newline.
+    if (c == '\\' && quote != '\'' && i + 1 < command.size()) {
+      const char next = command[++i];
+      if (next == '\n') continue;
+      if (quote == '"' && std::string_view("$`\"\\").find(next) == std::string_view::npos) word += c;
+      word += next;
+      has_word = true;
+    } else if (quote) {
       if (c == quote)
         quote = 0;
       else
@@ -19,6 +28,9 @@ std::vector<std::string> split_shell_words(const std::string& command) {
     } else if (c == '\'' || c == '"') {
       quote = c;
       has_word = true;
+    } else if (c == '#' && !has_word) {
+      // A comment runs to the end of the line.
+      while (i + 1 < command.size() && command[i + 1] != '\n') ++i;
     } else if (c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '&' || c == '|') {
       if (has_word) words.push_back(word);
       word.clear();
@@ -38,8 +50,16 @@ void for_each_command_line(const std::string& text,
   std::istringstream lines(text);
   std::string line;
   for (int index = 0; std::getline(lines, line); ++index) {
+    // A line that ends in a backslash goes on in the next: one command, at its first line.
+    const int first_index = index;
+    std::string next;
+    while (!line.empty() && line.back() == '\\' && std::getline(lines, next)) {
+      line.pop_back();
+      line += " " + next;
+      ++index;
+    }
     const auto first = line.find_first_not_of(" \t");
-    if (first != std::string::npos && line[first] != '#') visit(index, line);
+    if (first != std::string::npos && line[first] != '#') visit(first_index, line);
   }
 }
 

@@ -13,6 +13,9 @@ int check(const JobOptions& args) {
     return *exit_status;  // the image's python runs in a container
   pipeline::JobChoices choices;
   choices.job_file = args.job;
+  auto read = read_options(args);
+  if (!read) return report_error(read.error());
+  choices.read = std::move(*read);
   if (!args.platform.empty()) choices.platform = args.platform;
   if (!args.image.empty()) choices.image = args.image;
   auto progress = [](const std::string& line) { std::cerr << "preflight: " << line << "\n"; };

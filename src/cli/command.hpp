@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "formats/job_formats.hpp"
 #include "report/batch_report.hpp"
 #include "report/report.hpp"
 #include "util/error.hpp"
@@ -39,6 +40,7 @@ Command estimate_command();
 Command collect_command();
 Command batch_command();
 Command export_command();
+Command convert_command();
 
 // Runs the command line; returns the exit status (docs/errors.md).
 int main_with_args(int argc, char** argv);
@@ -52,9 +54,18 @@ int report_error(const Error& error);
 // process, or an error's).
 std::optional<int> enter_user_namespace();
 
-// What every command about one job takes: the job file, --platform, --image and the report
-// files (--json, --junit, --sarif, --html; `run` adds --trace).
-struct JobOptions {
+// How a job file is read (docs/formats.md "Other platforms' job files"): --as KIND when its
+// content does not say, --code DIR for a definition that names no code, --map CLOUD=LOCAL.
+struct ReadArgs {
+  std::string as, code;
+  std::vector<std::string> maps;
+};
+void add_read_options(CLI::App& app, ReadArgs& args);
+Result<formats::ReadOptions> read_options(const ReadArgs& args);
+
+// What every command about one job takes: the job file, how to read it, --platform, --image
+// and the report files (--json, --junit, --sarif, --html; `run` adds --trace).
+struct JobOptions : ReadArgs {
   std::string job = "job.yaml";
   std::string platform, image, json, junit, sarif, html, trace;
   bool strict = false;  // predictions the dry run did not refute fail the gate

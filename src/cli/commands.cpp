@@ -21,8 +21,37 @@ std::optional<int> enter_user_namespace() {
   return *entered;
 }
 
+void add_read_options(CLI::App& app, ReadArgs& args) {
+  app.add_option("--as", args.as,
+                 "the kind of job file, when its content does not say: job.yaml, pytorchjob, slurm");
+  app.add_option("--code", args.code,
+                 "the code folder of a job definition that names none (its code is in the image); default: "
+                 "the current folder");
+  app.add_option("--map", args.maps,
+                 "CLOUD=LOCAL: a local copy or sample of data the platform has at CLOUD (s3://bucket/prefix, "
+                 "gs://bucket, pvc://claim, a cluster folder of a Slurm script); repeatable");
+}
+
+Result<formats::ReadOptions> read_options(const ReadArgs& args) {
+  formats::ReadOptions options;
+  if (!args.as.empty()) {
+    auto kind = formats::kind_named(args.as);
+    if (!kind) return std::move(kind).error();
+    options.as = *kind;
+  }
+  if (!args.code.empty()) options.code_dir = std::filesystem::absolute(args.code).lexically_normal();
+  for (const auto& text : args.maps) {
+    auto map = spec::parse_path_map(text, std::filesystem::current_path());
+    if (!map) return std::move(map).error();
+    options.load.maps.push_back(std::move(*map));
+  }
+  return options;
+}
+
 void add_job_options(CLI::App& app, JobOptions& options) {
-  app.add_option("job", options.job, "the job file")->capture_default_str();
+  app.add_option("job", options.job, "the job file: job.yaml, a Kubeflow PyTorchJob or a Slurm batch script")
+      ->capture_default_str();
+  add_read_options(app, options);
   app.add_option("--platform", options.platform, "platform profile: a shipped name or a file");
   app.add_option("--image", options.image,
                  "image: built-in name, docker-archive:PATH, oci:PATH[:TAG], rootfs:PATH");
@@ -125,9 +154,9 @@ int main_with_args(int argc, char** argv) {
   app.set_version_flag("--version", std::string("preflight ") + PREFLIGHT_VERSION);
   app.require_subcommand(1);
   const std::vector<Command> table = {
-      run_command(),   check_command(),   platforms_command(), platform_command(),  image_command(),
-      cache_command(), explain_command(), init_command(),      show_command(),      estimate_command(),
-      batch_command(), collect_command(), export_command(),    completion_command()};
+      run_command(),   check_command(),   platforms_command(), platform_command(), image_command(),
+      cache_command(), explain_command(), init_command(),      show_command(),     estimate_command(),
+      batch_command(), collect_command(), export_command(),    convert_command(),  completion_command()};
   std::vector<std::pair<CLI::App*, Action>> actions;
   for (const auto& command : table) {
     CLI::App* sub = app.add_subcommand(command.name, command.summary);

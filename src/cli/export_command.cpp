@@ -133,7 +133,7 @@ int export_k8s(K8sArgs& args) {
   batch.platform = args.platform;
   batch.parallel = args.parallel;
   for (const fs::path& job : *jobs) {
-    pipeline::JobChoices choices{job, std::nullopt, std::nullopt};
+    pipeline::JobChoices choices{job, std::nullopt, std::nullopt, {}};
     if (!args.platform.empty()) choices.platform = args.platform;
     if (!args.image.empty()) choices.image = args.image;
     auto context =

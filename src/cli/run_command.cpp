@@ -34,6 +34,9 @@ int run(const RunArgs& args) {
   }
   pipeline::DryRunOptions options;
   options.job_file = args.job;
+  auto read = read_options(args);
+  if (!read) return report_error(read.error());
+  options.read = std::move(*read);
   if (!args.platform.empty()) options.platform = args.platform;
   if (!args.image.empty()) options.image = args.image;
   if (args.in_pod) {

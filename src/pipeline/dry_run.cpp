@@ -275,7 +275,7 @@ report::Report assemble_report(const JobContext& context, const plan::RunPlan& p
   }
 
   auto report = job_report(context, std::move(findings));
-  report.notes = std::move(notes);
+  report.notes.insert(report.notes.end(), notes.begin(), notes.end());
   report.clamps = std::move(clamps);
   report.estimate = std::move(estimate);
   report.stages = stage_results(outcome.events, failed_stage(report.findings), !plan.setup.empty(),
@@ -295,7 +295,8 @@ fs::path runs_folder(const DryRunOptions& options) {
 // The job, its platform and image, as the options choose them; in a pod, the image's
 // configuration is the pod's (DryRunOptions::image_config).
 Result<JobContext> load_for_run(const DryRunOptions& options, const Console& console) {
-  auto context = load_job_context({options.job_file, options.platform, options.image}, console.progress);
+  auto context =
+      load_job_context({options.job_file, options.platform, options.image, options.read}, console.progress);
   if (context && options.image_config) context->image.config = *options.image_config;
   return context;
 }

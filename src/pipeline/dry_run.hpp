@@ -21,6 +21,7 @@ struct DryRunOptions {
   std::filesystem::path job_file = "job.yaml";
   std::optional<std::string> platform;               // --platform NAME|FILE
   std::optional<std::string> image;                  // --image REF
+  formats::ReadOptions read;                         // --as, --code, --map
   std::optional<int> steps;                          // --steps N
   std::optional<std::chrono::milliseconds> timeout;  // --timeout DURATION
   bool harness = true;                               // --no-harness: no stages, clamps or measurements

@@ -39,7 +39,7 @@ Result<JobEstimate> estimate_job(const EstimateOptions& options, const Console& 
                                  sandbox::ContainerRuntime& runtime) {
   const auto started = std::chrono::steady_clock::now();
   const DryRunOptions& run = options.run;
-  auto context = load_job_context({run.job_file, run.platform, run.image}, console.progress);
+  auto context = load_job_context({run.job_file, run.platform, run.image, run.read}, console.progress);
   if (!context) return std::move(context).error();
   auto gpus = chosen_gpus(options.gpus, *context);
   if (!gpus) return std::move(gpus).error();

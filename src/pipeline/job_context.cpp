@@ -10,7 +10,7 @@ constexpr const char* kDefaultPlatform = "philly";
 }
 
 Result<JobContext> load_job_context(const JobChoices& choices, const image::ProgressSink& progress) {
-  auto job = spec::load_job(fs::absolute(choices.job_file));
+  auto job = formats::load_any_job(fs::absolute(choices.job_file), choices.read);
   if (!job) return std::move(job).error();
 
   const std::string platform_name =

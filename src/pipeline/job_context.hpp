@@ -8,6 +8,7 @@
 
 #include "diagnosis/policies.hpp"
 #include "estimate/gpu_table.hpp"
+#include "formats/job_formats.hpp"
 #include "image/image_store.hpp"
 #include "spec/job_spec.hpp"
 #include "spec/platform_profile.hpp"
@@ -19,6 +20,7 @@ struct JobChoices {
   std::filesystem::path job_file = "job.yaml";
   std::optional<std::string> platform;  // --platform NAME|FILE
   std::optional<std::string> image;     // --image REF
+  formats::ReadOptions read;            // --as, --code, --map
 };
 
 struct JobContext {

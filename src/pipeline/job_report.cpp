@@ -14,6 +14,12 @@ report::Report job_report(const JobContext& context, std::vector<model::Finding>
   report.platform = context.profile.name;
   report.image_ref = context.image_text;
   report.image_digest = context.image.digest;
+  // What of the job file was not used (another platform's fields), each where it was written.
+  for (const auto& note : context.job.notes) {
+    SourceLocation where = note.where;
+    if (where.known()) where.file = where.file.is_absolute() ? fs::relative(where.file) : where.file;
+    report.notes.push_back(where.known() ? where.str() + ": " + note.message : note.message);
+  }
   context.policies.checks.complete(findings);  // those the code built: the outputs', diagnosis's fallback
   report.findings = std::move(findings);
   report.verdict = report::verdict_of(report.findings);

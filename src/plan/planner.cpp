@@ -260,7 +260,9 @@ class Planner {
     if (!hostname) return std::move(hostname).error();
     plan_.hostname = vars_["host.name"] =
         host_name_label(hostname->empty() ? profile_.name + "-worker-0" : *hostname);
-    auto code = filled_path(profile_.mounts.code, vars_, where_, false);
+    // A job that says where its code is (a container's workingDir, Slurm's --chdir) has it there.
+    auto code = job_.code_mount.empty() ? filled_path(profile_.mounts.code, vars_, where_, false)
+                                        : Result<std::string>(job_.code_mount);
     if (!code) return std::move(code).error();
     code_ = vars_["code"] = *code;
     auto scratch = filled_path(profile_.mounts.scratch, vars_, where_, false);
@@ -278,6 +280,9 @@ class Planner {
   // platform puts it; the harness's folders.
   Status add_mounts() {
     const model::RunLayout run = plan_.layout();
+    if (!job_.code_mount.empty())
+      if (auto taken = check_place_free(code_, job_.code_mount_where); !taken)
+        return std::move(taken).error();
     if (profile_.mounts.code_writable) {
       // The upper layer's root is the merged view's root: the job's user owns it, as the
       // platform's job owns its code folder.
@@ -292,8 +297,12 @@ class Planner {
         input_paths_[input.name] = vars_["inputs." + input.name] = *input.value;
         continue;
       }
-      auto where = filled_path(profile_.mounts.input, entry_vars(vars_, input.name), where_, false);
+      auto where = input.mount.empty()
+                       ? filled_path(profile_.mounts.input, entry_vars(vars_, input.name), where_, false)
+                       : Result<std::string>(input.mount);
       if (!where) return std::move(where).error();
+      if (!input.mount.empty())
+        if (auto taken = check_place_free(*where, input.where); !taken) return std::move(taken).error();
       input_paths_[input.name] = vars_["inputs." + input.name] = *where;
       add_mount({Kind::Input, input.name, *where, input.path, true, {}});
     }
@@ -306,12 +315,46 @@ class Planner {
       add_mount({Kind::Output, "", *dir, source, false, {}});
     }
     for (const auto& output : job_.outputs) {
-      auto where = filled_path(profile_.mounts.output, entry_vars(vars_, output.name), where_, false);
+      auto where = output.mount.empty()
+                       ? filled_path(profile_.mounts.output, entry_vars(vars_, output.name), where_, false)
+                       : Result<std::string>(output.mount);
       if (!where) return std::move(where).error();
+      if (!output.mount.empty())
+        if (auto taken = check_place_free(*where, output.where); !taken) return std::move(taken).error();
       output_paths_[output.name] = vars_["outputs." + output.name] = *where;
       auto source = run.output(output.name);
       plan_.prepare.push_back({source, profile_.user.uid, profile_.user.gid});
       add_mount({Kind::Output, output.name, *where, source, false, {}});
+    }
+    return Ok{};
+  }
+
+  // A place the job names (mount:, a volume's mountPath) must be its own: at the place of
+  // something mounted before it, or around it, it would hide it; inside the code, an input or
+  // an output, its mount point would have to be made in the user's folder.
+  Status check_place_free(const std::string& place, const SourceLocation& where) const {
+    for (const std::string own : {kEmulatorMount, kRunMount})
+      if (place == own || is_under(own, place) || is_under(place, own))
+        return Error::bad_input(
+            fmt::format("mount: {} would hide or lie in Preflight's own {}; give another place", place, own),
+            where);
+    for (const auto& mount : plan_.mounts) {
+      const bool kept = mount.kind == Kind::Output && mount.name.empty();
+      const char* relation = place == mount.destination                    ? "the place of"
+                             : is_under(mount.destination, place)          ? "around"
+                             : !kept && is_under(place, mount.destination) ? "inside"
+                                                                           : nullptr;
+      if (!relation) continue;
+      const std::string other = mount.kind == Kind::Code ? "the code (" + mount.destination + ")"
+                                : kept                   ? "the platform's folder " + mount.destination
+                                : mount.kind == Kind::Input
+                                    ? fmt::format("input \"{}\" ({})", mount.name, mount.destination)
+                                    : fmt::format("output \"{}\" ({})", mount.name, mount.destination);
+      return Error::bad_input(
+          fmt::format("mount: {} is {} {}; give each input and output a place of its own, "
+                      "outside the others",
+                      place, relation, other),
+          where);
     }
     return Ok{};
   }

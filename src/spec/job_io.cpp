@@ -12,8 +12,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::vector<std::string> kInputKeys = {"path", "type", "mode", "description"};
-const std::vector<std::string> kOutputKeys = {"type", "mode", "path", "name", "version", "description"};
+const std::vector<std::string> kInputKeys = {"path", "type", "mode", "description", "mount"};
+const std::vector<std::string> kOutputKeys = {"type",    "mode",        "path", "name",
+                                              "version", "description", "mount"};
 // AzureML's data types; mltable and the model types are folders here.
 const std::vector<std::string> kDataTypes = {"uri_folder",   "uri_file",     "mltable",
                                              "mlflow_model", "custom_model", "triton_model"};
@@ -49,14 +50,14 @@ Status check_name(const YamlDoc& doc, const YamlField& entry, const std::string&
   return Ok{};
 }
 
+// `origin` says where `resolved` came from: the path written and its folder, or the map
+// that gave a cloud path its local copy.
 Status check_path(const YamlDoc& doc, const YamlField& field, const std::string& name,
-                  const std::string& written, const fs::path& resolved, const fs::path& job_dir,
-                  const std::string& type) {
+                  const std::string& origin, const fs::path& resolved, const std::string& type) {
   std::error_code ec;
   const auto status = fs::status(resolved, ec);
   if (!fs::exists(status)) {
-    return doc.error(field, "input \"" + name + "\": " + resolved.string() + " does not exist (path \"" +
-                                written + "\", relative to " + job_dir.string() +
+    return doc.error(field, "input \"" + name + "\": " + resolved.string() + " does not exist (" + origin +
                                 "); put a local copy or small sample of the data the platform "
                                 "will mount there, or correct path:");
   }
@@ -77,8 +78,19 @@ Status check_path(const YamlDoc& doc, const YamlField& field, const std::string&
   return Ok{};
 }
 
-Result<InputSpec> read_input(const YamlDoc& doc, const YamlField& entry, const fs::path& job_dir) {
-  InputSpec input{entry.key, {}, doc.at(entry.key_node), std::nullopt, doc.at(entry)};
+// Where a map's prefix came from, for messages: the job's paths: entry or --map.
+std::string map_origin(const std::string& written, const std::vector<PathMap>& maps) {
+  const PathMap* best = nullptr;
+  for (const PathMap& map : maps)
+    if (map_cloud_path(written, {map}) && (!best || map.prefix.size() > best->prefix.size())) best = &map;
+  if (!best) return {};
+  return best->where.known() ? "paths: entry " + best->where.str()
+                             : "--map " + best->prefix + "=" + best->local.string();
+}
+
+Result<InputSpec> read_input(const YamlDoc& doc, const YamlField& entry, const fs::path& job_dir,
+                             const std::vector<PathMap>& maps) {
+  InputSpec input{entry.key, {}, doc.at(entry.key_node), std::nullopt, doc.at(entry), {}, {}};
   if (entry.value.IsScalar() && is_literal(entry.value)) {
     input.value = entry.value.Scalar();
     return input;
@@ -93,6 +105,10 @@ Result<InputSpec> read_input(const YamlDoc& doc, const YamlField& entry, const f
     for (const YamlField& field : *fields) {
       if (field.key == "path") {
         path_field = field;
+      } else if (field.key == "mount") {
+        auto mount = read_mount(doc, field);
+        if (!mount) return std::move(mount).error();
+        input.mount = *mount;
       } else if (field.key == "type") {
         auto value = doc.one_of(field, kDataTypes);
         if (!value) return std::move(value).error();
@@ -116,19 +132,107 @@ Result<InputSpec> read_input(const YamlDoc& doc, const YamlField& entry, const f
   if (!written) return std::move(written).error();
   input.path_where = doc.at(*path_field);
   if (written->empty()) return doc.error(*path_field, "the path is empty");
-  if (written->rfind("azureml:", 0) == 0 || written->find("://") != std::string::npos) {
-    return doc.error(*path_field, "\"" + *written +
-                                      "\" is not a local path; Preflight needs a local copy or "
-                                      "sample of the data: set path: to a folder such as ./data");
+  std::string origin = "path \"" + *written + "\", relative to " + job_dir.string();
+  if (is_cloud_path(*written)) {
+    auto local = map_cloud_path(*written, maps);
+    if (!local) {
+      std::string prefix = *written;
+      while (prefix.size() > 1 && prefix.back() == '/') prefix.pop_back();
+      return doc.error(*path_field,
+                       "\"" + *written +
+                           "\" is where the platform has the data; Preflight needs a local copy or "
+                           "sample of it: add --map " +
+                           prefix + "=./LOCAL to the command, or paths: {\"" + prefix +
+                           "\": ./LOCAL} to the job file");
+    }
+    input.cloud = *written;
+    input.path = *local;
+    origin = "the local copy of " + *written + " by " + map_origin(*written, maps);
+  } else {
+    input.path = resolve_path(job_dir, *written);
   }
-  input.path = resolve_path(job_dir, *written);
-  if (auto ok = check_path(doc, *path_field, entry.key, *written, input.path, job_dir, type); !ok) {
+  if (auto ok = check_path(doc, *path_field, entry.key, origin, input.path, type); !ok) {
     return std::move(ok).error();
   }
   return input;
 }
 
 }  // namespace
+
+Result<std::string> read_mount(const YamlDoc& doc, const YamlField& field) {
+  auto path = doc.string(field);
+  if (!path) return path;
+  if (!is_normal_absolute_path(*path) || *path == "/")
+    return doc.error(field, "\"" + *path +
+                                "\" is not an absolute path inside the container without \".\", \"..\" "
+                                "or \"//\" (nor \"/\"); give where the platform mounts it, e.g. /data");
+  for (const char* dir : {"/proc", "/sys", "/dev"})
+    if (*path == dir || is_under(*path, dir))
+      return doc.error(field, "\"" + *path + "\" lies in " + dir +
+                                  ", which the container's own file system holds; give another place");
+  return path;
+}
+
+bool is_cloud_path(const std::string& text) {
+  if (text.rfind("azureml:", 0) == 0) return true;
+  const auto scheme_end = text.find("://");
+  if (scheme_end == std::string::npos || scheme_end == 0) return false;
+  return std::all_of(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(scheme_end), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.';
+  });
+}
+
+std::optional<fs::path> map_cloud_path(const std::string& written, const std::vector<PathMap>& maps) {
+  const PathMap* best = nullptr;
+  for (const PathMap& map : maps) {
+    if (written.rfind(map.prefix, 0) != 0) continue;
+    const std::string_view rest = std::string_view(written).substr(map.prefix.size());
+    if (!rest.empty() && rest[0] != '/') continue;  // s3://b/data does not map s3://b/data2
+    if (!best || map.prefix.size() > best->prefix.size()) best = &map;
+  }
+  if (!best) return std::nullopt;
+  std::string rest = written.substr(best->prefix.size());
+  while (!rest.empty() && rest[0] == '/') rest.erase(0, 1);
+  return resolve_path(best->local, rest);
+}
+
+Result<PathMap> parse_path_map(const std::string& text, const fs::path& base_dir) {
+  // A cloud prefix holds "://", so the "=" that ends it is the first after that; a cluster
+  // folder (/datasets/imagenet, for a Slurm script) ends at the first "=".
+  const auto scheme_end = text.find("://");
+  const auto eq = text.find('=', scheme_end == std::string::npos ? 0 : scheme_end);
+  std::string prefix = eq == std::string::npos ? text : text.substr(0, eq);
+  while (prefix.size() > 1 && prefix.back() == '/') prefix.pop_back();
+  const bool folder = is_normal_absolute_path(prefix) && prefix != "/";
+  if (eq == std::string::npos || (!is_cloud_path(prefix) && !folder) || eq + 1 == text.size())
+    return Error::bad_input("--map " + text +
+                            ": expected CLOUD_PATH=LOCAL_PATH, e.g. --map s3://bucket/train=./data-sample "
+                            "(or /cluster/folder=./local for a Slurm script)");
+  return PathMap{prefix, resolve_path(base_dir, text.substr(eq + 1)), {}};
+}
+
+Result<std::vector<PathMap>> read_paths(const YamlDoc& doc, const YamlField& section,
+                                        const fs::path& job_dir) {
+  auto entries = doc.fields(section, {});
+  if (!entries) return std::move(entries).error();
+  std::vector<PathMap> maps;
+  for (const YamlField& entry : *entries) {
+    if (!is_cloud_path(entry.key))
+      return Error::bad_input(
+          "paths: \"" + entry.key +
+              "\" is not a cloud path; each key is where the platform has the data "
+              "(s3://bucket/prefix, gs://bucket/path, azureml://datastores/..., pvc://claim)",
+          doc.at(entry.key_node));
+    auto local = doc.string(entry);
+    if (!local) return std::move(local).error();
+    if (local->empty() || is_cloud_path(*local))
+      return doc.error(entry, "expected a local folder or file that stands for " + entry.key);
+    std::string prefix = entry.key;
+    while (prefix.size() > 1 && prefix.back() == '/') prefix.pop_back();
+    maps.push_back(PathMap{prefix, resolve_path(job_dir, *local), doc.at(entry)});
+  }
+  return maps;
+}
 
 bool is_literal(const YAML::Node& node) {
   if (!node.IsScalar() || node.Tag() != "?") return false;
@@ -159,14 +263,14 @@ fs::path resolve_path(const fs::path& job_dir, const std::string& written) {
 }
 
 Result<std::vector<InputSpec>> read_inputs(const YamlDoc& doc, const YamlField& section,
-                                           const fs::path& job_dir) {
+                                           const fs::path& job_dir, const std::vector<PathMap>& maps) {
   auto entries = doc.fields(section, {});
   if (!entries) return std::move(entries).error();
   std::vector<InputSpec> inputs;
   std::vector<const YamlField*> seen;
   for (const YamlField& entry : *entries) {
     if (auto ok = check_name(doc, entry, "input", seen); !ok) return std::move(ok).error();
-    auto input = read_input(doc, entry, job_dir);
+    auto input = read_input(doc, entry, job_dir, maps);
     if (!input) return std::move(input).error();
     inputs.push_back(std::move(*input));
   }
@@ -185,13 +289,16 @@ Result<std::vector<OutputSpec>> read_outputs(const YamlDoc& doc, const YamlField
     }
     auto fields = doc.fields(entry, kOutputKeys);
     if (!fields) return std::move(fields).error();
+    OutputSpec output{entry.key, doc.at(entry.key_node), {}};
     for (const YamlField& field : *fields) {
-      Result<std::string> value = field.key == "type"   ? doc.one_of(field, kDataTypes)
-                                  : field.key == "mode" ? doc.one_of(field, kOutputModes)
-                                                        : doc.string(field);
+      Result<std::string> value = field.key == "type"    ? doc.one_of(field, kDataTypes)
+                                  : field.key == "mode"  ? doc.one_of(field, kOutputModes)
+                                  : field.key == "mount" ? read_mount(doc, field)
+                                                         : doc.string(field);
       if (!value) return std::move(value).error();
+      if (field.key == "mount") output.mount = *value;
     }
-    outputs.push_back(OutputSpec{entry.key, doc.at(entry.key_node)});
+    outputs.push_back(std::move(output));
   }
   return outputs;
 }

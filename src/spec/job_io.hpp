@@ -21,12 +21,22 @@ bool is_system_folder(const std::filesystem::path& path);
 // inputs, and a typed hyperparameter.
 bool is_literal(const YAML::Node& node);
 
-// inputs: {NAME: {path: P, type: uri_folder, mode: ro_mount}} or NAME: P, or an AzureML
-// literal (NAME: 10). Paths are resolved against `job_dir` and must exist.
-Result<std::vector<InputSpec>> read_inputs(const YamlDoc& doc, const YamlField& section,
-                                           const std::filesystem::path& job_dir);
+// A container path the job gives (mount:, code_mount:): absolute, normal, not "/" and not in
+// /proc, /sys or /dev, which the container's own file systems hold.
+Result<std::string> read_mount(const YamlDoc& doc, const YamlField& field);
 
-// outputs: {NAME: {} | null | {type:, mode:, path:, ...}}.
+// inputs: {NAME: {path: P, type: uri_folder, mode: ro_mount, mount: /data}} or NAME: P, or an
+// AzureML literal (NAME: 10). Paths are resolved against `job_dir` and must exist; a cloud
+// path (s3://...) is resolved through `maps` to its local copy.
+Result<std::vector<InputSpec>> read_inputs(const YamlDoc& doc, const YamlField& section,
+                                           const std::filesystem::path& job_dir,
+                                           const std::vector<PathMap>& maps);
+
+// outputs: {NAME: {} | null | {type:, mode:, path:, mount:, ...}}.
 Result<std::vector<OutputSpec>> read_outputs(const YamlDoc& doc, const YamlField& section);
+
+// paths: {s3://bucket/prefix: ./local, ...}: each local path against `job_dir`.
+Result<std::vector<PathMap>> read_paths(const YamlDoc& doc, const YamlField& section,
+                                        const std::filesystem::path& job_dir);
 
 }  // namespace preflight::spec

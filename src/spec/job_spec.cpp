@@ -17,8 +17,8 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::vector<std::string> kTopKeys = {
-    "name", "platform", "image", "code", "setup", "command", "inputs", "outputs", "environment_variables",
-    "hyperparameters", "resources", "dryrun",
+    "name", "platform", "image", "code", "code_mount", "setup", "command", "inputs", "outputs",
+    "environment_variables", "hyperparameters", "resources", "dryrun", "paths",
     // AzureML command-job keys, accepted so the same file can be submitted there.
     "$schema", "type", "display_name", "experiment_name", "description", "tags", "environment",
     "distribution", "compute"};
@@ -77,7 +77,7 @@ Result<int> count(const YamlDoc& doc, const YamlField& field, int minimum, int m
 Result<fs::path> read_code(const YamlDoc& doc, const YamlField& field, const fs::path& job_dir) {
   auto written = text(doc, field);
   if (!written) return std::move(written).error();
-  if (written->rfind("azureml:", 0) == 0 || written->find("://") != std::string::npos) {
+  if (is_cloud_path(*written)) {
     return doc.error(field, "\"" + *written +
                                 "\" is not a local folder; set code: to the "
                                 "folder holding your training code");
@@ -245,7 +245,8 @@ Status read_azureml_key(const YamlDoc& doc, const YamlField& field, JobSpec& job
   return Ok{};
 }
 
-Status read_field(const YamlDoc& doc, const YamlField& field, const fs::path& job_dir, JobSpec& job) {
+Status read_field(const YamlDoc& doc, const YamlField& field, const fs::path& job_dir,
+                  const std::vector<PathMap>& maps, JobSpec& job) {
   bool exact = false;
   if (field.key == "name") {
     auto value = text(doc, field);
@@ -274,6 +275,13 @@ Status read_field(const YamlDoc& doc, const YamlField& field, const fs::path& jo
     auto code = read_code(doc, field, job_dir);
     if (!code) return std::move(code).error();
     job.code_dir = *code;
+  } else if (field.key == "code_mount") {
+    auto mount = read_mount(doc, field);
+    if (!mount) return std::move(mount).error();
+    job.code_mount = *mount;
+    job.code_mount_where = doc.at(field);
+  } else if (field.key == "paths") {
+    return Ok{};  // read first, for the inputs
   } else if (field.key == "setup" || field.key == "command") {
     auto value = text(doc, field);
     if (!value) return std::move(value).error();
@@ -284,7 +292,7 @@ Status read_field(const YamlDoc& doc, const YamlField& field, const fs::path& jo
       job.command = *value, job.command_where = where;
     }
   } else if (field.key == "inputs") {
-    auto inputs = read_inputs(doc, field, job_dir);
+    auto inputs = read_inputs(doc, field, job_dir, maps);
     if (!inputs) return std::move(inputs).error();
     job.inputs = std::move(*inputs);
   } else if (field.key == "outputs") {
@@ -325,25 +333,33 @@ Status check_command_references(const YamlDoc& doc, const std::vector<YamlField>
 
 }  // namespace
 
-Result<JobSpec> load_job(const fs::path& file) {
-  const fs::path absolute = fs::absolute(file).lexically_normal();
-  // Messages name the file as the user did; the spec keeps the absolute path.
-  auto doc = YamlDoc::load(file);
-  if (!doc) return std::move(doc).error();
-  const YamlDoc& yaml = *doc;
+namespace {
+
+Result<JobSpec> load_parsed(const YamlDoc& yaml, const fs::path& job_file, const LoadOptions& options) {
   if (yaml.root().IsNull()) {
-    return Error::bad_input("the job file is empty; it needs at least command:", SourceLocation{file, 1, 1});
+    return Error::bad_input("the job file is empty; it needs at least command:",
+                            SourceLocation{yaml.file(), 1, 1});
   }
   auto fields = yaml.fields(yaml.root(), "", kTopKeys);
   if (!fields) return std::move(fields).error();
 
   JobSpec job;
-  job.file = absolute;
-  const fs::path job_dir = absolute.parent_path();
+  job.file = fs::absolute(job_file).lexically_normal();
+  const fs::path job_dir = job.file.parent_path();
   job.code_dir = job_dir;
   job.name = default_job_name(job_dir.filename().string());
+  // The command line's maps come first; then the job's own paths:, whichever order the keys are in.
+  std::vector<PathMap> maps = options.maps;
   for (const YamlField& field : *fields) {
-    if (auto ok = read_field(yaml, field, job_dir, job); !ok) return std::move(ok).error();
+    if (field.key != "paths") continue;
+    auto paths = read_paths(yaml, field, job_dir);
+    if (!paths) return std::move(paths).error();
+    for (PathMap& map : *paths)
+      if (std::none_of(maps.begin(), maps.end(), [&](const PathMap& m) { return m.prefix == map.prefix; }))
+        maps.push_back(std::move(map));
+  }
+  for (const YamlField& field : *fields) {
+    if (auto ok = read_field(yaml, field, job_dir, maps, job); !ok) return std::move(ok).error();
   }
   if (job.command.empty()) {
     return Error::bad_input(
@@ -353,6 +369,22 @@ Result<JobSpec> load_job(const fs::path& file) {
   }
   if (auto ok = check_command_references(yaml, *fields, job); !ok) return std::move(ok).error();
   return job;
+}
+
+}  // namespace
+
+Result<JobSpec> load_job(const fs::path& file, const LoadOptions& options) {
+  // Messages name the file as the user did; the spec keeps the absolute path.
+  auto doc = YamlDoc::load(file);
+  if (!doc) return std::move(doc).error();
+  return load_parsed(*doc, file, options);
+}
+
+Result<JobSpec> load_job_text(const std::string& text, const fs::path& shown_as, const fs::path& job_file,
+                              const LoadOptions& options) {
+  auto doc = YamlDoc::parse(text, shown_as);
+  if (!doc) return std::move(doc).error();
+  return load_parsed(*doc, job_file, options);
 }
 
 }  // namespace preflight::spec

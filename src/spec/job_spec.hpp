@@ -14,6 +14,14 @@
 
 namespace preflight::spec {
 
+// A cloud or cluster location (`s3://bucket/prefix`, `gs://bucket`, `azureml://datastores/x`,
+// `pvc://claim`) and the local copy or sample that stands for it in the dry run.
+struct PathMap {
+  std::string prefix;           // SCHEME://REST, without a trailing "/"
+  std::filesystem::path local;  // absolute
+  SourceLocation where;         // of the job's paths: entry; unknown for --map
+};
+
 struct InputSpec {
   std::string name;
   std::filesystem::path path;  // absolute, resolved against the job file's folder; empty for a literal
@@ -22,11 +30,14 @@ struct InputSpec {
   // into ${{inputs.NAME}} as written; nothing is mounted.
   std::optional<std::string> value;
   SourceLocation path_where;  // of the path (or literal) value
+  std::string cloud;          // the cloud path written, when `path` is its mapped local copy
+  std::string mount;          // where the job sees it (mount:); empty: the profile's mounts.input
 };
 
 struct OutputSpec {
   std::string name;
   SourceLocation where;
+  std::string mount;  // where the job sees it (mount:); empty: the profile's mounts.output
 };
 
 // A SageMaker-style hyperparameter (`hyperparameters: {epochs: 2, optimizer: adam}`); how it
@@ -63,6 +74,8 @@ struct JobSpec {
   std::string image;  // empty: not given (the profile's default image)
   SourceLocation image_where;
   std::filesystem::path code_dir;  // absolute; default: the job file's folder
+  std::string code_mount;          // where the job sees its code (code_mount:); empty: the profile's
+  SourceLocation code_mount_where;
   std::optional<std::string> setup;
   SourceLocation setup_where;    // where the text starts (inside the quotes, if quoted)
   std::string command;           // raw, with ${{inputs.x}} / ${{outputs.y}} still in it
@@ -78,10 +91,32 @@ struct JobSpec {
   std::vector<SpecNote> notes;
 };
 
+// What a job's loading takes from outside its file.
+struct LoadOptions {
+  std::vector<PathMap> maps;  // --map, searched before the job's paths:
+};
+
 // Loads and validates a job file. Errors (exit 2) carry file:line:column; unknown keys get a
 // did-you-mean. AzureML's $schema, type: command, environment, resources.instance_count and
 // distribution are accepted.
-Result<JobSpec> load_job(const std::filesystem::path& file);
+Result<JobSpec> load_job(const std::filesystem::path& file, const LoadOptions& options = {});
+
+// The same for job.yaml text that stands for `job_file` (a job definition of another platform,
+// translated): relative paths are against job_file's folder, and locations name `shown_as`.
+Result<JobSpec> load_job_text(const std::string& text, const std::filesystem::path& shown_as,
+                              const std::filesystem::path& job_file, const LoadOptions& options = {});
+
+// A --map argument, PREFIX=LOCAL (LOCAL relative to `base_dir`); a malformed one is an error.
+Result<PathMap> parse_path_map(const std::string& text, const std::filesystem::path& base_dir);
+
+// Whether `text` names a cloud or cluster location (SCHEME://... or azureml:...), which a job
+// reaches through a --map or paths: entry.
+bool is_cloud_path(const std::string& text);
+
+// The local path that `maps` give the cloud path `written` (the longest prefix that matches
+// whole path components), or nullopt.
+std::optional<std::filesystem::path> map_cloud_path(const std::string& written,
+                                                    const std::vector<PathMap>& maps);
 
 // Replaces ${{inputs.NAME}} and ${{outputs.NAME}} in `text` with the given paths. An unknown
 // reference is an error at `where` (the column points into the string where possible).

@@ -5,7 +5,9 @@
 # first static error (`static=`), the first error's `prediction=` and a settled prediction
 # (`predicted=`), that every error has a stage, the count of errors and warnings and where
 # the first one of the dry run points, stages passed, a note (`unenforced_KEY` when the platform's limits were not
-# enforced, below). Afterwards no container, mount or leftover process of the run may remain.
+# enforced, below). `job=FILE` runs another platform's job file (a PyTorchJob, a Slurm script) from a copy of
+# the case, in the copy's folder, and then the job.yaml `preflight convert` gives for it, which must give the
+# same exit status, verdict, category and stage. Afterwards no container, mount or leftover process of the run may remain.
 # An unknown key, a key given twice, or verdict=pass without passed= fails the case before it runs.
 # Usage: run_job_case.sh PREFLIGHT_BINARY CASE_DIR
 set -u
@@ -16,7 +18,7 @@ case_dir=$2
 
 # The keys an expect file may give, each checked below: what the run is given, then what
 # it must show. `unenforced_KEY` stands for KEY when the platform's limits were not enforced.
-run_keys=(command args untouched)
+run_keys=(command args untouched job)
 result_keys=(exit verdict category stage file line message prediction predicted errors hint static warnings
   warning note passed)
 declare -A expect=()
@@ -49,9 +51,16 @@ args=()
 [[ -n ${expect[args]:-} ]] && read -r -a args <<<"${expect[args]}"
 # A listing of a folder the run must not write (names, sizes, times).
 listing() { (cd "$case_dir/$1" && find . -printf '%p %s %T@\n' | sort); }
+job_file=$case_dir/job.yaml
+if [[ -n ${expect[job]:-} ]]; then
+  cp -a "$case_dir" "$work/case"
+  case_dir=$work/case
+  job_file=$case_dir/${expect[job]}
+  cd "$case_dir" || fail "cannot enter $case_dir"
+fi
 [[ -n ${expect[untouched]:-} ]] && listing "${expect[untouched]}" >"$work/before"
 # `command=check`: the static checks alone (preflight check), no container.
-"$preflight" "${expect[command]:-run}" "$case_dir/job.yaml" --json "$work/report.json" "${args[@]}" >"$work/stdout" 2>"$work/stderr"
+"$preflight" "${expect[command]:-run}" "$job_file" --json "$work/report.json" "${args[@]}" >"$work/stdout" 2>"$work/stderr"
 status=$?
 cat "$work/stdout"
 
@@ -99,4 +108,39 @@ for stage in ${expect[passed]:-}; do
 done
 [[ -n ${expect[untouched]:-} ]] && check_equal "${expect[untouched]} untouched" "$(cat "$work/before")" "$(listing "${expect[untouched]}")"
 check_no_leftovers "$(jq -r .job.name "$work/report.json")"
+if [[ -n ${expect[job]:-} ]]; then
+  # The job.yaml that stands for the file, beside it, run the same way (less the --map and
+  # --code that the conversion took in), must meet the same end.
+  converted=$case_dir/converted-job.yaml
+  convert_args=()
+  skip=0
+  for arg in "${args[@]}"; do
+    if ((skip)); then skip=0; continue; fi
+    case $arg in
+    --map | --code | --as) skip=1 ;;
+    --map=* | --code=* | --as=*) ;;
+    *) convert_args+=("$arg") ;;
+    esac
+  done
+  read_args=()
+  skip=0
+  for arg in "${args[@]}"; do
+    case $arg in
+    --map | --code | --as) read_args+=("$arg"); skip=1 ;;
+    --map=* | --code=* | --as=*) read_args+=("$arg") ;;
+    *) if ((skip)); then read_args+=("$arg"); skip=0; fi ;;
+    esac
+  done
+  "$preflight" convert "$job_file" "${read_args[@]}" >"$converted" 2>"$work/convert-stderr" ||
+    fail "preflight convert failed: $(tail -3 "$work/convert-stderr")"
+  "$preflight" "${expect[command]:-run}" "$converted" --json "$work/converted.json" "${convert_args[@]}" \
+    >/dev/null 2>"$work/converted-stderr"
+  converted_status=$?
+  check_equal "exit status of the converted job.yaml" "$status" "$converted_status"
+  for field in .verdict "$first_error.category" "$first_error.stage"; do
+    check_equal "$field of the converted job.yaml" "$(jq -r "$field" "$work/report.json")" \
+      "$(jq -r "$field" "$work/converted.json" 2>/dev/null)"
+  done
+  check_no_leftovers "$(jq -r .job.name "$work/converted.json" 2>/dev/null)"
+fi
 finish

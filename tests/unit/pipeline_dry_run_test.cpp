@@ -126,6 +126,16 @@ TEST_F(DryRunTest, ACleanRunPassesAndLeavesOnlyItsOutputsAndEvents) {
   EXPECT_TRUE(fs::exists(layout().harness()));
 }
 
+TEST_F(DryRunTest, WhatTheJobFileHoldsAndTheRunDoesNotUseIsANoteAtItsLine) {
+  auto report = run("name: t\nenvironment: azureml:AzureML-pytorch@latest\ncommand: echo training\n");
+  ASSERT_TRUE(report) << report.error().message;
+  ASSERT_FALSE(report->notes.empty());
+  EXPECT_EQ(
+      report->notes.front().substr(report->notes.front().find("job.yaml")),
+      "job.yaml:2:1: environment: is AzureML's and is not used; Preflight runs image: (or the platform's "
+      "default image)");
+}
+
 TEST_F(DryRunTest, TheSetupMarkerSplitsSetupFromCommand) {
   // The launcher ends setup with a marker line on each stream and exits with its status.
   runtime.lines = {{Stream::Stdout, "Collecting nosuchpackage"},

@@ -245,6 +245,53 @@ TEST(PlanPlanner, SubstitutesInputsAndOutputsWithTheirMountPaths) {
       << "the harness's data stage watches the input mounts";
 }
 
+TEST(PlanPlanner, TheJobsOwnPlacesReplaceTheProfiles) {
+  // A volume's mountPath (mount:) and a container's workingDir (code_mount:), as another
+  // platform's job file gives them.
+  PlannedJob p(
+      "command: python main.py --data ${{inputs.digits}}\ncode_mount: /opt/app\n"
+      "inputs:\n  digits: {path: ./data, mount: /data}\n");
+  ASSERT_TRUE(p.plan.ok()) << p.plan.error().str();
+  EXPECT_EQ(p.plan->command, "python main.py --data /data");
+  EXPECT_EQ(p.plan->process.cwd, "/opt/app");  // the profile's working_dir is {{code}}
+  ASSERT_NE(p.mount_at("/opt/app"), nullptr);
+  EXPECT_EQ(p.mount_at("/opt/app")->kind, model::MountFact::Kind::Code);
+  ASSERT_NE(p.mount_at("/data"), nullptr);
+  EXPECT_TRUE(p.mount_at("/data")->read_only);
+  EXPECT_EQ(p.env("PHILLY_INPUT_DIGITS"), "/data");
+  EXPECT_EQ(p.mount_at("/hdfs/data/digits"), nullptr);
+}
+
+TEST(PlanPlanner, APlaceTheJobNamesMustBeItsOwn) {
+  const auto error_of = [](const std::string& yaml) {
+    PlannedJob p(yaml);
+    if (p.plan.ok()) return std::string("planned");
+    const std::string error = p.plan.error().str();
+    return error.substr(error.find("job.yaml"));  // from the job file's name on
+  };
+  EXPECT_EQ(
+      error_of("command: x\ninputs:\n  a: {path: ./data, mount: /data}\n  b: {path: ./data, mount: /data}\n"),
+      "job.yaml:4:3: mount: /data is the place of input \"a\" (/data); give each input and output a place "
+      "of its own, outside the others");
+  EXPECT_EQ(
+      error_of(
+          "command: x\ninputs:\n  a: {path: ./data, mount: /data/a}\n  b: {path: ./data, mount: /data}\n"),
+      "job.yaml:4:3: mount: /data is around input \"a\" (/data/a); give each input and output a place of its "
+      "own, outside the others");
+  EXPECT_EQ(
+      error_of("command: x\ncode_mount: /app\noutputs:\n  o: {mount: /app/out}\n"),
+      "job.yaml:4:3: mount: /app/out is inside the code (/app); give each input and output a place of its "
+      "own, outside the others");
+  EXPECT_EQ(
+      error_of("command: x\noutputs:\n  o: {mount: /opt/preflight}\n"),
+      "job.yaml:3:3: mount: /opt/preflight would hide or lie in Preflight's own /opt/preflight/emulator; "
+      "give another place");
+  EXPECT_EQ(
+      error_of("command: x\ncode_mount: /opt/preflight/run/x\n"),
+      "job.yaml:2:13: mount: /opt/preflight/run/x would hide or lie in Preflight's own /opt/preflight/run; "
+      "give another place");
+}
+
 TEST(PlanPlanner, EnvironmentLayersImageThenPlatformThenJobAndNothingOfTheHost) {
   setenv("PREFLIGHT_TEST_HOST_ONLY", "leak", 1);
   PlannedJob p(

@@ -221,11 +221,12 @@ TEST(SpecJob, MissingInputPathSaysWhereItLookedAndWhatToDo) {
   EXPECT_EQ(shorthand.error().where.column, 10);
 }
 
-TEST(SpecJob, RejectsRemoteInputPathsAndWrongTypes) {
+TEST(SpecJob, RejectsUnmappedCloudPathsAndWrongTypes) {
   TempDir dir;
   expect_error(load(dir, "command: x\ninputs:\n  d: {path: 'azureml:cifar@latest'}\n"), 3, 13,
-               "inputs.d.path: \"azureml:cifar@latest\" is not a local path; Preflight needs a "
-               "local copy or sample of the data: set path: to a folder such as ./data");
+               "inputs.d.path: \"azureml:cifar@latest\" is where the platform has the data; Preflight "
+               "needs a local copy or sample of it: add --map azureml:cifar@latest=./LOCAL to the command, "
+               "or paths: {\"azureml:cifar@latest\": ./LOCAL} to the job file");
   auto file = load(dir, "command: x\ninputs:\n  d: {type: uri_folder, path: data/train.csv}\n");
   ASSERT_FALSE(file.ok());
   EXPECT_NE(file.error().message.find("is not a folder; use type: uri_file"), std::string::npos);
@@ -378,6 +379,95 @@ TEST(SpecJob, MissingJobFile) {
   ASSERT_FALSE(job.ok());
   EXPECT_EQ(job.error().exit_status(), 2);
   EXPECT_NE(job.error().message.find("does not exist"), std::string::npos);
+}
+
+TEST(SpecJob, CloudPathsMapToLocalCopies) {
+  TempDir dir;
+  dir.write("job/data/train/part-0.csv", "x\n");
+  dir.write("elsewhere/imagenet/val/a.jpg", "x");
+  const std::string yaml = R"(command: x
+paths:
+  s3://team-data: ./data
+  "s3://team-data/train/": ./data/train
+inputs:
+  train: s3://team-data/train
+  whole: {path: s3://team-data}
+  val: {path: 'gs://vision/imagenet/val', mount: /gcs/vision/imagenet/val}
+)";
+  // Without a map for gs://vision the error says the exact --map to add, at the path.
+  expect_error(
+      load(dir, yaml), 8, 15,
+      "inputs.val.path: \"gs://vision/imagenet/val\" is where the platform has the data; Preflight "
+      "needs a local copy or sample of it: add --map gs://vision/imagenet/val=./LOCAL to the command, "
+      "or paths: {\"gs://vision/imagenet/val\": ./LOCAL} to the job file");
+  LoadOptions options;
+  auto map = parse_path_map("gs://vision=elsewhere", dir.path());
+  ASSERT_TRUE(map.ok()) << map.error().str();
+  options.maps.push_back(*map);
+  auto job = load_job(dir.path() / "job" / "job.yaml", options);
+  ASSERT_TRUE(job.ok()) << job.error().str();
+  ASSERT_EQ(job->inputs.size(), 3u);
+  // The longest prefix that matches whole components wins; the cloud path is kept for messages.
+  EXPECT_EQ(job->inputs[0].path, dir.path() / "job" / "data" / "train");
+  EXPECT_EQ(job->inputs[0].cloud, "s3://team-data/train");
+  EXPECT_EQ(job->inputs[1].path, dir.path() / "job" / "data");
+  EXPECT_EQ(job->inputs[2].path, dir.path() / "elsewhere" / "imagenet" / "val");
+  EXPECT_EQ(job->inputs[2].mount, "/gcs/vision/imagenet/val");
+  EXPECT_TRUE(job->inputs[0].mount.empty());
+
+  // s3://team-data does not map s3://team-data2; a copy that is missing says which map gave it.
+  expect_error(
+      load(dir, "command: x\npaths: {s3://team-data: ./data}\ninputs:\n  d: s3://team-data2/x\n"), 4, 6,
+      "inputs.d: \"s3://team-data2/x\" is where the platform has the data; Preflight needs a local copy "
+      "or sample of it: add --map s3://team-data2/x=./LOCAL to the command, or paths: "
+      "{\"s3://team-data2/x\": ./LOCAL} to the job file");
+  auto missing =
+      load(dir, "command: x\npaths: {s3://team-data: ./data}\ninputs:\n  d: s3://team-data/nope\n");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(
+      missing.error().message.find("does not exist (the local copy of s3://team-data/nope by paths: entry"),
+      std::string::npos)
+      << missing.error().message;
+  expect_error(load(dir, "command: x\npaths: {./data: ./data}\n"), 2, 9,
+               "paths: \"./data\" is not a cloud path; each key is where the platform has the data "
+               "(s3://bucket/prefix, gs://bucket/path, azureml://datastores/..., pvc://claim)");
+}
+
+TEST(SpecJob, PathMapsFromTheCommandLine) {
+  const std::filesystem::path base = "/work";
+  auto cloud = parse_path_map("s3://bucket/a=b/c/", base);
+  ASSERT_TRUE(cloud.ok());
+  EXPECT_EQ(cloud->prefix, "s3://bucket/a");
+  EXPECT_EQ(cloud->local, "/work/b/c");
+  auto with_equals = parse_path_map("s3://bucket/k=v=./data", base);
+  ASSERT_TRUE(with_equals.ok());
+  EXPECT_EQ(with_equals->prefix, "s3://bucket/k");  // the first "=" after the scheme ends the prefix
+  auto folder = parse_path_map("/datasets/imagenet/=./sample", base);
+  ASSERT_TRUE(folder.ok());
+  EXPECT_EQ(folder->prefix, "/datasets/imagenet");
+  for (const char* bad : {"s3://bucket", "data=./x", "/=./x", "s3://bucket=", "/a/../b=./x"}) {
+    auto map = parse_path_map(bad, base);
+    ASSERT_FALSE(map.ok()) << bad;
+    EXPECT_NE(map.error().message.find("expected CLOUD_PATH=LOCAL_PATH"), std::string::npos) << bad;
+  }
+}
+
+TEST(SpecJob, MountsAreContainerPaths) {
+  TempDir dir;
+  auto job = load(dir, "command: x\ncode_mount: /opt/app\noutputs:\n  ckpt: {mount: /checkpoints}\n");
+  ASSERT_TRUE(job.ok()) << job.error().str();
+  EXPECT_EQ(job->code_mount, "/opt/app");
+  EXPECT_EQ(job->outputs[0].mount, "/checkpoints");
+  expect_error(load(dir, "command: x\ncode_mount: app\n"), 2, 13,
+               "code_mount: \"app\" is not an absolute path inside the container without \".\", \"..\" or "
+               "\"//\" (nor \"/\"); give where the platform mounts it, e.g. /data");
+  expect_error(
+      load(dir, "command: x\noutputs:\n  o: {mount: /dev/shm}\n"), 3, 14,
+      "outputs.o.mount: \"/dev/shm\" lies in /dev, which the container's own file system holds; give "
+      "another place");
+  expect_error(load(dir, "command: x\ninputs:\n  d: {path: data, mount: /}\n"), 3, 26,
+               "inputs.d.mount: \"/\" is not an absolute path inside the container without \".\", \"..\" or "
+               "\"//\" (nor \"/\"); give where the platform mounts it, e.g. /data");
 }
 
 TEST(SpecJob, EnvironmentVariables) {

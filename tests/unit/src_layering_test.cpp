@@ -17,9 +17,9 @@ namespace preflight {
 namespace {
 
 // Bottom to top. A new folder must be given its place here (and in the architecture doc).
-constexpr std::array<std::string_view, 13> kLayers = {"util",     "harness",  "model",     "spec",  "image",
-                                                      "plan",     "sandbox",  "diagnosis", "check", "report",
-                                                      "estimate", "pipeline", "cli"};
+constexpr std::array<std::string_view, 14> kLayers = {
+    "util",    "harness",   "model", "spec",   "formats",  "image",    "plan",
+    "sandbox", "diagnosis", "check", "report", "estimate", "pipeline", "cli"};
 
 std::optional<std::size_t> layer_of(std::string_view folder) {
   for (std::size_t i = 0; i < kLayers.size(); ++i)

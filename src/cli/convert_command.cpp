@@ -1,0 +1,43 @@
+#include <iostream>
+#include <memory>
+
+#include "cli/command.hpp"
+
+namespace preflight::cli {
+
+namespace {
+
+struct ConvertArgs : ReadArgs {
+  std::string file;
+};
+
+int convert(const ConvertArgs& args) {
+  auto options = read_options(args);
+  if (!options) return report_error(options.error());
+  auto kind = formats::detect_kind(args.file, *options);
+  if (!kind) return report_error(kind.error());
+  if (*kind == formats::JobKind::JobYaml)
+    return report_error(Error::bad_input(
+        "this is a job.yaml already (give --as KIND for another platform's job file)", {args.file, 0, 0}));
+  auto translation = formats::translate(args.file, *kind, *options);
+  if (!translation) return report_error(translation.error());
+  // The same checks as a run's: what the job.yaml holds must load.
+  if (auto job = formats::load_any_job(args.file, *options); !job) return report_error(job.error());
+  std::cout << translation->text();
+  return 0;
+}
+
+}  // namespace
+
+Command convert_command() {
+  return {"convert",
+          "Print the job.yaml that stands for another platform's job file (a PyTorchJob, a Slurm script)",
+          [](CLI::App& app) -> Action {
+            auto args = std::make_shared<ConvertArgs>();
+            app.add_option("file", args->file, "the job file")->required();
+            add_read_options(app, *args);
+            return [args] { return convert(*args); };
+          }};
+}
+
+}  // namespace preflight::cli

@@ -1,0 +1,331 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "formats/job_formats.hpp"
+#include "spec/job_spec.hpp"
+#include "test_support.hpp"
+
+namespace preflight::formats {
+namespace {
+
+using preflight::testing::TempDir;
+namespace fs = std::filesystem;
+
+// A PyTorchJob in the operator guide's form, with the cases a reader must map: args after
+// command, $(VAR) from env, GPUs, a read-only claim, a writable one, a memory /dev/shm, a
+// Worker, and fields the dry run does not use.
+constexpr const char* kPyTorchJob = R"yaml(apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: resnet
+  namespace: research
+spec:
+  runPolicy: {backoffLimit: 3}
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template:
+        spec:
+          nodeSelector: {gpu: a100}
+          containers:
+            - name: logger
+              image: busybox
+            - name: pytorch
+              image: team/resnet:2
+              command: [python, /opt/app/src/train.py]
+              args: ["--data=/data/imagenet", "--lr=$(LR)", "--keep=$$(LR)", "--unknown=$(NOPE)"]
+              env:
+                - {name: LR, value: "0.1"}
+                - name: TOKEN
+                  valueFrom: {secretKeyRef: {name: s, key: t}}
+              resources:
+                limits: {nvidia.com/gpu: 4, memory: 64Gi, cpu: 8}
+              volumeMounts:
+                - {name: data, mountPath: /data, readOnly: true}
+                - {name: ckpt, mountPath: /ckpt}
+                - {name: dshm, mountPath: /dev/shm}
+                - {name: config, mountPath: /etc/app}
+          volumes:
+            - name: data
+              persistentVolumeClaim: {claimName: imagenet}
+            - name: ckpt
+              persistentVolumeClaim: {claimName: checkpoints}
+            - name: dshm
+              emptyDir: {medium: Memory}
+            - name: config
+              configMap: {name: app-config}
+    Worker:
+      replicas: 3
+      template:
+        spec:
+          containers: [{name: pytorch, image: team/resnet:2, command: [python, /opt/app/src/train.py]}]
+)yaml";
+
+bool has_note(const spec::JobSpec& job, const std::string& text, int line) {
+  return std::any_of(job.notes.begin(), job.notes.end(), [&](const spec::SpecNote& note) {
+    return note.message.find(text) != std::string::npos && note.where.line == line;
+  });
+}
+
+std::string notes_of(const spec::JobSpec& job) {
+  std::string out;
+  for (const auto& note : job.notes) out += note.where.str() + ": " + note.message + "\n";
+  return out;
+}
+
+struct Fixture {
+  TempDir dir;
+  ReadOptions options;
+
+  Fixture() {
+    dir.write("code/src/train.py", "print('train')\n");
+    dir.write("sample/imagenet/train/0.jpg", "x");
+    options.code_dir = dir.path() / "code";
+    auto map = spec::parse_path_map("pvc://imagenet=sample", dir.path());
+    EXPECT_TRUE(map.ok());
+    options.load.maps.push_back(*map);
+  }
+};
+
+TEST(FormatsKind, RecognisesEachKindByItsContent) {
+  TempDir dir;
+  const ReadOptions none;
+  const auto kind_of = [&](const std::string& name, const std::string& text) {
+    return detect_kind(dir.write(name, text), none);
+  };
+  EXPECT_EQ(*kind_of("a.yaml", "command: python x.py\n"), JobKind::JobYaml);
+  EXPECT_EQ(*kind_of("b.yaml", kPyTorchJob), JobKind::PyTorchJob);
+  EXPECT_EQ(*kind_of("run.sh", "#!/bin/bash\npython x.py\n"), JobKind::SlurmBatch);
+  EXPECT_EQ(*kind_of("run.txt", "# a job\n#SBATCH --gres=gpu:1\npython x.py\n"), JobKind::SlurmBatch);
+  // A file that does not parse is job.yaml's to report.
+  EXPECT_EQ(*kind_of("bad.yaml", "command: [\n"), JobKind::JobYaml);
+  EXPECT_EQ(*detect_kind(dir.path() / "missing.yaml", none), JobKind::JobYaml);
+  // Another Kubernetes kind is named, at its kind:.
+  auto deployment = kind_of("d.yaml", "apiVersion: apps/v1\nkind: Deployment\n");
+  ASSERT_FALSE(deployment.ok());
+  EXPECT_EQ(deployment.error().exit_status(), 2);
+  EXPECT_EQ(deployment.error().where.line, 2);
+  EXPECT_EQ(deployment.error().where.column, 7);
+  EXPECT_NE(deployment.error().message.find("apiVersion apps/v1 kind Deployment is not a job definition"),
+            std::string::npos);
+  // --as decides whatever the content.
+  ReadOptions as;
+  as.as = JobKind::SlurmBatch;
+  EXPECT_EQ(*detect_kind(dir.path() / "a.yaml", as), JobKind::SlurmBatch);
+  EXPECT_EQ(*kind_named("pytorchjob"), JobKind::PyTorchJob);
+  auto unknown = kind_named("tfjob");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().message,
+            "--as tfjob: unknown kind of job file; one of job.yaml (Preflight's or AzureML's command job), "
+            "pytorchjob (a Kubeflow PyTorchJob), slurm (a Slurm batch script)");
+}
+
+TEST(FormatsPyTorchJob, MapsTheMastersTrainingContainer) {
+  Fixture f;
+  const fs::path file = f.dir.write("job/pytorchjob.yaml", kPyTorchJob);
+  auto job = load_any_job(file, f.options);
+  ASSERT_TRUE(job.ok()) << job.error().str();
+  EXPECT_EQ(job->file, file);
+  EXPECT_EQ(job->name, "resnet");
+  EXPECT_EQ(job->platform, "kubeflow");
+  EXPECT_EQ(job->image, "team/resnet:2");
+  EXPECT_EQ(job->image_where.line, 18);
+  EXPECT_EQ(job->code_dir, f.dir.path() / "code");
+  // The script is src/train.py of the code folder, so the code is at /opt/app.
+  EXPECT_EQ(job->code_mount, "/opt/app");
+  // $(LR) is the variable's value; $$ is a $; an undefined $(NOPE) stays as written.
+  EXPECT_EQ(job->command,
+            "python /opt/app/src/train.py --data=/data/imagenet --lr=0.1 '--keep=$(LR)' '--unknown=$(NOPE)'");
+  EXPECT_EQ(job->command_where.line, 19);
+  EXPECT_EQ(job->environment.at("LR"), "0.1");
+  EXPECT_EQ(job->environment.count("TOKEN"), 0u);
+  EXPECT_EQ(job->gpus, 4);
+  EXPECT_EQ(job->nodes, 4);                // Master 1 + Worker 3
+  EXPECT_EQ(job->shm_bytes, 64ull << 30);  // a memory emptyDir is as large as the memory limit
+  ASSERT_EQ(job->inputs.size(), 1u);
+  EXPECT_EQ(job->inputs[0].name, "data");
+  EXPECT_EQ(job->inputs[0].cloud, "pvc://imagenet");
+  EXPECT_EQ(job->inputs[0].path, f.dir.path() / "sample");
+  EXPECT_EQ(job->inputs[0].mount, "/data");
+  EXPECT_EQ(job->inputs[0].where.line, 28);  // the volume mount
+  ASSERT_EQ(job->outputs.size(), 1u);
+  EXPECT_EQ(job->outputs[0].name, "ckpt");
+  EXPECT_EQ(job->outputs[0].mount, "/ckpt");
+
+  // Everything else is a note at its place.
+  const std::string notes = notes_of(*job);
+  EXPECT_TRUE(has_note(*job, "metadata.namespace: not mapped", 5)) << notes;
+  EXPECT_TRUE(has_note(*job, "spec.runPolicy: not mapped", 7)) << notes;
+  EXPECT_TRUE(has_note(*job, "nodeSelector: not mapped: scheduling", 13)) << notes;
+  EXPECT_TRUE(has_note(*job, "containers[0]: not mapped: only the training container", 15)) << notes;
+  EXPECT_TRUE(has_note(*job, "env[1].valueFrom: not mapped", 24)) << notes;
+  EXPECT_TRUE(has_note(*job, "limits.memory: not mapped", 26)) << notes;
+  EXPECT_TRUE(has_note(*job, "limits.cpu: not mapped", 26)) << notes;
+  EXPECT_TRUE(has_note(*job, "volumes[1]: not mapped: mounted writable", 29)) << notes;
+  EXPECT_TRUE(has_note(*job, "volumes[3]: not mapped: its files are not known here", 31)) << notes;
+  EXPECT_TRUE(has_note(*job, "Worker.template: not mapped", 43)) << notes;
+  EXPECT_EQ(job->notes.size(), 10u) << notes;
+}
+
+TEST(FormatsPyTorchJob, ConvertedItLoadsToTheSameJob) {
+  Fixture f;
+  const fs::path file = f.dir.write("job/pytorchjob.yaml", kPyTorchJob);
+  auto translation = translate(file, JobKind::PyTorchJob, f.options);
+  ASSERT_TRUE(translation.ok()) << translation.error().str();
+  const std::string text = translation->text();
+  EXPECT_NE(
+      text.find("# pytorchjob.yaml:18 spec.pytorchReplicaSpecs.Master.template.spec.containers[1].image\n"
+                "image: \"team/resnet:2\"\n"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(
+      text.find("paths:\n  # pytorchjob.yaml --map pvc://imagenet\n  \"pvc://imagenet\": \"../sample\"\n"),
+      std::string::npos)
+      << text;
+  // Saved beside the source, the job.yaml loads (without --map) to the same job.
+  const fs::path converted = f.dir.write("job/converted.yaml", text);
+  auto direct = load_any_job(file, f.options);
+  auto loaded = spec::load_job(converted);
+  ASSERT_TRUE(direct.ok() && loaded.ok()) << (loaded.ok() ? direct.error().str() : loaded.error().str());
+  EXPECT_EQ(loaded->command, direct->command);
+  EXPECT_EQ(loaded->code_dir, direct->code_dir);
+  EXPECT_EQ(loaded->code_mount, direct->code_mount);
+  EXPECT_EQ(loaded->inputs[0].path, direct->inputs[0].path);
+  EXPECT_EQ(loaded->inputs[0].mount, direct->inputs[0].mount);
+  EXPECT_EQ(loaded->environment, direct->environment);
+  EXPECT_EQ(loaded->gpus, direct->gpus);
+  EXPECT_EQ(loaded->nodes, direct->nodes);
+  EXPECT_EQ(loaded->shm_bytes, direct->shm_bytes);
+}
+
+TEST(FormatsPyTorchJob, ErrorsPointIntoTheFileAsWritten) {
+  Fixture f;
+  // The claim has no --map: the error is at the volume mount, with the --map to add.
+  ReadOptions unmapped = f.options;
+  unmapped.load.maps.clear();
+  const fs::path file = f.dir.write("job/pytorchjob.yaml", kPyTorchJob);
+  auto job = load_any_job(file, unmapped);
+  ASSERT_FALSE(job.ok());
+  EXPECT_EQ(job.error().exit_status(), 2);
+  EXPECT_EQ(job.error().where.file, file);
+  EXPECT_EQ(job.error().where.line, 28);
+  EXPECT_NE(job.error().message.find("add --map pvc://imagenet=./LOCAL"), std::string::npos)
+      << job.error().str();
+  EXPECT_NE(job.error().message.find("(preflight convert " + file.string() + " shows the job.yaml"),
+            std::string::npos);
+
+  // Malformed YAML: exit 2 at its line and column.
+  auto broken =
+      load_any_job(f.dir.write("job/broken.yaml", "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nspec: [\n"),
+                   {.as = JobKind::PyTorchJob});
+  ASSERT_FALSE(broken.ok());
+  EXPECT_EQ(broken.error().exit_status(), 2);
+  EXPECT_EQ(broken.error().where.line, 4);
+
+  // No command: the image's ENTRYPOINT would run, which Preflight cannot read here.
+  auto no_command = load_any_job(f.dir.write("job/nocmd.yaml", R"(apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+spec:
+  pytorchReplicaSpecs:
+    Worker:
+      template:
+        spec:
+          containers:
+            - name: pytorch
+              image: x
+)"),
+                                 f.options);
+  ASSERT_FALSE(no_command.ok());
+  EXPECT_EQ(no_command.error().where.line, 9);
+  EXPECT_NE(no_command.error().message.find("gives no command:"), std::string::npos);
+
+  // A value job.yaml refuses is reported where the PyTorchJob has it.
+  std::string bad_env = kPyTorchJob;
+  bad_env.replace(bad_env.find("{name: LR,"), 10, "{name: L-R,");
+  auto refused = load_any_job(f.dir.write("job/badenv.yaml", bad_env), f.options);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().where.line, 22) << refused.error().str();
+  EXPECT_NE(refused.error().message.find("environment variable name \"L-R\""), std::string::npos);
+
+  // A cluster folder maps only for a Slurm script.
+  ReadOptions folder = f.options;
+  folder.load.maps.push_back(*spec::parse_path_map("/datasets=sample", f.dir.path()));
+  auto wrong = load_any_job(file, folder);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.error().message.find("a folder of the cluster maps only for a Slurm script"),
+            std::string::npos);
+}
+
+TEST(FormatsSlurm, MapsDirectivesAndRunsTheScriptAsOneTask) {
+  TempDir dir;
+  dir.write("sample/x.csv", "1\n");
+  const fs::path file = dir.write("job/train.sbatch", R"(#!/bin/bash
+#SBATCH --job-name=lm train
+#SBATCH -N 2
+#SBATCH --gres=gpu:a100:4,shard:1
+#SBATCH --array=3-9%2 # a comment
+#SBATCH --chdir=/scratch/me/lm
+#SBATCH --cpus-per-task 6
+#SBATCH --frobnicate
+module load cuda/12
+srun -n 8 --label --cpu-bind=cores python train.py --data /datasets/lm \
+    --steps 10
+echo done
+#SBATCH --time=1:00:00
+)");
+  ReadOptions options;
+  options.code_dir = dir.path() / "job";
+  options.load.maps.push_back(*spec::parse_path_map("/datasets/lm=sample", dir.path()));
+  auto job = load_any_job(file, options);
+  ASSERT_TRUE(job.ok()) << job.error().str();
+  EXPECT_EQ(job->name, "lm");  // "lm train": sbatch's name ends at the space; the word after is not an option
+  EXPECT_EQ(job->platform, "slurm");
+  EXPECT_EQ(job->nodes, 2);
+  EXPECT_EQ(job->gpus, 4);
+  EXPECT_EQ(job->code_mount, "/scratch/me/lm");
+  EXPECT_EQ(job->environment.at("SLURM_ARRAY_TASK_ID"), "3");
+  EXPECT_EQ(job->environment.at("SLURM_CPUS_PER_TASK"), "6");
+  // srun and its options are gone; the module line is a comment; the rest is as written.
+  EXPECT_NE(
+      job->command.find(
+          "\n# module load cuda/12\npython train.py --data /datasets/lm \\\n    --steps 10\necho done\n"),
+      std::string::npos)
+      << job->command;
+  ASSERT_EQ(job->inputs.size(), 1u);
+  EXPECT_EQ(job->inputs[0].mount, "/datasets/lm");
+  EXPECT_EQ(job->inputs[0].path, dir.path() / "sample");
+  const std::string notes = notes_of(*job);
+  EXPECT_TRUE(has_note(*job, "#SBATCH train: not mapped", 2)) << notes;
+  EXPECT_TRUE(has_note(*job, "#SBATCH --frobnicate: not mapped: not an sbatch option", 8)) << notes;
+  EXPECT_TRUE(has_note(*job, "module load cuda/12: not mapped", 9)) << notes;
+  EXPECT_TRUE(has_note(*job, "srun: not mapped", 10)) << notes;
+  EXPECT_TRUE(has_note(*job, "#SBATCH after the first command: not mapped", 13)) << notes;
+}
+
+TEST(FormatsSlurm, ErrorsPointIntoTheScript) {
+  TempDir dir;
+  const fs::path file = dir.write("job/run.sh", "#!/bin/bash\n#SBATCH --nodes=two\npython x.py\n");
+  ReadOptions options;
+  options.code_dir = dir.path() / "job";
+  auto job = load_any_job(file, options);
+  ASSERT_FALSE(job.ok());
+  EXPECT_EQ(job.error().exit_status(), 2);
+  EXPECT_EQ(job.error().where.file, file);
+  EXPECT_EQ(job.error().where.line, 2);
+  EXPECT_NE(job.error().message.find("expected an integer, got \"two\""), std::string::npos)
+      << job.error().str();
+  auto empty = load_any_job(dir.write("job/empty.sh", "#!/bin/bash\n#SBATCH --gres\n"), options);
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.error().where.line, 2);
+  EXPECT_EQ(empty.error().where.column, 9);
+  EXPECT_EQ(empty.error().message, "#SBATCH --gres needs a value");
+  // A job.yaml names its code itself.
+  auto yaml = load_any_job(dir.write("job/job.yaml", "command: x\n"), options);
+  ASSERT_FALSE(yaml.ok());
+  EXPECT_NE(yaml.error().message.find("--code is for job definitions that do not name their code"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace preflight::formats

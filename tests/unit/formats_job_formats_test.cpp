@@ -216,9 +216,11 @@ TEST(FormatsPyTorchJob, ErrorsPointIntoTheFileAsWritten) {
             std::string::npos);
 
   // Malformed YAML: exit 2 at its line and column.
+  ReadOptions as_pytorchjob;
+  as_pytorchjob.as = JobKind::PyTorchJob;
   auto broken =
       load_any_job(f.dir.write("job/broken.yaml", "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nspec: [\n"),
-                   {.as = JobKind::PyTorchJob});
+                   as_pytorchjob);
   ASSERT_FALSE(broken.ok());
   EXPECT_EQ(broken.error().exit_status(), 2);
   EXPECT_EQ(broken.error().where.line, 4);

@@ -175,6 +175,16 @@ std::optional<EnvironmentDifference> missing_path(const std::string& given,
             (facts.home.empty() ? std::string("the job user's home") : facts.home) +
             "), or better, make the data an input in job.yaml and use ${{inputs.NAME}}"};
   }
+  // A storage URI handed to open() (Vertex's AIP_MODEL_DIR is one): file functions take paths.
+  if (const auto scheme = given.find("://");
+      scheme != std::string::npos && scheme > 0 && given.find('/') == scheme + 1) {
+    const std::string kind = given.substr(0, scheme);
+    return EnvironmentDifference{
+        given + " is a " + kind + ":// URI, not a path: open(), os.makedirs and torch.save cannot use it",
+        kind == "gs" ? "Cloud Storage FUSE has it at /gcs/" + given.substr(scheme + 3) +
+                           ": use that path (replace gs:// with /gcs/), or a Cloud Storage client"
+                     : "use the path where the platform mounts it, or the storage's own client library"};
+  }
   const std::string path = absolute_in_container(given, facts);
   if (const model::MountFact* mount = mount_of(facts.mounts, path)) {
     return missing_on_mount(path, *mount, facts);

@@ -22,9 +22,10 @@ struct KindInfo {
   std::string_view described;
 };
 
-constexpr std::array<KindInfo, 3> kKinds = {{
+constexpr std::array<KindInfo, 4> kKinds = {{
     {JobKind::JobYaml, "job.yaml", "", "Preflight's or AzureML's command job"},
     {JobKind::PyTorchJob, "pytorchjob", "kubeflow", "a Kubeflow PyTorchJob"},
+    {JobKind::VertexCustomJob, "vertex", "vertex", "a Vertex AI custom job"},
     {JobKind::SlurmBatch, "slurm", "slurm", "a Slurm batch script"},
 }};
 
@@ -102,11 +103,14 @@ Result<JobKind> detect_kind(const fs::path& file, const ReadOptions& options) {
   const YAML::Node& root = doc->root();
   const std::string api = scalar_at(root, "apiVersion");
   const std::string kind = scalar_at(root, "kind");
+  if (root["workerPoolSpecs"] ||
+      (root["jobSpec"] && root["jobSpec"].IsMap() && root["jobSpec"]["workerPoolSpecs"]))
+    return JobKind::VertexCustomJob;
   if (api.empty() && kind.empty()) return JobKind::JobYaml;
   if (kind == "PyTorchJob" && api.rfind("kubeflow.org/", 0) == 0) return JobKind::PyTorchJob;
   return Error::bad_input(
       fmt::format("{} {} is not a job definition Preflight reads; it reads a Kubeflow PyTorchJob "
-                  "(apiVersion: kubeflow.org/v1), a Slurm batch script and job.yaml",
+                  "(apiVersion: kubeflow.org/v1), a Vertex AI custom job, a Slurm batch script and job.yaml",
                   api.empty() ? "apiVersion (none)" : "apiVersion " + api,
                   kind.empty() ? "kind (none)" : "kind " + kind),
       doc->at(root[kind.empty() ? "apiVersion" : "kind"]));
@@ -124,7 +128,8 @@ Result<Translation> translate(const fs::path& file, JobKind kind, const ReadOpti
     return Error::bad_input(
         fmt::format("expected {}, a YAML map, got {}", info(kind).described, spec::describe(doc->root())),
         doc->at(doc->root()));
-  return translate_pytorchjob(*doc, options);
+  return kind == JobKind::VertexCustomJob ? translate_vertex(*doc, options)
+                                          : translate_pytorchjob(*doc, options);
 }
 
 Result<spec::JobSpec> load_any_job(const fs::path& file, const ReadOptions& options) {
@@ -179,11 +184,73 @@ void write_paths(Translation& out, const ReadOptions& options) {
   }
 }
 
+fs::path code_folder(const ReadOptions& options) {
+  return fs::absolute(options.code_dir.empty() ? fs::path(".") : options.code_dir).lexically_normal();
+}
+
 void write_code(Translation& out, const ReadOptions& options, const SourceLocation& from) {
-  const std::string written =
-      relative_to_source(out, options.code_dir.empty() ? fs::path(".") : options.code_dir);
+  const std::string written = relative_to_source(out, code_folder(options));
   out.field(0, "code", {written}, from,
             options.code_dir.empty() ? "the current folder (--code DIR names another)" : "--code");
+}
+
+Result<std::vector<Found>> read_env_list(const spec::YamlDoc& doc, const spec::YamlField& env,
+                                         Translation& out) {
+  if (!env.value.IsSequence()) return doc.error(env, "expected a list of {name:, value:}");
+  std::vector<Found> variables;
+  for (std::size_t i = 0; i < env.value.size(); ++i) {
+    const std::string path = fmt::format("{}[{}]", env.path, i);
+    auto fields = doc.fields(env.value[i], path, {});
+    if (!fields) return std::move(fields).error();
+    std::optional<std::string> name;
+    std::optional<Found> value;
+    for (const spec::YamlField& field : *fields) {
+      if (field.key == "name" || field.key == "value") {
+        auto text = doc.string(field);
+        if (!text) return std::move(text).error();
+        if (field.key == "name")
+          name = *text;
+        else
+          value = Found{*text, doc.at(field), field.path};
+      } else {
+        out.unmapped(doc.at(field.key_node), field.path,
+                     field.key == "valueFrom"
+                         ? "a Secret's, ConfigMap's or the pod's value is not known here; the "
+                           "variable is not set in the dry run"
+                         : "not used by the dry run");
+      }
+    }
+    if (!name) return Error::bad_input(path + ": needs a name", doc.at(env.value[i]));
+    if (value) variables.push_back(Found{value->text, value->from, *name});
+  }
+  return variables;
+}
+
+void write_environment(Translation& out, const std::vector<Found>& variables, std::string_view said) {
+  if (variables.empty()) return;
+  out.open(0, "environment_variables", variables.front().from, said);
+  for (const Found& variable : variables)
+    out.field(1, variable.said, {variable.text}, variable.from, std::string(said) + " " + variable.said);
+}
+
+std::optional<std::string> script_folder(const std::vector<std::string>& words, const fs::path& code_dir) {
+  for (const std::string& word : words) {
+    const fs::path path(word);
+    if (!path.is_absolute() || !is_normal_absolute_path(word)) continue;
+    fs::path tail = path.filename();
+    for (fs::path dir = path.parent_path(); dir != dir.root_path(); dir = dir.parent_path()) {
+      std::error_code ec;
+      if (fs::is_regular_file(code_dir / tail, ec)) return dir.string();
+      tail = dir.filename() / tail;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string job_name_of(std::string name) {
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '-';
+  return name;
 }
 
 std::string input_name(std::string name) {

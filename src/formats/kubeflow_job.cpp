@@ -19,13 +19,6 @@ namespace {
 namespace fs = std::filesystem;
 using spec::YamlField;
 
-// A value and where it was written.
-struct Found {
-  std::string text;
-  SourceLocation from;
-  std::string said;  // the source's field, for the comment
-};
-
 // An input or output the pod's volume mounts give.
 struct Place {
   std::string name;
@@ -250,7 +243,9 @@ class PyTorchJobReader {
         if (!dir) return std::move(dir).error();
         working_dir_ = Found{*dir, doc_.at(field), field.path};
       } else if (field.key == "env") {
-        if (auto ok = read_env(field); !ok) return ok;
+        auto env = read_env_list(doc_, field, out_);
+        if (!env) return std::move(env).error();
+        env_ = std::move(*env);
       } else if (field.key == "resources") {
         if (auto ok = read_resources(field); !ok) return ok;
       } else if (field.key == "volumeMounts") {
@@ -295,37 +290,6 @@ class PyTorchJobReader {
       out.push_back(std::move(expanded));
     }
     return out;
-  }
-
-  Status read_env(const YamlField& env) {
-    if (!env.value.IsSequence()) return doc_.error(env, "expected a list of {name:, value:}");
-    for (std::size_t i = 0; i < env.value.size(); ++i) {
-      const std::string path = fmt::format("{}[{}]", env.path, i);
-      auto fields = doc_.fields(env.value[i], path, {});
-      if (!fields) return std::move(fields).error();
-      std::optional<std::string> name;
-      std::optional<Found> value;
-      for (const YamlField& field : *fields) {
-        if (field.key == "name") {
-          auto text = doc_.string(field);
-          if (!text) return std::move(text).error();
-          name = *text;
-        } else if (field.key == "value") {
-          auto text = doc_.string(field);
-          if (!text) return std::move(text).error();
-          value = Found{*text, doc_.at(field), field.path};
-        } else {
-          out_.unmapped(doc_.at(field.key_node), field.path,
-                        field.key == "valueFrom"
-                            ? "a Secret's, ConfigMap's or the pod's value is not known here; the variable is "
-                              "not set in the dry run"
-                            : why_not(field.key));
-        }
-      }
-      if (!name) return Error::bad_input(path + ": needs a name", doc_.at(env.value[i]));
-      if (value) env_.push_back(Found{value->text, value->from, *name});
-    }
-    return Ok{};
   }
 
   Status read_resources(const YamlField& resources) {
@@ -477,23 +441,12 @@ class PyTorchJobReader {
   }
 
   // Where the code is in the container: the container's workingDir, else the folder that holds
-  // the script the command names, when the code folder has that script.
+  // the script the command names.
   std::optional<Found> code_mount() const {
     if (working_dir_) return working_dir_;
-    const fs::path code = fs::absolute(options_.code_dir.empty() ? fs::path(".") : options_.code_dir);
-    for (const std::string& word : command_) {
-      const fs::path path(word);
-      if (!path.is_absolute() || !is_normal_absolute_path(word)) continue;
-      // /opt/app/src/train.py with src/train.py in the code folder: the code is at /opt/app.
-      fs::path tail = path.filename();
-      for (fs::path dir = path.parent_path(); dir != dir.root_path(); dir = dir.parent_path()) {
-        std::error_code ec;
-        if (fs::is_regular_file(code / tail, ec))
-          return Found{dir.string(), command_from_->from,
-                       "the folder of " + word + ", found in the code folder"};
-        tail = dir.filename() / tail;
-      }
-    }
+    if (auto folder = script_folder(command_, code_folder(options_)))
+      return Found{*folder, command_from_->from,
+                   "the folder of the script the command runs, found in the code folder"};
     return std::nullopt;
   }
 

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "formats/job_formats.hpp"
 #include "formats/translation.hpp"
@@ -10,12 +12,39 @@
 
 namespace preflight::formats {
 
+// A value of the source, where it was written and the field that holds it (for the comment).
+struct Found {
+  std::string text;
+  SourceLocation from;
+  std::string said;
+};
+
 // A Kubeflow PyTorchJob (kubeflow.org/v1).
 Result<Translation> translate_pytorchjob(const spec::YamlDoc& doc, const ReadOptions& options);
 
 // A Slurm batch script: its #SBATCH directives and the script.
 Result<Translation> translate_slurm(const std::filesystem::path& file, const std::string& text,
                                     const ReadOptions& options);
+
+// A Google Vertex AI CustomJob or its jobSpec, as `gcloud ai custom-jobs create --config` takes it.
+Result<Translation> translate_vertex(const spec::YamlDoc& doc, const ReadOptions& options);
+
+// A container's env: [{name: N, value: V}] (Kubernetes' and Vertex's form), in order, each
+// Found's `said` the variable's name; a valueFrom (a Secret's value) is a note.
+Result<std::vector<Found>> read_env_list(const spec::YamlDoc& doc, const spec::YamlField& env,
+                                         Translation& out);
+
+// The environment_variables: section of `variables` (said: their names).
+void write_environment(Translation& out, const std::vector<Found>& variables, std::string_view said);
+
+// Where the code is in the container when a definition does not say (its code is in the
+// image): the folder that holds the script `words` names, when the code folder has the
+// script at the same place below it ("/opt/app/src/train.py" and src/train.py: /opt/app).
+std::optional<std::string> script_folder(const std::vector<std::string>& words,
+                                         const std::filesystem::path& code_dir);
+
+// The code folder --code gives, absolute (the current folder without it).
+std::filesystem::path code_folder(const ReadOptions& options);
 
 // What every reader writes the same way: the code folder (--code, or the current folder) as
 // a path relative to the definition's folder, with the comment that says where it came from.
@@ -27,6 +56,10 @@ std::string relative_to_source(const Translation& out, const std::filesystem::pa
 // The cloud paths --map gave, as a paths: section (local paths relative to the definition's
 // folder), so that the job.yaml runs without them.
 void write_paths(Translation& out, const ReadOptions& options);
+
+// A platform's job name as job.yaml's name: other characters than letters, digits, "-", "_"
+// and "." become "-".
+std::string job_name_of(std::string name);
 
 // The input or output that a cluster or cloud location stands for, at `mount` in the job's
 // container, named `name` (made an identifier).

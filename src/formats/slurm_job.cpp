@@ -132,13 +132,6 @@ std::optional<std::string> gres_gpus(const std::string& gres) {
 // "--gpus=a100:2" or "2": the count.
 std::string gpu_count(const std::string& value) { return value.substr(value.rfind(':') + 1); }
 
-// A job's name of Slurm's: other characters than job.yaml's become "-".
-std::string job_name(std::string name) {
-  for (char& c : name)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '-';
-  return name;
-}
-
 class SlurmReader {
  public:
   SlurmReader(const fs::path& file, const std::string& text, const ReadOptions& options)
@@ -230,7 +223,7 @@ class SlurmReader {
   void directive(const std::string& name, const std::string& value, const SourceLocation& where) {
     const std::string said = fmt::format("#SBATCH --{}{}{}", name, value.empty() ? "" : "=", value);
     if (name == "job-name") {
-      name_ = {job_name(value), where, said};
+      name_ = {job_name_of(value), where, said};
     } else if (name == "gres") {
       if (auto count = gres_gpus(value))
         gpus_ = {*count, where, said};

@@ -42,6 +42,21 @@ TEST(DiagnosisAttribution, APathOfThisMachineThatIsNotMounted) {
             "${{inputs.mnist}}/train.csv in place of the literal path");
 }
 
+TEST(DiagnosisAttribution, AStorageUriGivenToAFileFunction) {
+  model::Finding gcs = only_finding(not_found("gs://team/models/model.pt"), laptop_with({}));
+  EXPECT_EQ(gcs.category, "Path Not Found");
+  EXPECT_TRUE(contains(gcs.message, "gs://team/models/model.pt is a gs:// URI, not a path")) << gcs.message;
+  EXPECT_EQ(
+      gcs.hint,
+      "Cloud Storage FUSE has it at /gcs/team/models/model.pt: use that path (replace gs:// with /gcs/), "
+      "or a Cloud Storage client");
+  model::Finding s3 = only_finding(not_found("s3://bucket/x.csv"), laptop_with({}));
+  EXPECT_TRUE(contains(s3.hint, "the storage's own client library")) << s3.hint;
+  // A relative path that merely holds ":" is a path.
+  model::Finding relative = only_finding(not_found("runs/a://b"), laptop_with({}));
+  EXPECT_FALSE(contains(relative.message, "URI")) << relative.message;
+}
+
 TEST(DiagnosisAttribution, ALaptopHomePath) {
   model::Finding finding = only_finding(not_found("/home/alice/datasets/cifar"), laptop_with({}));
   EXPECT_TRUE(contains(finding.message, "home folder of alice")) << finding.message;

@@ -116,9 +116,10 @@ TEST(FormatsKind, RecognisesEachKindByItsContent) {
   EXPECT_EQ(*kind_named("pytorchjob"), JobKind::PyTorchJob);
   auto unknown = kind_named("tfjob");
   ASSERT_FALSE(unknown.ok());
-  EXPECT_EQ(unknown.error().message,
-            "--as tfjob: unknown kind of job file; one of job.yaml (Preflight's or AzureML's command job), "
-            "pytorchjob (a Kubeflow PyTorchJob), slurm (a Slurm batch script)");
+  EXPECT_EQ(
+      unknown.error().message,
+      "--as tfjob: unknown kind of job file; one of job.yaml (Preflight's or AzureML's command job), "
+      "pytorchjob (a Kubeflow PyTorchJob), vertex (a Vertex AI custom job), slurm (a Slurm batch script)");
 }
 
 TEST(FormatsPyTorchJob, MapsTheMastersTrainingContainer) {
@@ -257,6 +258,103 @@ spec:
   ASSERT_FALSE(wrong.ok());
   EXPECT_NE(wrong.error().message.find("a folder of the cluster maps only for a Slurm script"),
             std::string::npos);
+}
+
+TEST(FormatsVertex, MapsTheFirstPoolsFirstReplica) {
+  TempDir dir;
+  dir.write("code/trainer/__init__.py", "");
+  dir.write("sample/imagenet/train/0.jpg", "x");
+  dir.write("sample/data/shared.txt", "x");
+  const fs::path file = dir.write("job/custom.yaml", R"(displayName: Image classifier v2
+jobSpec:
+  scheduling: {timeout: 7200s}
+  workerPoolSpecs:
+    - machineSpec: {machineType: a2-highgpu-2g, acceleratorType: NVIDIA_TESLA_A100, acceleratorCount: 2}
+      replicaCount: 1
+      diskSpec: {bootDiskSizeGb: 200}
+      nfsMounts: [{server: 10.0.0.2, path: /exports/data, mountPoint: shared}]
+      pythonPackageSpec:
+        executorImageUri: us-docker.pkg.dev/vertex-ai/training/pytorch-gpu.2-1.py310:latest
+        packageUris: [gs://pkgs/trainer-0.1.tar.gz]
+        pythonModule: trainer.task
+        args: [--data=/gcs/vision/imagenet, --labels=/gcs/vision/imagenet/labels.txt, --cache=/gcs/scratch/c,
+               --out=/gcs/models/run/extra, gs://vision/raw]
+        env: [{name: MODE, value: fast}]
+    - {}
+    - machineSpec: {machineType: n1-highmem-8}
+      replicaCount: 2
+      containerSpec: {imageUri: gcr.io/p/reduction-server}
+  baseOutputDirectory: {outputUriPrefix: gs://models/run/}
+)");
+  ReadOptions options;
+  options.code_dir = dir.path() / "code";
+  options.load.maps.push_back(*spec::parse_path_map("gs://vision=sample", dir.path()));
+  options.load.maps.push_back(*spec::parse_path_map("nfs://10.0.0.2/exports=sample", dir.path()));
+  auto kind = detect_kind(file, {});
+  ASSERT_TRUE(kind.ok());
+  EXPECT_EQ(*kind, JobKind::VertexCustomJob);
+  auto job = load_any_job(file, options);
+  ASSERT_TRUE(job.ok()) << job.error().str();
+  EXPECT_EQ(job->name, "Image-classifier-v2");
+  EXPECT_EQ(job->platform, "vertex");
+  EXPECT_EQ(job->image, "us-docker.pkg.dev/vertex-ai/training/pytorch-gpu.2-1.py310:latest");
+  EXPECT_EQ(job->command,
+            "python -m trainer.task --data=/gcs/vision/imagenet --labels=/gcs/vision/imagenet/labels.txt "
+            "--cache=/gcs/scratch/c --out=/gcs/models/run/extra gs://vision/raw");
+  EXPECT_EQ(job->command_where.line, 12);  // pythonModule
+  EXPECT_EQ(job->gpus, 2);
+  EXPECT_EQ(job->nodes, 3);  // the pools' replicas; the empty pool keeps its place and runs nothing
+  EXPECT_EQ(job->environment.at("MODE"), "fast");
+  EXPECT_EQ(job->environment.at("AIP_MODEL_DIR"), "gs://models/run/model/");
+  // /gcs/vision/imagenet has a local copy (labels.txt inside it is not a second input); the
+  // NFS share is at /mnt/nfs/<mountPoint>.
+  ASSERT_EQ(job->inputs.size(), 2u);
+  EXPECT_EQ(job->inputs[0].mount, "/gcs/vision/imagenet");
+  EXPECT_EQ(job->inputs[0].path, dir.path() / "sample" / "imagenet");
+  EXPECT_EQ(job->inputs[1].mount, "/mnt/nfs/shared");
+  EXPECT_EQ(job->inputs[1].path, dir.path() / "sample" / "data");
+  // The base output directory, and an unmapped /gcs/ path (an empty writable folder, with a
+  // note giving the --map); /gcs/models/run/extra lies in the base output.
+  ASSERT_EQ(job->outputs.size(), 2u);
+  EXPECT_EQ(job->outputs[0].mount, "/gcs/models/run");
+  EXPECT_EQ(job->outputs[1].mount, "/gcs/scratch/c");
+  const std::string notes = notes_of(*job);
+  EXPECT_TRUE(has_note(*job, "/gcs/scratch/c: not mapped: no local copy", 12)) << notes;
+  EXPECT_TRUE(has_note(*job, "add --map gs://scratch/c=./LOCAL", 12)) << notes;
+  EXPECT_TRUE(has_note(*job, "jobSpec.scheduling: not mapped", 3)) << notes;
+  EXPECT_TRUE(has_note(*job, "machineType: not mapped", 5)) << notes;
+  EXPECT_TRUE(has_note(*job, "diskSpec: not mapped", 7)) << notes;
+  EXPECT_TRUE(has_note(*job, "packageUris: not mapped: the package Vertex installs is the code folder", 11))
+      << notes;
+  EXPECT_TRUE(
+      has_note(*job, "workerPoolSpecs[2]: not mapped: the dry run runs the first pool's first replica", 17))
+      << notes;
+}
+
+TEST(FormatsVertex, ErrorsPointIntoTheConfig) {
+  TempDir dir;
+  ReadOptions options;
+  options.code_dir = dir.path();
+  auto no_command =
+      load_any_job(dir.write("a.yaml", "workerPoolSpecs:\n  containerSpec:\n    imageUri: x\n"), options);
+  ASSERT_FALSE(no_command.ok());
+  EXPECT_EQ(no_command.error().where.line, 3);
+  EXPECT_NE(no_command.error().message.find("gives no command:"), std::string::npos);
+  auto bad_count = load_any_job(
+      dir.write("b.yaml",
+                "workerPoolSpecs:\n  machineSpec: {acceleratorCount: two}\n  containerSpec: {imageUri: x, "
+                "command: [python, t.py]}\n"),
+      options);
+  ASSERT_FALSE(bad_count.ok());
+  EXPECT_EQ(bad_count.error().where.line, 2);
+  EXPECT_NE(bad_count.error().message.find("expected an integer, got \"two\""), std::string::npos);
+  auto bad_output = load_any_job(dir.write("c.yaml",
+                                           "workerPoolSpecs: {containerSpec: {imageUri: x, command: [t]}}\n"
+                                           "baseOutputDirectory: {outputUriPrefix: /tmp/out}\n"),
+                                 options);
+  ASSERT_FALSE(bad_output.ok());
+  EXPECT_EQ(bad_output.error().where.line, 2);
+  EXPECT_NE(bad_output.error().message.find("expected a Cloud Storage URI"), std::string::npos);
 }
 
 TEST(FormatsSlurm, MapsDirectivesAndRunsTheScriptAsOneTask) {

@@ -22,10 +22,11 @@ struct KindInfo {
   std::string_view described;
 };
 
-constexpr std::array<KindInfo, 4> kKinds = {{
+constexpr std::array<KindInfo, 5> kKinds = {{
     {JobKind::JobYaml, "job.yaml", "", "Preflight's or AzureML's command job"},
     {JobKind::PyTorchJob, "pytorchjob", "kubeflow", "a Kubeflow PyTorchJob"},
     {JobKind::VertexCustomJob, "vertex", "vertex", "a Vertex AI custom job"},
+    {JobKind::SageMakerEstimator, "sagemaker", "sagemaker", "a SageMaker estimator's arguments"},
     {JobKind::SlurmBatch, "slurm", "slurm", "a Slurm batch script"},
 }};
 
@@ -97,12 +98,14 @@ Result<JobKind> detect_kind(const fs::path& file, const ReadOptions& options) {
   // A file that cannot be read or parsed is left to job.yaml's loader, which says why.
   const auto text = read_file(file);
   if (!text) return JobKind::JobYaml;
+  if (file.extension() == ".py") return JobKind::SageMakerEstimator;  // the Python that builds one
   if (is_batch_script(*text)) return JobKind::SlurmBatch;
   auto doc = spec::YamlDoc::parse(*text, file);
   if (!doc || !doc->root().IsMap()) return JobKind::JobYaml;
   const YAML::Node& root = doc->root();
   const std::string api = scalar_at(root, "apiVersion");
   const std::string kind = scalar_at(root, "kind");
+  if (root["entry_point"]) return JobKind::SageMakerEstimator;
   if (root["workerPoolSpecs"] ||
       (root["jobSpec"] && root["jobSpec"].IsMap() && root["jobSpec"]["workerPoolSpecs"]))
     return JobKind::VertexCustomJob;
@@ -110,7 +113,9 @@ Result<JobKind> detect_kind(const fs::path& file, const ReadOptions& options) {
   if (kind == "PyTorchJob" && api.rfind("kubeflow.org/", 0) == 0) return JobKind::PyTorchJob;
   return Error::bad_input(
       fmt::format("{} {} is not a job definition Preflight reads; it reads a Kubeflow PyTorchJob "
-                  "(apiVersion: kubeflow.org/v1), a Vertex AI custom job, a Slurm batch script and job.yaml",
+                  "(apiVersion: kubeflow.org/v1), a Vertex AI custom job, a SageMaker estimator, a Slurm "
+                  "batch script "
+                  "and job.yaml",
                   api.empty() ? "apiVersion (none)" : "apiVersion " + api,
                   kind.empty() ? "kind (none)" : "kind " + kind),
       doc->at(root[kind.empty() ? "apiVersion" : "kind"]));
@@ -122,6 +127,7 @@ Result<Translation> translate(const fs::path& file, JobKind kind, const ReadOpti
     return Error::bad_input(fmt::format("{}: cannot read it (missing, not a regular file, or larger than {})",
                                         file.string(), human_size(kMaxReadBytes)));
   if (kind == JobKind::SlurmBatch) return translate_slurm(file, *text, options);
+  if (kind == JobKind::SageMakerEstimator) return translate_sagemaker(file, *text, options);
   auto doc = spec::YamlDoc::parse(*text, file);
   if (!doc) return std::move(doc).error();
   if (!doc->root().IsMap())

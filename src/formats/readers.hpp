@@ -22,6 +22,11 @@ struct Found {
 // A Kubeflow PyTorchJob (kubeflow.org/v1).
 Result<Translation> translate_pytorchjob(const spec::YamlDoc& doc, const ReadOptions& options);
 
+// A SageMaker estimator's arguments: a JSON or YAML file of them (fit()'s channels under
+// inputs:), or the Python that builds the estimator (a .py file), read, never run.
+Result<Translation> translate_sagemaker(const std::filesystem::path& file, const std::string& text,
+                                        const ReadOptions& options);
+
 // A Slurm batch script: its #SBATCH directives and the script.
 Result<Translation> translate_slurm(const std::filesystem::path& file, const std::string& text,
                                     const ReadOptions& options);

@@ -116,10 +116,11 @@ TEST(FormatsKind, RecognisesEachKindByItsContent) {
   EXPECT_EQ(*kind_named("pytorchjob"), JobKind::PyTorchJob);
   auto unknown = kind_named("tfjob");
   ASSERT_FALSE(unknown.ok());
-  EXPECT_EQ(
-      unknown.error().message,
-      "--as tfjob: unknown kind of job file; one of job.yaml (Preflight's or AzureML's command job), "
-      "pytorchjob (a Kubeflow PyTorchJob), vertex (a Vertex AI custom job), slurm (a Slurm batch script)");
+  EXPECT_EQ(unknown.error().message,
+            "--as tfjob: unknown kind of job file; one of job.yaml (Preflight's or AzureML's command job), "
+            "pytorchjob (a Kubeflow PyTorchJob), vertex (a Vertex AI custom job), sagemaker (a SageMaker "
+            "estimator's "
+            "arguments), slurm (a Slurm batch script)");
 }
 
 TEST(FormatsPyTorchJob, MapsTheMastersTrainingContainer) {
@@ -355,6 +356,96 @@ TEST(FormatsVertex, ErrorsPointIntoTheConfig) {
   ASSERT_FALSE(bad_output.ok());
   EXPECT_EQ(bad_output.error().where.line, 2);
   EXPECT_NE(bad_output.error().message.find("expected a Cloud Storage URI"), std::string::npos);
+}
+
+TEST(FormatsSageMaker, ReadsTheEstimatorsLiteralArgumentsFromItsPython) {
+  TempDir dir;
+  dir.write("job/src/train.py", "print('x')\n");
+  dir.write("sample/train/a.csv", "1\n");
+  dir.write("sample/val/a.csv", "1\n");
+  const fs::path file = dir.write("job/launch.py", R"py(import sagemaker
+from sagemaker.inputs import TrainingInput
+from sagemaker.pytorch import PyTorch  # PyTorch(entry_point="not this one")
+
+print("PyTorch(entry_point='nor this')")
+bucket = "team"
+estimator = sagemaker.pytorch.PyTorch(
+    entry_point='train.py',  # the script
+    source_dir="src",
+    role=role,
+    base_job_name="cifar " "resnet",
+    instance_type="ml.g5.12xlarge",
+    instance_count=2,
+    image_uri=image,
+    hyperparameters={"epochs": 10, "lr": 1e-3, "arch": "resnet18", "amp": True, "seed": seed},
+    environment={"NCCL_DEBUG": "INFO"},
+    output_path=f"s3://{bucket}/out",
+)
+estimator.fit(
+    {"train": "s3://team/cifar/train", "val": TrainingInput("s3://team/cifar/val")},
+    wait=False,
+)
+)py");
+  ReadOptions options;
+  options.load.maps.push_back(*spec::parse_path_map("s3://team/cifar=sample", dir.path()));
+  auto kind = detect_kind(file, {});
+  ASSERT_TRUE(kind.ok());
+  EXPECT_EQ(*kind, JobKind::SageMakerEstimator);
+  auto job = load_any_job(file, options);
+  ASSERT_TRUE(job.ok()) << job.error().str();
+  EXPECT_EQ(job->platform, "sagemaker");
+  EXPECT_EQ(job->name, "cifar-resnet");  // adjacent literals join
+  EXPECT_TRUE(job->image.empty());       // no image_uri: the profile's default image
+  EXPECT_EQ(job->code_dir, dir.path() / "job" / "src");
+  EXPECT_EQ(job->command, "python train.py");
+  EXPECT_EQ(job->command_where.line, 8);
+  EXPECT_EQ(job->command_where.column, 17);
+  EXPECT_EQ(job->gpus, 4);
+  EXPECT_EQ(job->nodes, 2);
+  EXPECT_EQ(job->environment.at("NCCL_DEBUG"), "INFO");
+  ASSERT_EQ(job->hyperparameters.size(), 4u);
+  EXPECT_EQ(job->hyperparameters[0].name, "epochs");
+  EXPECT_TRUE(job->hyperparameters[0].typed);
+  EXPECT_EQ(job->hyperparameters[1].value, "1e-3");
+  EXPECT_EQ(job->hyperparameters[2].value, "resnet18");
+  EXPECT_FALSE(job->hyperparameters[2].typed);
+  EXPECT_EQ(job->hyperparameters[3].value, "true");
+  // Only the literal channel maps; TrainingInput(...) is a call, named in a note.
+  ASSERT_EQ(job->inputs.size(), 1u);
+  EXPECT_EQ(job->inputs[0].name, "train");
+  EXPECT_EQ(job->inputs[0].path, dir.path() / "sample" / "train");
+  const std::string notes = notes_of(*job);
+  EXPECT_TRUE(has_note(*job, "the estimator's role: not mapped: the AWS account's", 10)) << notes;
+  EXPECT_TRUE(has_note(*job, "image_uri=image: not mapped: not a literal value", 14)) << notes;
+  EXPECT_TRUE(has_note(*job, "hyperparameter seed: not mapped", 15)) << notes;
+  EXPECT_TRUE(has_note(*job, "output_path: not mapped: the AWS account's", 17)) << notes;
+  EXPECT_TRUE(has_note(*job, "fit channel val: not mapped", 20)) << notes;
+}
+
+TEST(FormatsSageMaker, ReadsTheArgumentsFromAFileOfThem) {
+  TempDir dir;
+  dir.write("job/fit.py", "print('x')\n");
+  const fs::path file =
+      dir.write("job/estimator.json", R"({"entry_point": "fit.py", "image_uri": "team/fit:3",
+ "instance_type": "ml.dl1.24xlarge", "hyperparameters": {"epochs": 2}, "inputs": "file://./"})");
+  auto job = load_any_job(file, {});
+  ASSERT_TRUE(job.ok()) << job.error().str();
+  EXPECT_EQ(job->image, "team/fit:3");
+  EXPECT_EQ(job->code_dir, dir.path() / "job");  // no source_dir: the entry point's folder
+  EXPECT_EQ(job->gpus, 0);                       // an instance type Preflight does not know
+  EXPECT_TRUE(has_note(*job, "instance_type: not mapped: an instance type Preflight does not know", 2))
+      << notes_of(*job);
+  ASSERT_EQ(job->inputs.size(), 1u);  // local mode's file:// channel is a local path
+  EXPECT_EQ(job->inputs[0].path, dir.path() / "job");
+
+  auto no_entry = load_any_job(dir.write("job/e.yaml", "entry_point: {a: 1}\n"), {});
+  ASSERT_FALSE(no_entry.ok());
+  EXPECT_EQ(no_entry.error().where.line, 1);
+  EXPECT_NE(no_entry.error().message.find("needs entry_point, the script it runs"), std::string::npos);
+  auto no_call = load_any_job(dir.write("job/other.py", "import torch\nprint(1)\n"), {});
+  ASSERT_FALSE(no_call.ok());
+  EXPECT_EQ(no_call.error().exit_status(), 2);
+  EXPECT_NE(no_call.error().message.find("no SageMaker estimator call"), std::string::npos);
 }
 
 TEST(FormatsSlurm, MapsDirectivesAndRunsTheScriptAsOneTask) {

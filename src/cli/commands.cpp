@@ -23,7 +23,8 @@ std::optional<int> enter_user_namespace() {
 
 void add_read_options(CLI::App& app, ReadArgs& args) {
   app.add_option("--as", args.as,
-                 "the kind of job file, when its content does not say: job.yaml, pytorchjob, vertex, slurm");
+                 "the kind of job file, when its content does not say: job.yaml, pytorchjob, trainjob, "
+                 "vertex, sagemaker, slurm");
   app.add_option("--code", args.code,
                  "the code folder of a job definition that names none (its code is in the image); default: "
                  "the current folder");
@@ -49,9 +50,9 @@ Result<formats::ReadOptions> read_options(const ReadArgs& args) {
 }
 
 void add_job_options(CLI::App& app, JobOptions& options) {
-  app.add_option(
-         "job", options.job,
-         "the job file: job.yaml, a Kubeflow PyTorchJob, a Vertex AI custom job or a Slurm batch script")
+  app.add_option("job", options.job,
+                 "the job file: job.yaml, a Kubeflow PyTorchJob or TrainJob, a Vertex AI custom job, a "
+                 "SageMaker estimator (its arguments or the Python that builds it) or a Slurm batch script")
       ->capture_default_str();
   add_read_options(app, options);
   app.add_option("--platform", options.platform, "platform profile: a shipped name or a file");

@@ -22,9 +22,10 @@ struct KindInfo {
   std::string_view described;
 };
 
-constexpr std::array<KindInfo, 5> kKinds = {{
+constexpr std::array<KindInfo, 6> kKinds = {{
     {JobKind::JobYaml, "job.yaml", "", "Preflight's or AzureML's command job"},
     {JobKind::PyTorchJob, "pytorchjob", "kubeflow", "a Kubeflow PyTorchJob"},
+    {JobKind::TrainJob, "trainjob", "kubeflow", "a Kubeflow Trainer TrainJob"},
     {JobKind::VertexCustomJob, "vertex", "vertex", "a Vertex AI custom job"},
     {JobKind::SageMakerEstimator, "sagemaker", "sagemaker", "a SageMaker estimator's arguments"},
     {JobKind::SlurmBatch, "slurm", "slurm", "a Slurm batch script"},
@@ -111,13 +112,14 @@ Result<JobKind> detect_kind(const fs::path& file, const ReadOptions& options) {
     return JobKind::VertexCustomJob;
   if (api.empty() && kind.empty()) return JobKind::JobYaml;
   if (kind == "PyTorchJob" && api.rfind("kubeflow.org/", 0) == 0) return JobKind::PyTorchJob;
+  if (kind == "TrainJob" && api.rfind("trainer.kubeflow.org/", 0) == 0) return JobKind::TrainJob;
   return Error::bad_input(
-      fmt::format("{} {} is not a job definition Preflight reads; it reads a Kubeflow PyTorchJob "
-                  "(apiVersion: kubeflow.org/v1), a Vertex AI custom job, a SageMaker estimator, a Slurm "
-                  "batch script "
-                  "and job.yaml",
-                  api.empty() ? "apiVersion (none)" : "apiVersion " + api,
-                  kind.empty() ? "kind (none)" : "kind " + kind),
+      fmt::format(
+          "{} {} is not a job definition Preflight reads; it reads a Kubeflow PyTorchJob "
+          "(apiVersion: kubeflow.org/v1) or TrainJob (trainer.kubeflow.org), a Vertex AI custom job, a "
+          "SageMaker estimator, a Slurm batch script and job.yaml",
+          api.empty() ? "apiVersion (none)" : "apiVersion " + api,
+          kind.empty() ? "kind (none)" : "kind " + kind),
       doc->at(root[kind.empty() ? "apiVersion" : "kind"]));
 }
 
@@ -134,8 +136,9 @@ Result<Translation> translate(const fs::path& file, JobKind kind, const ReadOpti
     return Error::bad_input(
         fmt::format("expected {}, a YAML map, got {}", info(kind).described, spec::describe(doc->root())),
         doc->at(doc->root()));
-  return kind == JobKind::VertexCustomJob ? translate_vertex(*doc, options)
-                                          : translate_pytorchjob(*doc, options);
+  if (kind == JobKind::TrainJob) return translate_trainjob(*doc, options);
+  if (kind == JobKind::VertexCustomJob) return translate_vertex(*doc, options);
+  return translate_pytorchjob(*doc, options);
 }
 
 Result<spec::JobSpec> load_any_job(const fs::path& file, const ReadOptions& options) {

@@ -1,6 +1,6 @@
 // Job definitions as teams already have them (docs/formats.md "Other platforms' job files"):
-// Preflight's and AzureML's job.yaml, a Kubeflow PyTorchJob, a Vertex AI custom job, a
-// SageMaker estimator, a Slurm batch script. Each kind
+// Preflight's and AzureML's job.yaml, a Kubeflow PyTorchJob or TrainJob, a Vertex AI custom
+// job, a SageMaker estimator, a Slurm batch script. Each kind
 // is recognised by its content and translated into the job.yaml that stands for it, which
 // `preflight run` loads and `preflight convert` prints; errors and findings point back into
 // the file as written.
@@ -17,9 +17,10 @@
 
 namespace preflight::formats {
 
-enum class JobKind { JobYaml, PyTorchJob, VertexCustomJob, SageMakerEstimator, SlurmBatch };
+enum class JobKind { JobYaml, PyTorchJob, TrainJob, VertexCustomJob, SageMakerEstimator, SlurmBatch };
 
-// The name --as takes and the report shows ("job.yaml", "pytorchjob", "vertex", "sagemaker", "slurm").
+// The name --as takes and the report shows ("job.yaml", "pytorchjob", "trainjob", "vertex", "sagemaker",
+// "slurm").
 std::string_view kind_name(JobKind kind);
 // The platform profile a kind runs on unless --platform says otherwise; empty for job.yaml,
 // which names its own (or philly).

@@ -506,7 +506,181 @@ class PyTorchJobReader {
   long long nodes_ = 0;
 };
 
+// A Kubeflow Trainer TrainJob (trainer.kubeflow.org/v1alpha1): spec.trainer gives the node's
+// image, command, environment, nodes and GPUs; the dataset and model initializers' storage is
+// an input where they put it (/workspace/dataset, /workspace/model). The runtime it refers to
+// lives in the cluster: its defaults are not known here.
+class TrainJobReader {
+ public:
+  TrainJobReader(const spec::YamlDoc& doc, const ReadOptions& options)
+      : doc_(doc), options_(options), out_(doc.file()) {}
+
+  Result<Translation> read() {
+    auto top = doc_.fields(doc_.root(), "", {});
+    if (!top) return std::move(top).error();
+    SourceLocation kind_at;
+    std::optional<YamlField> spec;
+    for (const YamlField& field : *top) {
+      if (field.key == "kind")
+        kind_at = doc_.at(field);
+      else if (field.key == "spec")
+        spec = field;
+      else if (field.key == "metadata") {
+        auto fields = doc_.fields(field, {});
+        if (!fields) return std::move(fields).error();
+        for (const YamlField& entry : *fields) {
+          if (entry.key != "name") {
+            out_.unmapped(doc_.at(entry.key_node), entry.path, why_not("metadata"));
+            continue;
+          }
+          auto name = doc_.string(entry);
+          if (!name) return std::move(name).error();
+          name_ = Found{*name, doc_.at(entry), entry.path};
+        }
+      } else if (field.key != "apiVersion") {
+        out_.unmapped(doc_.at(field.key_node), field.path, "not part of a job's definition");
+      }
+    }
+    if (!spec) return Error::bad_input("a TrainJob needs spec.trainer", doc_.at(doc_.root()));
+    auto fields = doc_.fields(*spec, {});
+    if (!fields) return std::move(fields).error();
+    std::optional<YamlField> trainer;
+    for (const YamlField& field : *fields) {
+      if (field.key == "trainer")
+        trainer = field;
+      else if (field.key == "initializer") {
+        if (auto ok = read_initializer(field); !ok) return std::move(ok).error();
+      } else {
+        out_.unmapped(
+            doc_.at(field.key_node), field.path,
+            field.key == "runtimeRef"
+                ? "the runtime is the cluster's: its image, command and policies are not known here "
+                  "(spec.trainer gives them)"
+                : why_not(field.key));
+      }
+    }
+    if (!trainer)
+      return Error::bad_input("spec: a TrainJob needs trainer (its image and command)", doc_.at(*spec));
+    if (auto ok = read_trainer(*trainer); !ok) return std::move(ok).error();
+    write(kind_at);
+    return std::move(out_);
+  }
+
+ private:
+  Status read_trainer(const YamlField& trainer) {
+    auto fields = doc_.fields(trainer, {});
+    if (!fields) return std::move(fields).error();
+    std::vector<std::string> command, args;
+    for (const YamlField& field : *fields) {
+      if (field.key == "image") {
+        auto image = doc_.string(field);
+        if (!image) return std::move(image).error();
+        image_ = Found{*image, doc_.at(field), field.path};
+      } else if (field.key == "command" || field.key == "args") {
+        auto list = doc_.string_list(field);
+        if (!list) return std::move(list).error();
+        (field.key == "command" ? command : args) = *list;
+        if (field.key == "command") command_from_ = Found{"", doc_.at(field), field.path};
+      } else if (field.key == "env") {
+        auto env = read_env_list(doc_, field, out_);
+        if (!env) return std::move(env).error();
+        env_ = std::move(*env);
+      } else if (field.key == "numNodes") {
+        auto nodes = doc_.string(field);
+        if (!nodes) return std::move(nodes).error();
+        nodes_ = Found{*nodes, doc_.at(field), field.path};
+      } else if (field.key == "resourcesPerNode") {
+        for (const char* kind : {"limits", "requests"}) {
+          const YAML::Node gpus = field.value[kind] ? field.value[kind]["nvidia.com/gpu"] : YAML::Node();
+          if (!gpus_ && gpus && gpus.IsScalar())
+            gpus_ = Found{gpus.Scalar(), doc_.at(gpus), field.path + "." + kind + ".nvidia.com/gpu"};
+        }
+        out_.unmapped(doc_.at(field.key_node), field.path + " (memory, cpu)",
+                      "the platform profile's limits apply (policies/platforms/kubeflow.yaml)");
+      } else {
+        out_.unmapped(doc_.at(field.key_node), field.path,
+                      field.key == "numProcPerNode" ? why_not("nprocPerNode") : why_not(field.key));
+      }
+    }
+    if (!command_from_)
+      return Error::bad_input(trainer.path +
+                                  ": gives no command:, so the runtime's would run, which is the "
+                                  "cluster's; add command: (e.g. [torchrun, train.py])",
+                              doc_.at(trainer));
+    command.insert(command.end(), args.begin(), args.end());
+    command_ = std::move(command);
+    return Ok{};
+  }
+
+  // initializer: {dataset: {storageUri: hf://..., env: [...]}, model: {...}}: each downloads
+  // into /workspace/<dataset|model>, which the node reads.
+  Status read_initializer(const YamlField& initializer) {
+    auto parts = doc_.fields(initializer, {});
+    if (!parts) return std::move(parts).error();
+    for (const YamlField& part : *parts) {
+      auto fields = doc_.fields(part, {});
+      if (!fields) return std::move(fields).error();
+      for (const YamlField& field : *fields) {
+        if (field.key != "storageUri" || (part.key != "dataset" && part.key != "model")) {
+          out_.unmapped(doc_.at(field.key_node), field.path,
+                        "the initializer's settings; --map gives its data");
+          continue;
+        }
+        auto uri = doc_.string(field);
+        if (!uri) return std::move(uri).error();
+        inputs_.push_back({part.key, Found{*uri, doc_.at(field), field.path}});
+      }
+    }
+    return Ok{};
+  }
+
+  void write(const SourceLocation& kind_at) {
+    out_.comment(
+        fmt::format("The job.yaml that stands for {} (a Kubeflow TrainJob), written by preflight convert.",
+                    out_.source().filename().string()));
+    out_.comment("Each field names where it came from; what could not be mapped is listed at the end.");
+    if (name_) out_.field(0, "name", {name_->text}, name_->from, name_->said);
+    out_.field(0, "platform", {"kubeflow"}, kind_at, "kind: TrainJob");
+    if (image_)
+      out_.field(0, "image", {image_->text}, image_->from, image_->said);
+    else
+      out_.unmapped(kind_at, "spec.trainer.image",
+                    "not given, so the runtime's: the profile's default image stands in");
+    write_code(out_, options_, {});
+    if (auto folder = script_folder(command_, code_folder(options_)))
+      out_.field(0, "code_mount", {*folder}, command_from_->from,
+                 "the folder of the script the command runs, found in the code folder");
+    out_.field(0, "command", {quote_shell_words(command_)}, command_from_->from,
+               command_from_->said + " and args");
+    if (!inputs_.empty()) {
+      out_.open(0, "inputs", inputs_.front().second.from);
+      for (const auto& [name, uri] : inputs_) {
+        out_.open(1, name, uri.from, uri.said);
+        out_.field(2, "path", {uri.text}, uri.from, "the initializer's storage (--map gives its local copy)");
+        out_.field(2, "mount", {"/workspace/" + name}, uri.from, "where the initializer puts it");
+      }
+    }
+    write_paths(out_, options_);
+    write_environment(out_, env_, "env");
+    out_.open(0, "resources", kind_at);
+    if (gpus_) out_.field(1, "gpus", {gpus_->text, true}, gpus_->from, gpus_->said);
+    if (nodes_) out_.field(1, "nodes", {nodes_->text, true}, nodes_->from, nodes_->said);
+  }
+
+  const spec::YamlDoc& doc_;
+  const ReadOptions& options_;
+  Translation out_;
+  std::optional<Found> name_, image_, command_from_, gpus_, nodes_;
+  std::vector<std::string> command_;
+  std::vector<Found> env_;
+  std::vector<std::pair<std::string, Found>> inputs_;
+};
+
 }  // namespace
+
+Result<Translation> translate_trainjob(const spec::YamlDoc& doc, const ReadOptions& options) {
+  return TrainJobReader(doc, options).read();
+}
 
 Result<Translation> translate_pytorchjob(const spec::YamlDoc& doc, const ReadOptions& options) {
   return PyTorchJobReader(doc, options).read();

@@ -31,6 +31,9 @@ Result<Translation> translate_sagemaker(const std::filesystem::path& file, const
 Result<Translation> translate_slurm(const std::filesystem::path& file, const std::string& text,
                                     const ReadOptions& options);
 
+// A Kubeflow Trainer TrainJob (trainer.kubeflow.org/v1alpha1).
+Result<Translation> translate_trainjob(const spec::YamlDoc& doc, const ReadOptions& options);
+
 // A Google Vertex AI CustomJob or its jobSpec, as `gcloud ai custom-jobs create --config` takes it.
 Result<Translation> translate_vertex(const spec::YamlDoc& doc, const ReadOptions& options);
 

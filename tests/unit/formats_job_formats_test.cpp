@@ -118,9 +118,8 @@ TEST(FormatsKind, RecognisesEachKindByItsContent) {
   ASSERT_FALSE(unknown.ok());
   EXPECT_EQ(unknown.error().message,
             "--as tfjob: unknown kind of job file; one of job.yaml (Preflight's or AzureML's command job), "
-            "pytorchjob (a Kubeflow PyTorchJob), vertex (a Vertex AI custom job), sagemaker (a SageMaker "
-            "estimator's "
-            "arguments), slurm (a Slurm batch script)");
+            "pytorchjob (a Kubeflow PyTorchJob), trainjob (a Kubeflow Trainer TrainJob), vertex (a Vertex AI "
+            "custom job), sagemaker (a SageMaker estimator's arguments), slurm (a Slurm batch script)");
 }
 
 TEST(FormatsPyTorchJob, MapsTheMastersTrainingContainer) {
@@ -259,6 +258,49 @@ spec:
   ASSERT_FALSE(wrong.ok());
   EXPECT_NE(wrong.error().message.find("a folder of the cluster maps only for a Slurm script"),
             std::string::npos);
+}
+
+TEST(FormatsTrainJob, MapsTheTrainerAndTheInitializersStorage) {
+  TempDir dir;
+  dir.write("sample/llm/a.jsonl", "{}\n");
+  const fs::path file = dir.write("job/trainjob.yaml", R"(apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: llama-sft
+spec:
+  runtimeRef: {name: torch-distributed}
+  initializer:
+    dataset: {storageUri: "hf://org/llm", env: [{name: HF_TOKEN, value: x}]}
+  trainer:
+    command: [python, -m, sft.main]
+    args: [--data, /workspace/dataset]
+    numNodes: 2
+    numProcPerNode: 4
+    resourcesPerNode: {limits: {nvidia.com/gpu: 4, memory: 128Gi}}
+)");
+  ReadOptions options;
+  options.code_dir = dir.path() / "job";
+  options.load.maps.push_back(*spec::parse_path_map("hf://org=sample", dir.path()));
+  auto kind = detect_kind(file, {});
+  ASSERT_TRUE(kind.ok());
+  EXPECT_EQ(*kind, JobKind::TrainJob);
+  auto job = load_any_job(file, options);
+  ASSERT_TRUE(job.ok()) << job.error().str();
+  EXPECT_EQ(job->name, "llama-sft");
+  EXPECT_EQ(job->platform, "kubeflow");
+  EXPECT_TRUE(job->image.empty());  // the runtime's image: the profile's default stands in
+  EXPECT_EQ(job->command, "python -m sft.main --data /workspace/dataset");
+  EXPECT_EQ(job->gpus, 4);
+  EXPECT_EQ(job->nodes, 2);
+  ASSERT_EQ(job->inputs.size(), 1u);
+  EXPECT_EQ(job->inputs[0].mount, "/workspace/dataset");
+  EXPECT_EQ(job->inputs[0].path, dir.path() / "sample" / "llm");
+  const std::string notes = notes_of(*job);
+  EXPECT_TRUE(has_note(*job, "spec.runtimeRef: not mapped: the runtime is the cluster's", 6)) << notes;
+  EXPECT_TRUE(has_note(*job, "spec.initializer.dataset.env: not mapped", 8)) << notes;
+  EXPECT_TRUE(has_note(*job, "spec.trainer.image: not mapped", 2)) << notes;
+  EXPECT_TRUE(has_note(*job, "numProcPerNode: not mapped", 13)) << notes;
+  EXPECT_TRUE(has_note(*job, "resourcesPerNode (memory, cpu): not mapped", 14)) << notes;
 }
 
 TEST(FormatsVertex, MapsTheFirstPoolsFirstReplica) {

@@ -57,7 +57,8 @@ void add_job_options(CLI::App& app, JobOptions& options) {
   add_read_options(app, options);
   app.add_option("--platform", options.platform, "platform profile: a shipped name or a file");
   app.add_option("--image", options.image,
-                 "image: built-in name, docker-archive:PATH, oci:PATH[:TAG], rootfs:PATH");
+                 "image: built-in name, docker-archive:PATH, oci:PATH[:TAG], rootfs:PATH, docker://REF, "
+                 "docker-daemon:NAME, containers-storage:NAME, or a NAME in Docker's or Podman's store");
   app.add_option("--json", options.json, "write report.json v1 to FILE");
   app.add_option("--junit", options.junit, "write a JUnit XML test report to FILE");
   app.add_option("--sarif", options.sarif, "write a SARIF 2.1.0 log (for code scanning) to FILE");

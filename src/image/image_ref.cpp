@@ -1,4 +1,6 @@
 // Image references as the user writes them, and where the cache lives.
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <string_view>
 
@@ -11,7 +13,8 @@ namespace {
 
 constexpr const char* kValidForms =
     "use a built-in image name (pytorch, python), docker-archive:PATH, oci:PATH[:TAG], "
-    "rootfs:PATH or docker://REF";
+    "rootfs:PATH, docker://REF, docker-daemon:NAME, containers-storage:NAME, or the name of an image in "
+    "Docker's or Podman's store (team/train:latest)";
 
 fs::path absolute_from(const std::string& path_text, const fs::path& base_dir) {
   fs::path path = path_text;
@@ -22,6 +25,17 @@ fs::path absolute_from(const std::string& path_text, const fs::path& base_dir) {
   }
   if (path.is_relative()) path = base_dir / path;
   return path.lexically_normal();
+}
+
+// A name as docker and podman tag images: [HOST[:PORT]/]PATH[:TAG][@DIGEST], lower-case path
+// components of letters, digits and . _ -.
+bool is_image_name(std::string_view text) {
+  if (text.empty() || !std::isalnum(static_cast<unsigned char>(text[0]))) return false;
+  if (text.find("//") != std::string_view::npos || text.back() == '/' || text.back() == ':') return false;
+  return std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) ||
+           std::string_view("._-/:@").find(c) != std::string_view::npos;
+  });
 }
 
 bool is_builtin_name(std::string_view text) {
@@ -52,6 +66,17 @@ Result<ImageRef> parse_image_ref(const std::string& text, const fs::path& base_d
                               "docker://pytorch/pytorch:2.1.0-cuda12.1-cudnn8-runtime");
     return ref;
   }
+  for (std::string_view transport : {"docker-daemon:", "containers-storage:"}) {
+    if (!starts(transport)) continue;
+    ref.kind = ImageRef::Kind::LocalStore;
+    ref.transport = std::string(transport.substr(0, transport.size() - 1));
+    ref.name = rest_after(transport);
+    if (!is_image_name(ref.name))
+      return Error::bad_input("image \"" + text + "\": expected an image's name after " +
+                              std::string(transport) + ", e.g. " + std::string(transport) +
+                              "team/train:latest");
+    return ref;
+  }
   if (starts("docker-archive:") || starts("oci:") || starts("rootfs:")) {
     std::string scheme = text.substr(0, text.find(':'));
     std::string path_text = text.substr(scheme.size() + 1);
@@ -79,6 +104,11 @@ Result<ImageRef> parse_image_ref(const std::string& text, const fs::path& base_d
     return ref;
   }
   if (text.empty()) return Error::bad_input(std::string("empty image reference; ") + kValidForms);
+  if (is_image_name(text)) {
+    ref.kind = ImageRef::Kind::Named;
+    ref.name = text;
+    return ref;
+  }
   return Error::bad_input("image \"" + text + "\": unknown image reference form; " + kValidForms);
 }
 

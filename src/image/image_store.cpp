@@ -2,10 +2,12 @@
 #include "image/image_store.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <tuple>
 
@@ -79,6 +81,93 @@ Result<fs::path> pull_with_skopeo(const ImageRef& ref, const fs::path& cache_dir
   return layout;
 }
 
+// The names a store may know an image by: as written, and, for a name without a registry
+// host, under localhost/, as podman build and podman import name it (team/train:latest is
+// localhost/team/train:latest in Podman's store).
+std::vector<std::string> store_names(const std::string& transport, const std::string& name) {
+  std::vector<std::string> names{name};
+  const std::string first = name.substr(0, name.find('/'));
+  const bool has_host = name.find('/') != std::string::npos &&
+                        (first.find_first_of(".:") != std::string::npos || first == "localhost");
+  if (transport == "containers-storage" && !has_host) names.push_back("localhost/" + name);
+  return names;
+}
+
+// The digest of the manifest the store has for `name`; nullopt when it has no such image, or
+// skopeo cannot reach the store (no Docker daemon).
+std::optional<std::string> store_digest(const std::string& skopeo, const std::string& transport,
+                                        const std::string& name) {
+  auto run = run_tool(skopeo, {"inspect", "--format", "{{.Digest}}", transport + ":" + name}, "", nullptr);
+  if (!run || run->exit_code != 0) return std::nullopt;
+  std::istringstream lines(run->tail);
+  for (std::string line; std::getline(lines, line);) {
+    const auto at = line.find("sha256:");
+    if (at == std::string::npos) continue;
+    const std::string hex = line.substr(at + 7, 64);
+    if (hex.size() == 64 && hex.find_first_not_of("0123456789abcdef") == std::string::npos) return hex;
+  }
+  return std::nullopt;
+}
+
+// An image of Docker's or Podman's store (or, for a plain name, of whichever has it) copied by
+// skopeo into an OCI layout of the cache, one per manifest digest: a second resolve of the
+// same image copies nothing.
+Result<fs::path> copy_from_store(const ImageRef& ref, const fs::path& cache_dir,
+                                 const ProgressSink& progress) {
+  const std::string skopeo = find_program("skopeo");
+  if (skopeo.empty())
+    return Error::bad_input(
+        "image " + ref.text +
+        ": reading Docker's or Podman's image store needs skopeo, which is not installed; "
+        "install it (apt-get install skopeo), or give --image (a built-in name, "
+        "docker-archive:PATH of docker save, oci:PATH)");
+  const std::vector<std::string> transports =
+      ref.kind == ImageRef::Kind::LocalStore
+          ? std::vector<std::string>{ref.transport}
+          : std::vector<std::string>{"containers-storage", "docker-daemon"};
+  for (const std::string& transport : transports) {
+    for (const std::string& name : store_names(transport, ref.name)) {
+      const auto digest = store_digest(skopeo, transport, name);
+      if (!digest) continue;
+      const fs::path layout = cache_dir / "local" / *digest;
+      std::error_code ec;
+      if (fs::exists(layout / "index.json", ec)) return layout;
+      // Copied aside and renamed into place: a run that stops half-way, or another one
+      // copying the same image, never leaves a layout half-written under the digest.
+      const fs::path partial = layout.string() + ".partial-" + std::to_string(::getpid());
+      fs::remove_all(partial, ec);
+      fs::create_directories(partial.parent_path(), ec);
+      if (progress) progress("copying " + name + " from " + transport + " with skopeo...");
+      auto run =
+          run_tool(skopeo, {"copy", "--quiet", transport + ":" + name, "oci:" + partial.string() + ":latest"},
+                   "skopeo: ", progress);
+      if (!run) return run.error();
+      if (run->exit_code != 0) {
+        fs::remove_all(partial, ec);
+        return Error::runtime("image " + ref.text + ": skopeo could not copy it from " + transport +
+                              " (exit " + std::to_string(run->exit_code) + "); its last lines:\n" +
+                              run->tail);
+      }
+      fs::rename(partial, layout, ec);
+      if (ec) fs::remove_all(partial, ec);  // another run put the same image there first
+      return layout;
+    }
+  }
+  if (ref.kind == ImageRef::Kind::LocalStore)
+    return Error::bad_input("image " + ref.text + ": " +
+                            (ref.transport == "docker-daemon"
+                                 ? "Docker's daemon has no image " + ref.name + ", or is not running"
+                                 : "Podman's store (containers-storage) has no image " + ref.name) +
+                            "; build or tag it there, or give another --image");
+  return Error::bad_input(
+      "image " + ref.text +
+      " is not a built-in image, and neither Podman's store (containers-storage) nor Docker's "
+      "(docker-daemon) has it; build it there (podman build -t " +
+      ref.name + " .), give docker://" + ref.name +
+      " to pull it, or --image another (a built-in name: pytorch, python; "
+      "docker-archive:PATH; oci:PATH)");
+}
+
 }  // namespace
 
 ImageStore::ImageStore(fs::path cache_dir, fs::path recipes_dir)
@@ -124,6 +213,13 @@ Result<UnpackedImage> ImageStore::resolve(const ImageRef& ref, const ProgressSin
       break;
     case ImageRef::Kind::Registry: {
       auto layout = pull_with_skopeo(ref, cache_dir_, progress);
+      if (!layout) return layout.error();
+      source = read_oci_layout(*layout, "latest");
+      break;
+    }
+    case ImageRef::Kind::LocalStore:
+    case ImageRef::Kind::Named: {
+      auto layout = copy_from_store(ref, cache_dir_, progress);
       if (!layout) return layout.error();
       source = read_oci_layout(*layout, "latest");
       break;

@@ -1,5 +1,6 @@
 // Images: references (built-in | docker-archive:PATH | oci:PATH[:TAG] | rootfs:PATH |
-// docker://REF), built-in recipes (images/NAME.yaml, built with mmdebstrap into an OCI
+// docker://REF | docker-daemon:NAME | containers-storage:NAME | a name a local store may
+// have), built-in recipes (images/NAME.yaml, built with mmdebstrap into an OCI
 // layout), and the digest-keyed cache of unpacked root filesystems. A warm resolve copies
 // no image data.
 #pragma once
@@ -16,10 +17,13 @@
 namespace preflight::image {
 
 struct ImageRef {
-  enum class Kind { Builtin, DockerArchive, OciLayout, Rootfs, Registry };
+  // LocalStore: an image of Docker's or Podman's store (transport docker-daemon or
+  // containers-storage); Named: a name such as team/train:latest, looked up in both stores.
+  enum class Kind { Builtin, DockerArchive, OciLayout, Rootfs, Registry, LocalStore, Named };
   Kind kind = Kind::Builtin;
   std::string text;            // as the user wrote it
-  std::string name;            // built-in name, or registry reference
+  std::string name;            // built-in name, registry reference, or a store's image name
+  std::string transport;       // LocalStore: "docker-daemon" or "containers-storage"
   std::filesystem::path path;  // for archive/layout/rootfs kinds, absolute
   std::string tag;             // oci:PATH:TAG
 };

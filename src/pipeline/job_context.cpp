@@ -47,7 +47,12 @@ Result<image::UnpackedImage> resolve_image(const std::string& text, const fs::pa
     return std::move(ref).error();
   }
   image::ImageStore store(image::default_cache_dir(), data_dir() / "images");
-  return store.resolve(*ref, progress);
+  auto image = store.resolve(*ref, progress);
+  // An image no store has is the reference's fault, at the place it was written.
+  if (!image && image.error().kind == ErrorKind::BadInput && !image.error().where.known() &&
+      written_at.known())
+    image.error().where = written_at;
+  return image;
 }
 
 }  // namespace preflight::pipeline

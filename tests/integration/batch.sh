@@ -77,7 +77,7 @@ check_contains "a reports folder in use: message" "holds files already" "$(cat u
 check_equal "an unknown --platform: exit" 2 $?
 check_contains "an unknown --platform: message" "--platform" "$(cat bad.err)"
 [[ ! -e bad-platform ]] || fail "an unknown --platform: a reports folder was made"
-"$preflight" batch jobs/mnist --image nosuch:image --reports bad-image >/dev/null 2>bad.err
+"$preflight" batch jobs/mnist --image "no such:image" --reports bad-image >/dev/null 2>bad.err
 check_equal "an unknown --image scheme: exit" 2 $?
 check_contains "an unknown --image scheme: message" "--image" "$(cat bad.err)"
 

@@ -60,13 +60,41 @@ TEST(ImageRef, RootfsAndRegistry) {
   EXPECT_EQ(registry->name, "pytorch/pytorch:2.1.0-runtime");
 }
 
+TEST(ImageRef, LocalStoresAndNamesTheyMayHave) {
+  auto podman = parse_image_ref("containers-storage:team/train:latest", "/jobs/a");
+  ASSERT_TRUE(podman.ok());
+  EXPECT_EQ(podman->kind, Kind::LocalStore);
+  EXPECT_EQ(podman->transport, "containers-storage");
+  EXPECT_EQ(podman->name, "team/train:latest");
+  auto docker = parse_image_ref("docker-daemon:nvcr.io/nvidia/pytorch:24.01-py3", "/jobs/a");
+  ASSERT_TRUE(docker.ok());
+  EXPECT_EQ(docker->kind, Kind::LocalStore);
+  EXPECT_EQ(docker->transport, "docker-daemon");
+  EXPECT_EQ(docker->name, "nvcr.io/nvidia/pytorch:24.01-py3");
+  // A name with a registry, a path or a tag is looked up in the stores; a bare word stays a
+  // built-in name.
+  for (const char* text : {"ubuntu:22.04", "team/train", "registry.example.com:5000/team/digits:1.4",
+                           "team/train@sha256:0123abcd"}) {
+    auto named = parse_image_ref(text, "/jobs/a");
+    ASSERT_TRUE(named.ok()) << text;
+    EXPECT_EQ(named->kind, Kind::Named) << text;
+    EXPECT_EQ(named->name, text);
+  }
+  auto missing = parse_image_ref("containers-storage:", "/jobs/a");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().message,
+            "image \"containers-storage:\": expected an image's name after containers-storage:, e.g. "
+            "containers-storage:team/train:latest");
+}
+
 TEST(ImageRef, UnknownSchemeIsBadInputListingTheForms) {
-  for (const char* text : {"podman:foo", "ubuntu:22.04", "", "docker://", "oci:", "Torch!"}) {
+  for (const char* text : {"", "docker://", "oci:", "Torch!", "team//train", "/srv/image",
+                           "team/train:", "docker-daemon:Bad Name"}) {
     auto ref = parse_image_ref(text, "/jobs/a");
     ASSERT_FALSE(ref.ok()) << text;
     EXPECT_EQ(ref.error().exit_status(), 2) << text;
   }
-  auto ref = parse_image_ref("podman:foo", "/jobs/a");
+  auto ref = parse_image_ref("Torch!", "/jobs/a");
   EXPECT_NE(ref.error().message.find("docker-archive:PATH"), std::string::npos) << ref.error().message;
   EXPECT_NE(ref.error().message.find("oci:PATH[:TAG]"), std::string::npos);
   EXPECT_NE(ref.error().message.find("rootfs:PATH"), std::string::npos);

@@ -13,6 +13,7 @@ namespace preflight::image {
 namespace {
 
 using Kind = ImageRef::Kind;
+using testing::ScopedEnv;
 
 TEST(ImageRef, BuiltinName) {
   auto ref = parse_image_ref("pytorch", "/jobs/a");
@@ -100,20 +101,6 @@ TEST(ImageRef, UnknownSchemeIsBadInputListingTheForms) {
   EXPECT_NE(ref.error().message.find("rootfs:PATH"), std::string::npos);
   EXPECT_NE(ref.error().message.find("docker://REF"), std::string::npos);
 }
-
-// Sets an environment variable for one scope, restoring what was there.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) saved_ = old;
-    value ? setenv(name, value, 1) : unsetenv(name);
-  }
-  ~ScopedEnv() { saved_ ? setenv(name_, saved_->c_str(), 1) : unsetenv(name_); }
-
- private:
-  const char* name_;
-  std::optional<std::string> saved_;
-};
 
 TEST(ImageCache, DefaultCacheDirFollowsEnvironment) {
   {

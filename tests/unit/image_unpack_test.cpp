@@ -375,12 +375,21 @@ TEST_F(ImageUnpack, BuiltinImageWithAnUpToDateBuildIsNotRebuilt) {
   EXPECT_EQ(image->config.env, spec.config.env);
 }
 
-TEST_F(ImageUnpack, RegistryWithoutSkopeoIsARuntimeError) {
-  if (!find_program("skopeo").empty()) GTEST_SKIP() << "skopeo is installed; this checks its absence";
+TEST_F(ImageUnpack, WithoutSkopeoARegistryIsARuntimeErrorAndAStoreBadInput) {
+  // A PATH without skopeo, whether or not this machine has it.
+  testing::ScopedEnv path("PATH", work_.path().c_str());
+  ASSERT_TRUE(find_program("skopeo").empty());
   auto image = resolve("docker://busybox:latest");
   ASSERT_FALSE(image.ok());
   EXPECT_EQ(image.error().exit_status(), 3);
   EXPECT_NE(image.error().message.find("skopeo"), std::string::npos);
+  for (const char* store : {"containers-storage:team/train:1", "team/train:1"}) {
+    auto stored = resolve(store);
+    ASSERT_FALSE(stored.ok()) << store;
+    EXPECT_EQ(stored.error().exit_status(), 2) << store;
+    EXPECT_NE(stored.error().message.find("needs skopeo, which is not installed"), std::string::npos)
+        << stored.error().message;
+  }
 }
 
 }  // namespace

@@ -27,7 +27,8 @@ namespace fs = std::filesystem;
 struct Value {
   enum class Kind { String, Typed, Dict, List, Other } kind = Kind::Other;
   std::string text;
-  std::vector<std::pair<std::string, Value>> items;  // a dict's, in order
+  std::vector<Value> items;  // a dict's entries, in order, each with its key
+  std::string key;           // an entry's key in its dict
   std::vector<Value> list;
   SourceLocation at;
 };
@@ -47,7 +48,10 @@ Value value_of(const spec::YamlDoc& doc, const YAML::Node& node) {
   } else if (node.IsMap()) {
     value.kind = Value::Kind::Dict;
     for (const auto& entry : node)
-      if (entry.first.IsScalar()) value.items.emplace_back(entry.first.Scalar(), value_of(doc, entry.second));
+      if (entry.first.IsScalar()) {
+        value.items.push_back(value_of(doc, entry.second));
+        value.items.back().key = entry.first.Scalar();
+      }
   } else if (node.IsSequence()) {
     value.kind = Value::Kind::List;
     for (const auto& item : node) value.list.push_back(value_of(doc, item));
@@ -219,7 +223,8 @@ class PythonCall {
             return other(start);
           ++pos_;
           Value entry = value();
-          out.items.emplace_back(item.text, std::move(entry));
+          entry.key = item.text;
+          out.items.push_back(std::move(entry));
         } else {
           out.list.push_back(std::move(item));
         }
@@ -341,9 +346,7 @@ class SageMakerReader {
 
   Result<Translation> from_python(const std::string& text) {
     PythonCall python(text, file_);
-    std::vector<std::string_view> names;
-    for (std::string_view estimator : kEstimators) names.push_back(estimator);
-    const std::size_t call = python.find_call(names);
+    const std::size_t call = python.find_call(kEstimators);
     if (call == std::string::npos)
       return Error::bad_input(
           "no SageMaker estimator call (PyTorch(...), HuggingFace(...), Estimator(...)) in this Python file",
@@ -420,8 +423,8 @@ class SageMakerReader {
     write_paths(out_, options_);
     if (environment) {
       std::vector<Found> variables;
-      for (const auto& [key, value] : environment->value.items)
-        variables.push_back(Found{value.text, value.at, key});
+      for (const Value& value : environment->value.items)
+        variables.push_back(Found{value.text, value.at, value.key});
       write_environment(out_, variables, whose + "environment");
     }
     if (hyperparameters) write_hyperparameters(*hyperparameters, whose);
@@ -483,20 +486,23 @@ class SageMakerReader {
   // fit()'s channels: one S3 URI (the "training" channel), or {channel: URI or TrainingInput}.
   void write_inputs(const std::optional<Value>& fit) {
     if (!fit) return;
-    std::vector<std::pair<std::string, Value>> channels;
-    if (fit->kind == Value::Kind::String)
-      channels.emplace_back("training", *fit);
-    else if (fit->kind == Value::Kind::Dict)
+    std::vector<Value> channels;
+    if (fit->kind == Value::Kind::String) {
+      channels.push_back(*fit);
+      channels.back().key = "training";
+    } else if (fit->kind == Value::Kind::Dict) {
       channels = fit->items;
-    else
+    } else {
       out_.unmapped(fit->at, "fit(" + fit->text + ")", "not a literal value; give the channels as strings");
+    }
     bool opened = false;
-    for (const auto& [channel, value] : channels) {
+    for (const Value& value : channels) {
+      const std::string& channel = value.key;
       std::string uri = value.kind == Value::Kind::String ? value.text : "";
       // TrainingInput(s3_data=...) as a dict of its arguments (the YAML form).
       if (value.kind == Value::Kind::Dict)
-        for (const auto& [key, item] : value.items)
-          if (key == "s3_data" && item.kind == Value::Kind::String) uri = item.text;
+        for (const Value& item : value.items)
+          if (item.key == "s3_data" && item.kind == Value::Kind::String) uri = item.text;
       if (uri.empty()) {
         out_.unmapped(value.at, "fit channel " + channel, "not a literal S3 URI");
         continue;
@@ -511,7 +517,8 @@ class SageMakerReader {
   void write_hyperparameters(const Argument& hyperparameters, const std::string& whose) {
     if (hyperparameters.value.items.empty()) return;
     out_.open(0, "hyperparameters", hyperparameters.at, whose + "hyperparameters");
-    for (const auto& [key, value] : hyperparameters.value.items) {
+    for (const Value& value : hyperparameters.value.items) {
+      const std::string& key = value.key;
       if (value.kind == Value::Kind::String || value.kind == Value::Kind::Typed)
         out_.field(1, key, {value.text, value.kind == Value::Kind::Typed}, value.at, key);
       else

@@ -313,12 +313,15 @@ class VertexReader {
     std::vector<Found> environment = env_;
     if (output_dir_) {
       // Vertex's variables under baseOutputDirectory: gs:// URIs, as the job gets them.
-      for (const auto& [variable, folder] : {std::pair{"AIP_MODEL_DIR", "model"},
-                                             {"AIP_CHECKPOINT_DIR", "checkpoints"},
-                                             {"AIP_TENSORBOARD_LOG_DIR", "logs"}})
+      for (const auto& entry : {std::pair{"AIP_MODEL_DIR", "model"},
+                                {"AIP_CHECKPOINT_DIR", "checkpoints"},
+                                {"AIP_TENSORBOARD_LOG_DIR", "logs"}}) {
+        const std::string variable = entry.first;
         if (std::none_of(environment.begin(), environment.end(),
                          [&](const Found& f) { return f.said == variable; }))
-          environment.push_back(Found{output_dir_->text + "/" + folder + "/", output_dir_->from, variable});
+          environment.push_back(
+              Found{output_dir_->text + "/" + entry.second + "/", output_dir_->from, variable});
+      }
     }
     write_environment(out_, environment, "env");
     out_.open(0, "resources", nodes_from_.known() ? nodes_from_ : pools_at_);

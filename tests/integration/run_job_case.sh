@@ -53,8 +53,9 @@ args=()
 listing() { (cd "$case_dir/$1" && find . -printf '%p %s %T@\n' | sort); }
 job_file=$case_dir/job.yaml
 if [[ -n ${expect[job]:-} ]]; then
-  cp -a "$case_dir" "$work/case"
-  case_dir=$work/case
+  # Under the case's own name, which a job without one is named after (and its leftovers looked for by).
+  cp -a "$case_dir" "$work/"
+  case_dir=$work/$(basename "$case_dir")
   job_file=$case_dir/${expect[job]}
   cd "$case_dir" || fail "cannot enter $case_dir"
 fi

@@ -31,8 +31,8 @@ int convert(const ConvertArgs& args) {
 
 Command convert_command() {
   return {"convert",
-          "Print the job.yaml that stands for another platform's job file (a PyTorchJob, a Vertex AI custom "
-          "job, a Slurm script)",
+          "Print the job.yaml that stands for another platform's job file (a PyTorchJob or TrainJob, a Vertex "
+          "AI custom job, a SageMaker estimator, a Slurm batch script)",
           [](CLI::App& app) -> Action {
             auto args = std::make_shared<ConvertArgs>();
             app.add_option("file", args->file, "the job file")->required();

@@ -146,7 +146,7 @@ class PyTorchJobReader {
         count = *value;
       } else if (field.key == "template") {
         pod = field;
-      } else if (runs) {
+      } else {
         out_.unmapped(doc_.at(field.key_node), field.path, why_not(field.key));
       }
     }

@@ -23,16 +23,21 @@ layer=$base/blobs/sha256/$(jq -r '.layers[0].digest' "$base/blobs/sha256/${manif
 
 work=$(mktemp -d)
 # Podman's store of the test's own, which skopeo (started by Preflight) reads through the
-# same configuration: the machine's store is never touched.
+# same configuration: the machine's store is never touched. Rootless Podman takes
+# rootless_storage_path where root takes graphroot; without root, Preflight's skopeo runs in
+# Preflight's user namespace as its root, so both name the same folder.
 export CONTAINERS_STORAGE_CONF=$work/storage.conf
 cat >"$CONTAINERS_STORAGE_CONF" <<EOF
 [storage]
 driver = "vfs"
 graphroot = "$work/graph"
+rootless_storage_path = "$work/graph"
 runroot = "$work/run"
 EOF
 cleanup() {
   podman rmi -f localhost/preflight-test/train:1 >/dev/null 2>&1
+  # Without root, the job's files belong to the user's subordinate ids: removed from inside them.
+  if [[ $(id -u) != 0 ]]; then podman unshare rm -rf "$work" 2>/dev/null; fi
   rm -rf "$work"
 }
 trap cleanup EXIT

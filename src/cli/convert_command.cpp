@@ -30,15 +30,16 @@ int convert(const ConvertArgs& args) {
 }  // namespace
 
 Command convert_command() {
-  return {"convert",
-          "Print the job.yaml that stands for another platform's job file (a PyTorchJob or TrainJob, a Vertex "
-          "AI custom job, a SageMaker estimator, a Slurm batch script)",
-          [](CLI::App& app) -> Action {
-            auto args = std::make_shared<ConvertArgs>();
-            app.add_option("file", args->file, "the job file")->required();
-            add_read_options(app, *args);
-            return [args] { return convert(*args); };
-          }};
+  return {
+      "convert",
+      "Print the job.yaml that stands for another platform's job file (a PyTorchJob or TrainJob, a Vertex "
+      "AI custom job, a SageMaker estimator, a Slurm batch script)",
+      [](CLI::App& app) -> Action {
+        auto args = std::make_shared<ConvertArgs>();
+        app.add_option("file", args->file, "the job file")->required();
+        add_read_options(app, *args);
+        return [args] { return convert(*args); };
+      }};
 }
 
 }  // namespace preflight::cli

@@ -56,52 +56,62 @@ std::string why_not(const std::string& key) {
   return found != kWhy.end() ? found->second : "not used by the dry run";
 }
 
+// A Kubernetes object's top level, as both of Kubeflow's kinds have it: where kind: is, the
+// name in metadata, and the spec; any other field is a note. `needs` says what a missing spec
+// lacks ("a TrainJob needs spec.trainer").
+struct KubernetesObject {
+  SourceLocation kind_at;
+  std::optional<Found> name;
+  YamlField spec;
+};
+
+Result<KubernetesObject> read_object(const spec::YamlDoc& doc, Translation& out, const std::string& needs) {
+  auto top = doc.fields(doc.root(), "", {});
+  if (!top) return std::move(top).error();
+  KubernetesObject object;
+  std::optional<YamlField> spec;
+  for (const YamlField& field : *top) {
+    if (field.key == "kind") {
+      object.kind_at = doc.at(field);
+    } else if (field.key == "spec") {
+      spec = field;
+    } else if (field.key == "metadata") {
+      auto fields = doc.fields(field, {});
+      if (!fields) return std::move(fields).error();
+      for (const YamlField& entry : *fields) {
+        if (entry.key != "name") {
+          out.unmapped(doc.at(entry.key_node), entry.path,
+                       entry.key == "namespace" ? "the dry run is not in a cluster" : why_not("metadata"));
+          continue;
+        }
+        auto name = doc.string(entry);
+        if (!name) return std::move(name).error();
+        object.name = Found{*name, doc.at(entry), entry.path};
+      }
+    } else if (field.key != "apiVersion") {
+      out.unmapped(doc.at(field.key_node), field.path, "not part of a job's definition");
+    }
+  }
+  if (!spec) return Error::bad_input(needs, doc.at(doc.root()));
+  object.spec = std::move(*spec);
+  return object;
+}
+
 class PyTorchJobReader {
  public:
   PyTorchJobReader(const spec::YamlDoc& doc, const ReadOptions& options)
       : doc_(doc), options_(options), out_(doc.file()) {}
 
   Result<Translation> read() {
-    auto top = doc_.fields(doc_.root(), "", {});
-    if (!top) return std::move(top).error();
-    SourceLocation kind_at;
-    std::optional<YamlField> spec;
-    for (const YamlField& field : *top) {
-      if (field.key == "kind") {
-        kind_at = doc_.at(field);
-      } else if (field.key == "apiVersion") {
-        continue;
-      } else if (field.key == "metadata") {
-        if (auto ok = read_metadata(field); !ok) return std::move(ok).error();
-      } else if (field.key == "spec") {
-        spec = field;
-      } else {
-        out_.unmapped(doc_.at(field.key_node), field.path, "not part of a job's definition");
-      }
-    }
-    if (!spec) return Error::bad_input("a PyTorchJob needs spec.pytorchReplicaSpecs", doc_.at(doc_.root()));
-    if (auto ok = read_spec(*spec); !ok) return std::move(ok).error();
-    if (auto ok = write(kind_at); !ok) return std::move(ok).error();
+    auto object = read_object(doc_, out_, "a PyTorchJob needs spec.pytorchReplicaSpecs");
+    if (!object) return std::move(object).error();
+    name_ = object->name;
+    if (auto ok = read_spec(object->spec); !ok) return std::move(ok).error();
+    if (auto ok = write(object->kind_at); !ok) return std::move(ok).error();
     return std::move(out_);
   }
 
  private:
-  Status read_metadata(const YamlField& metadata) {
-    auto fields = doc_.fields(metadata, {});
-    if (!fields) return std::move(fields).error();
-    for (const YamlField& field : *fields) {
-      if (field.key == "name") {
-        auto name = doc_.string(field);
-        if (!name) return std::move(name).error();
-        name_ = Found{*name, doc_.at(field), field.path};
-      } else {
-        out_.unmapped(doc_.at(field.key_node), field.path,
-                      field.key == "namespace" ? "the dry run is not in a cluster" : why_not("metadata"));
-      }
-    }
-    return Ok{};
-  }
-
   Status read_spec(const YamlField& spec) {
     auto fields = doc_.fields(spec, {});
     if (!fields) return std::move(fields).error();
@@ -516,33 +526,12 @@ class TrainJobReader {
       : doc_(doc), options_(options), out_(doc.file()) {}
 
   Result<Translation> read() {
-    auto top = doc_.fields(doc_.root(), "", {});
-    if (!top) return std::move(top).error();
-    SourceLocation kind_at;
-    std::optional<YamlField> spec;
-    for (const YamlField& field : *top) {
-      if (field.key == "kind")
-        kind_at = doc_.at(field);
-      else if (field.key == "spec")
-        spec = field;
-      else if (field.key == "metadata") {
-        auto fields = doc_.fields(field, {});
-        if (!fields) return std::move(fields).error();
-        for (const YamlField& entry : *fields) {
-          if (entry.key != "name") {
-            out_.unmapped(doc_.at(entry.key_node), entry.path, why_not("metadata"));
-            continue;
-          }
-          auto name = doc_.string(entry);
-          if (!name) return std::move(name).error();
-          name_ = Found{*name, doc_.at(entry), entry.path};
-        }
-      } else if (field.key != "apiVersion") {
-        out_.unmapped(doc_.at(field.key_node), field.path, "not part of a job's definition");
-      }
-    }
-    if (!spec) return Error::bad_input("a TrainJob needs spec.trainer", doc_.at(doc_.root()));
-    auto fields = doc_.fields(*spec, {});
+    auto object = read_object(doc_, out_, "a TrainJob needs spec.trainer");
+    if (!object) return std::move(object).error();
+    name_ = object->name;
+    const SourceLocation kind_at = object->kind_at;
+    const YamlField& spec = object->spec;
+    auto fields = doc_.fields(spec, {});
     if (!fields) return std::move(fields).error();
     std::optional<YamlField> trainer;
     for (const YamlField& field : *fields) {
@@ -560,7 +549,7 @@ class TrainJobReader {
       }
     }
     if (!trainer)
-      return Error::bad_input("spec: a TrainJob needs trainer (its image and command)", doc_.at(*spec));
+      return Error::bad_input("spec: a TrainJob needs trainer (its image and command)", doc_.at(spec));
     if (auto ok = read_trainer(*trainer); !ok) return std::move(ok).error();
     write(kind_at);
     return std::move(out_);

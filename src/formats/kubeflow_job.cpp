@@ -62,19 +62,18 @@ std::string why_not(const std::string& key) {
 struct KubernetesObject {
   SourceLocation kind_at;
   std::optional<Found> name;
-  YamlField spec;
+  std::optional<YamlField> spec;  // always set once read
 };
 
 Result<KubernetesObject> read_object(const spec::YamlDoc& doc, Translation& out, const std::string& needs) {
   auto top = doc.fields(doc.root(), "", {});
   if (!top) return std::move(top).error();
   KubernetesObject object;
-  std::optional<YamlField> spec;
   for (const YamlField& field : *top) {
     if (field.key == "kind") {
       object.kind_at = doc.at(field);
     } else if (field.key == "spec") {
-      spec = field;
+      object.spec.emplace(field);
     } else if (field.key == "metadata") {
       auto fields = doc.fields(field, {});
       if (!fields) return std::move(fields).error();
@@ -92,8 +91,7 @@ Result<KubernetesObject> read_object(const spec::YamlDoc& doc, Translation& out,
       out.unmapped(doc.at(field.key_node), field.path, "not part of a job's definition");
     }
   }
-  if (!spec) return Error::bad_input(needs, doc.at(doc.root()));
-  object.spec = std::move(*spec);
+  if (!object.spec) return Error::bad_input(needs, doc.at(doc.root()));
   return object;
 }
 
@@ -106,7 +104,7 @@ class PyTorchJobReader {
     auto object = read_object(doc_, out_, "a PyTorchJob needs spec.pytorchReplicaSpecs");
     if (!object) return std::move(object).error();
     name_ = object->name;
-    if (auto ok = read_spec(object->spec); !ok) return std::move(ok).error();
+    if (auto ok = read_spec(*object->spec); !ok) return std::move(ok).error();
     if (auto ok = write(object->kind_at); !ok) return std::move(ok).error();
     return std::move(out_);
   }
@@ -530,7 +528,7 @@ class TrainJobReader {
     if (!object) return std::move(object).error();
     name_ = object->name;
     const SourceLocation kind_at = object->kind_at;
-    const YamlField& spec = object->spec;
+    const YamlField& spec = *object->spec;
     auto fields = doc_.fields(spec, {});
     if (!fields) return std::move(fields).error();
     std::optional<YamlField> trainer;

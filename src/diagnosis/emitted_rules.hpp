@@ -10,7 +10,7 @@
 
 namespace preflight::diagnosis {
 
-inline constexpr std::array<std::string_view, 24> kEmittedCheckRules = {
+inline constexpr std::array<std::string_view, 25> kEmittedCheckRules = {
     "argument-not-accepted",
     "conda-needs-network",
     "download-needs-network",
@@ -32,6 +32,7 @@ inline constexpr std::array<std::string_view, 24> kEmittedCheckRules = {
     "tf-map-before-batch",
     "tf-map-without-parallel-calls",
     "tf-op-in-loop",
+    "time-limit",
     "torch-dataloader-no-workers",
     "unmatched",
     "written-outside-outputs",

@@ -67,7 +67,7 @@ class Remap {
 
   void operator()(spec::JobSpec& job) const {
     for (SourceLocation* where : {&job.platform_where, &job.image_where, &job.setup_where, &job.command_where,
-                                  &job.code_mount_where, &job.dryrun.where})
+                                  &job.code_mount_where, &job.dryrun.where, &job.time_limit_where})
       (*this)(*where);
     for (auto& input : job.inputs) (*this)(input.where), (*this)(input.path_where);
     for (auto& output : job.outputs) (*this)(output.where);

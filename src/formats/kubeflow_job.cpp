@@ -5,12 +5,14 @@
 // pod has them. docs/formats.md "Kubeflow PyTorchJob" has the table.
 #include <fmt/format.h>
 
+#include <chrono>
 #include <map>
 #include <optional>
 
 #include "formats/readers.hpp"
 #include "spec/job_io.hpp"
 #include "util/text.hpp"
+#include "util/units.hpp"
 
 namespace preflight::formats {
 
@@ -117,6 +119,8 @@ class PyTorchJobReader {
     for (const YamlField& field : *fields) {
       if (field.key == "pytorchReplicaSpecs") {
         replicas = field;
+      } else if (field.key == "runPolicy") {
+        if (auto ok = read_run_policy(field); !ok) return ok;
       } else {
         out_.unmapped(doc_.at(field.key_node), field.path, why_not(field.key));
       }
@@ -485,6 +489,24 @@ class PyTorchJobReader {
     out_.field(1, "nodes", {std::to_string(std::max<long long>(1, nodes_)), typed}, nodes_from_,
                "the replicas of Master and Worker");
     if (shm_) out_.field(1, "shm_size", {shm_->text}, shm_->from, shm_->said);
+    if (deadline_) out_.field(0, "time_limit", {deadline_->text}, deadline_->from, deadline_->said);
+    return Ok{};
+  }
+
+  // runPolicy.activeDeadlineSeconds is the job's time limit; its other fields are notes.
+  Status read_run_policy(const YamlField& policy) {
+    auto fields = doc_.fields(policy, {});
+    if (!fields) return std::move(fields).error();
+    for (const YamlField& field : *fields) {
+      if (field.key != "activeDeadlineSeconds") {
+        out_.unmapped(doc_.at(field.key_node), field.path, why_not("runPolicy"));
+        continue;
+      }
+      auto seconds = doc_.integer(field);
+      if (!seconds) return std::move(seconds).error();
+      if (*seconds < 1) return doc_.error(field, "must be at least 1 (seconds)");
+      deadline_ = Found{duration_text(std::chrono::seconds(*seconds)), doc_.at(field), field.path};
+    }
     return Ok{};
   }
 
@@ -503,7 +525,7 @@ class PyTorchJobReader {
   const spec::YamlDoc& doc_;
   const ReadOptions& options_;
   Translation out_;
-  std::optional<Found> name_, image_, working_dir_, command_from_, gpus_, shm_;
+  std::optional<Found> name_, image_, working_dir_, command_from_, gpus_, shm_, deadline_;
   SourceLocation args_from_, nodes_from_;
   std::optional<std::string> container_;
   std::vector<std::string> command_;

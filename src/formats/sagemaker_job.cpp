@@ -9,12 +9,14 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <chrono>
 #include <cstdio>
 #include <optional>
 
 #include "formats/readers.hpp"
 #include "spec/job_io.hpp"
 #include "util/text.hpp"
+#include "util/units.hpp"
 
 namespace preflight::formats {
 
@@ -368,7 +370,7 @@ class SageMakerReader {
   Result<Translation> map(const std::vector<Argument>& arguments, const std::optional<Value>& fit,
                           const SourceLocation& start, const std::string& whose) {
     std::optional<Argument> entry_point, source_dir, image, instance_type, instance_count, name,
-        hyperparameters, environment;
+        hyperparameters, environment, max_run;
     for (const Argument& argument : arguments) {
       if (argument.name.empty()) {
         out_.unmapped(argument.at, "a positional argument", "the estimator's arguments are read by name");
@@ -398,6 +400,8 @@ class SageMakerReader {
         set(hyperparameters);
       else if (argument.name == "environment")
         set(environment);
+      else if (argument.name == "max_run" && whole_seconds(argument.value))
+        max_run = argument;
       else
         out_.unmapped(argument.at, whose + argument.name, why_not(argument.name));
     }
@@ -429,7 +433,29 @@ class SageMakerReader {
     }
     if (hyperparameters) write_hyperparameters(*hyperparameters, whose);
     write_resources(instance_type, instance_count, whose, start);
+    if (max_run)
+      out_.field(0, "time_limit", {duration_text(std::chrono::seconds(*whole_seconds(max_run->value)))},
+                 max_run->value.at, whose + "max_run, in seconds");
+    else if (std::none_of(arguments.begin(), arguments.end(),
+                          [](const Argument& a) { return a.name == "max_run"; }))
+      out_.field(0, "time_limit", {"1d"}, start, "SageMaker's default max_run, 86400 seconds");
     return std::move(out_);
+  }
+
+  // max_run's seconds: a whole number, or a product of them as scripts write it (5 * 24 * 60 * 60).
+  static std::optional<long long> whole_seconds(const Value& value) {
+    if (value.kind != Value::Kind::Typed && value.kind != Value::Kind::Other) return std::nullopt;
+    long long product = 1;
+    for (std::size_t start = 0; start <= value.text.size();) {
+      const auto end = std::min(value.text.find('*', start), value.text.size());
+      const std::string factor = trim(value.text.substr(start, end - start));
+      if (factor.empty() || factor.size() > 9 || factor.find_first_not_of("0123456789") != std::string::npos)
+        return std::nullopt;
+      product *= std::stoll(factor);
+      if (product <= 0 || product > 365LL * 86400) return std::nullopt;
+      start = end + 1;
+    }
+    return product;
   }
 
   static std::string why_not(const std::string& key) {
@@ -439,9 +465,9 @@ class SageMakerReader {
              "stands in for it";
     if (key == "role" || key == "sagemaker_session" || key == "output_path" || key == "code_location")
       return "the AWS account's; the dry run has no AWS access";
-    if (key == "max_run" || key == "max_wait" || key == "use_spot_instances" ||
-        key == "keep_alive_period_in_seconds")
-      return "the job's time limit and spot settings on SageMaker; the dry run has its own dryrun.timeout";
+    if (key == "max_run") return "not a whole number of seconds";
+    if (key == "max_wait" || key == "use_spot_instances" || key == "keep_alive_period_in_seconds")
+      return "spot and warm-pool settings on SageMaker; the dry run runs once, here";
     if (key == "checkpoint_s3_uri" || key == "checkpoint_local_path")
       return "checkpoints sync from /opt/ml/checkpoints, which the sagemaker profile keeps";
     if (key == "volume_size")

@@ -7,11 +7,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
+#include <chrono>
 #include <optional>
 #include <set>
+#include <vector>
 
 #include "formats/readers.hpp"
 #include "util/text.hpp"
+#include "util/units.hpp"
 
 namespace preflight::formats {
 
@@ -111,6 +115,40 @@ std::optional<std::string> without_srun(const std::string& line) {
                                  : word.size() == 2 && kSrunFlags.find(word[1]) == std::string_view::npos;
     if (takes_value) at = next_word(at).first + next_word(at).second.size();
   }
+}
+
+// A --time value in seconds as sbatch reads it: "minutes", "minutes:seconds",
+// "hours:minutes:seconds", "days-hours", "days-hours:minutes" or "days-hours:minutes:seconds";
+// 0 for no limit ("0", "UNLIMITED", "INFINITE"); nullopt when malformed.
+std::optional<long long> slurm_time_seconds(const std::string& value) {
+  std::string lower = value;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "unlimited" || lower == "infinite") return 0;
+  const auto dash = value.find('-');
+  std::vector<long long> fields;
+  for (std::size_t start = dash == std::string::npos ? 0 : dash + 1;;) {
+    const auto end = std::min(value.find(':', start), value.size());
+    const std::string field = value.substr(start, end - start);
+    if (field.empty() || field.size() > 9 || field.find_first_not_of("0123456789") != std::string::npos)
+      return std::nullopt;
+    fields.push_back(std::stoll(field));
+    if (end == value.size()) break;
+    start = end + 1;
+  }
+  if (fields.size() > 3) return std::nullopt;
+  long long seconds = 0;
+  if (dash != std::string::npos) {
+    const std::string days = value.substr(0, dash);
+    if (days.empty() || days.size() > 6 || days.find_first_not_of("0123456789") != std::string::npos)
+      return std::nullopt;
+    constexpr long long kUnit[] = {3600, 60, 1};  // hours, then minutes, then seconds
+    seconds = std::stoll(days) * 86400;
+    for (std::size_t i = 0; i < fields.size(); ++i) seconds += fields[i] * kUnit[i];
+  } else {
+    constexpr long long kUnit[3][3] = {{60}, {60, 1}, {3600, 60, 1}};  // by how many fields
+    for (std::size_t i = 0; i < fields.size(); ++i) seconds += fields[i] * kUnit[fields.size() - 1][i];
+  }
+  return seconds;
 }
 
 // The GPUs a --gres list asks for ("gpu:4", "gpu:a100:2,shard:1"); nullopt without gpu.
@@ -215,12 +253,12 @@ class SlurmReader {
       }
       if (option->value && value.empty())
         return Error::bad_input(fmt::format("#SBATCH --{} needs a value", name), where);
-      directive(name, value, where);
+      if (auto ok = directive(name, value, where); !ok) return ok;
     }
     return Ok{};
   }
 
-  void directive(const std::string& name, const std::string& value, const SourceLocation& where) {
+  Status directive(const std::string& name, const std::string& value, const SourceLocation& where) {
     const std::string said = fmt::format("#SBATCH --{}{}{}", name, value.empty() ? "" : "=", value);
     if (name == "job-name") {
       name_ = {job_name_of(value), where, said};
@@ -255,8 +293,16 @@ class SlurmReader {
         start = end + 1;
       }
     } else if (name == "time") {
-      out_.unmapped(where, said,
-                    "the job's time limit on the cluster; the dry run stops after its own dryrun.timeout");
+      const auto seconds = slurm_time_seconds(value);
+      if (!seconds)
+        return Error::bad_input(fmt::format("#SBATCH --time={} is not a time sbatch reads; write minutes, "
+                                            "HH:MM:SS or DAYS-HH:MM:SS, e.g. --time=2:00:00",
+                                            value),
+                                where);
+      if (*seconds == 0)
+        out_.unmapped(where, said, "no time limit");
+      else
+        time_ = {duration_text(std::chrono::seconds(*seconds)), where, said};
     } else if (name == "output" || name == "error") {
       out_.unmapped(where, said,
                     "where Slurm writes the job's " + std::string(name == "output" ? "output" : "errors") +
@@ -273,6 +319,7 @@ class SlurmReader {
     } else {
       out_.unmapped(where, said, "scheduling and accounting; the dry run runs now, on this machine");
     }
+    return Ok{};
   }
 
   // The script as the dry run runs it: srun taken off the lines it starts; environment modules
@@ -316,6 +363,7 @@ class SlurmReader {
     out_.open(0, "resources", at(0));
     if (gpus_) out_.field(1, "gpus", {gpus_->text, true}, gpus_->from, gpus_->said);
     if (nodes_) out_.field(1, "nodes", {nodes_->text, true}, nodes_->from, nodes_->said);
+    if (time_) out_.field(0, "time_limit", {time_->text}, time_->from, time_->said);
   }
 
   std::string join_lines() const {
@@ -354,7 +402,7 @@ class SlurmReader {
   Translation out_;
   std::vector<std::string> lines_;
   bool in_directives_ = true;
-  std::optional<Found> name_, gpus_, nodes_, chdir_;
+  std::optional<Found> name_, gpus_, nodes_, chdir_, time_;
   std::vector<std::pair<std::string, Found>> environment_;
 };
 

@@ -8,11 +8,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <optional>
 
 #include "formats/readers.hpp"
 #include "spec/job_io.hpp"
 #include "util/text.hpp"
+#include "util/units.hpp"
 
 namespace preflight::formats {
 
@@ -62,6 +66,8 @@ class VertexReader {
         pools = true;
       } else if (field.key == "baseOutputDirectory") {
         if (auto ok = read_output_directory(field); !ok) return ok;
+      } else if (field.key == "scheduling") {
+        if (auto ok = read_scheduling(field); !ok) return ok;
       } else {
         out_.unmapped(doc_.at(field.key_node), field.path, why_not(field.key));
       }
@@ -71,9 +77,31 @@ class VertexReader {
     return Ok{};
   }
 
+  // scheduling.timeout, a Duration as Google's JSON writes it ("7200s", "1.5s"): the time
+  // limit; the restart and retry settings are notes.
+  Status read_scheduling(const YamlField& scheduling) {
+    auto fields = doc_.fields(scheduling, {});
+    if (!fields) return std::move(fields).error();
+    for (const YamlField& field : *fields) {
+      if (field.key != "timeout") {
+        out_.unmapped(doc_.at(field.key_node), field.path,
+                      "restarts and scheduling on Vertex; the dry run runs once, now");
+        continue;
+      }
+      auto text = doc_.string(field);
+      if (!text) return std::move(text).error();
+      const std::string number = text->ends_with('s') ? text->substr(0, text->size() - 1) : "";
+      double seconds = 0;
+      const bool valid = !number.empty() && number.find_first_not_of("0123456789.") == std::string::npos &&
+                         std::sscanf(number.c_str(), "%lf", &seconds) == 1;
+      if (!valid || seconds < 1)
+        return doc_.error(field, "expected a duration in seconds such as \"7200s\", got \"" + *text + "\"");
+      time_ = Found{duration_text(std::chrono::seconds(std::llround(seconds))), doc_.at(field), field.path};
+    }
+    return Ok{};
+  }
+
   static std::string why_not(const std::string& key) {
-    if (key == "scheduling")
-      return "the job's timeout and restarts on Vertex; the dry run has its own dryrun.timeout";
     if (key == "serviceAccount" || key == "network" || key == "reservedIpRanges" || key == "enableWebAccess")
       return "the dry run has no network and no Google Cloud credentials";
     if (key == "diskSpec")
@@ -328,6 +356,10 @@ class VertexReader {
     if (gpus_) out_.field(1, "gpus", {gpus_->text, true}, gpus_->from, gpus_->said);
     out_.field(1, "nodes", {std::to_string(std::max<long long>(1, nodes_)), true},
                nodes_from_.known() ? nodes_from_ : pools_at_, "the replicas of every pool");
+    if (time_)
+      out_.field(0, "time_limit", {time_->text}, time_->from, time_->said);
+    else
+      out_.field(0, "time_limit", {"7d"}, pools_at_, "Vertex's default scheduling.timeout, 7 days");
   }
 
   // /gcs/data-bucket/imagenet → data_bucket_imagenet, made unique.
@@ -343,7 +375,7 @@ class VertexReader {
   const spec::YamlDoc& doc_;
   const ReadOptions& options_;
   Translation out_;
-  std::optional<Found> name_, image_, command_from_, gpus_, output_dir_;
+  std::optional<Found> name_, image_, command_from_, gpus_, output_dir_, time_;
   SourceLocation pools_at_, nodes_from_;
   std::vector<std::string> command_;
   std::vector<Found> env_;

@@ -272,6 +272,10 @@ report::Report assemble_report(const JobContext& context, const plan::RunPlan& p
   if (estimate) {
     if (auto input_bound = input_bound_finding(*estimate, facts, outcome.events))
       findings.push_back(std::move(*input_bound));
+    if (context.job.time_limit)
+      estimate->time_limit_hours = static_cast<double>(context.job.time_limit->count()) / 3600;
+    if (auto time_limit = time_limit_finding(*estimate, context.job, notes))
+      findings.push_back(std::move(*time_limit));
   }
 
   auto report = job_report(context, std::move(findings));

@@ -9,6 +9,7 @@
 #include "diagnosis/during_run.hpp"
 #include "estimate/projection.hpp"
 #include "model/category.hpp"
+#include "util/text.hpp"
 
 namespace preflight::pipeline {
 
@@ -65,6 +66,7 @@ void set_step_time(report::Estimate& out, const HarnessEvents& events, const har
         kGpuUtilisation * 100, facts.gpu_name, facts.gpu_tflops, kSecondsPerOperator * 1e6);
   } else {
     out.step_basis = "measured here (the profile gives no gpu.tflops)";
+    out.on_platform = false;
   }
   out.iteration_seconds =
       estimate::with_data_pipeline(out.step_seconds, out.data_seconds, out.data_workers > 0);
@@ -121,6 +123,57 @@ std::optional<long long> steps_before(const model::Finding& failure, const Harne
 }
 
 }  // namespace
+
+std::optional<model::Finding> time_limit_finding(const report::Estimate& estimate, const spec::JobSpec& job,
+                                                 std::vector<std::string>& notes) {
+  if (!job.time_limit) return std::nullopt;
+  const double limit = static_cast<double>(job.time_limit->count());
+  const std::string limit_text = human_duration(limit);
+  // Named as the code's files are: relative to the code folder when the job file is in it.
+  SourceLocation where = job.time_limit_where;
+  if (is_under(where.file.string(), job.code_dir.string()))
+    where.file = where.file.lexically_relative(job.code_dir);
+  const std::string at = where.str();
+  if (!estimate.run_hours || !estimate.total_steps || !estimate.on_platform) {
+    notes.push_back(fmt::format(
+        "{}: the time limit ({}) was not compared with the run: {}", at, limit_text,
+        !estimate.on_platform
+            ? "the profile gives no gpu.tflops, so the step's time on the platform is unknown"
+            : "the run's number of steps could not be told (no epoch or step count was clamped)"));
+    return std::nullopt;
+  }
+  const double run = *estimate.run_hours * 3600;
+  if (run <= limit) return std::nullopt;
+  model::Finding finding;
+  finding.rule = "time-limit";
+  finding.severity = model::Severity::Warning;
+  finding.phase = model::Phase::Dryrun;
+  finding.stage = "train";
+  finding.location = where;
+  const long long steps = *estimate.total_steps;
+  const auto reached = static_cast<long long>(std::floor(limit / run * static_cast<double>(steps)));
+  std::string stopped = fmt::format("after about {} of its {} training steps", reached, steps);
+  // The epoch it is in, when the run's length is counted in epochs (not a step count).
+  if (estimate.epochs && estimate.steps_per_epoch && *estimate.steps_per_epoch > 0 &&
+      std::llround(*estimate.epochs * static_cast<double>(*estimate.steps_per_epoch)) == steps)
+    stopped +=
+        fmt::format(", in epoch {} of {:g}", reached / *estimate.steps_per_epoch + 1, *estimate.epochs);
+  std::string bounds;
+  if (estimate.projection)
+    bounds = fmt::format("; {} to {} at the projection's bounds",
+                         human_duration(estimate.projection->step_low * static_cast<double>(steps)),
+                         human_duration(estimate.projection->step_high * static_cast<double>(steps)));
+  finding.message = fmt::format(
+      "the whole run would take about {} on the platform ({} steps of {} each, projected from the step the "
+      "dry run measured{}), but the job's time limit is {}: the platform would stop it {}",
+      human_duration(run), steps, human_duration(estimate.iteration_seconds), bounds, limit_text, stopped);
+  finding.hint = fmt::format(
+      "ask for at least {} with a margin, train fewer steps, or save a checkpoint every epoch and resume "
+      "from "
+      "the last one in a second job",
+      human_duration(run));
+  return finding;
+}
 
 const harness::StepParts* measured_parts(const HarnessEvents& events, int pid) {
   for (const auto& parts : events.step_parts)

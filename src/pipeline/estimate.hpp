@@ -11,6 +11,7 @@
 #include "model/run_evidence.hpp"
 #include "pipeline/input_bound.hpp"
 #include "report/report.hpp"
+#include "spec/job_spec.hpp"
 
 namespace preflight::pipeline {
 
@@ -29,6 +30,12 @@ std::optional<report::Estimate> estimate_run(const harness::HarnessEvents& event
                                              const model::PlatformFacts& facts,
                                              std::optional<DataPace> data = std::nullopt,
                                              const estimate::GpuTable* gpus = nullptr);
+
+// A warning (rule time-limit, stage train, at the job's time limit) when the run projected
+// from the measured step is longer than the job's time limit. A limit that cannot be
+// compared (no step count, no step time on the platform's GPU) is a note in `notes`.
+std::optional<model::Finding> time_limit_finding(const report::Estimate& estimate, const spec::JobSpec& job,
+                                                 std::vector<std::string>& notes);
 
 // The step's parts that the harness recorded in the measured step's process; none if it
 // recorded none.

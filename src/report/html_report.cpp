@@ -228,6 +228,8 @@ std::string estimate_section(const Report& report) {
     rows.emplace_back("run time", "about " + html_escape(human_duration(*e.run_hours * 3600)));
     if (e.gpus > 0) rows.emplace_back("cost", gpu_time(*e.run_hours * e.gpus));
   }
+  if (e.time_limit_hours)
+    rows.emplace_back("time limit", html_escape(human_duration(*e.time_limit_hours * 3600)));
   if (e.gpus > 0)
     rows.emplace_back("GPUs",
                       fmt::format("{}{}", e.gpus, e.gpu_name.empty() ? "" : " × " + html_escape(e.gpu_name)));

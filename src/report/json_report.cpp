@@ -62,6 +62,7 @@ nlohmann::json estimate_json(const Estimate& e) {
               {"epochs", optional(e.epochs)},
               {"total_steps", optional(e.total_steps)},
               {"run_hours", optional(e.run_hours)},
+              {"time_limit_hours", optional(e.time_limit_hours)},
               {"gpus", e.gpus},
               {"gpu", e.gpu_name.empty() ? json(nullptr) : json(e.gpu_name)},
               {"gpu_memory", nullptr},

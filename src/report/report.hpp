@@ -75,6 +75,9 @@ struct Estimate {
   double step_seconds_here = 0;  // the measured step on this machine
   double step_seconds = 0;       // the same step on the platform
   std::string step_basis;        // how step_seconds was found
+  // False when the job has GPUs and step_seconds is only this machine's time for its step
+  // (the profile gives no gpu.tflops): the run's hours are then no projection.
+  bool on_platform = true;
   // How often the training loop's DataLoader can deliver a batch, measured here
   // (pipeline/input_bound.hpp).
   std::optional<double> data_seconds;
@@ -87,6 +90,7 @@ struct Estimate {
   std::optional<double> epochs;              // the real run's, before clamping
   std::optional<long long> total_steps;      // the real run's training steps
   std::optional<double> run_hours;           // the real run's training time on the platform
+  std::optional<double> time_limit_hours;    // the job's time limit (JobSpec::time_limit)
   int gpus = 0;                              // all nodes' GPUs
   std::string gpu_name;
   std::optional<std::uint64_t> gpu_needed_bytes;  // per GPU (during_run.hpp)

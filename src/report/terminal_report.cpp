@@ -66,6 +66,7 @@ void print_estimate(const Estimate& e, std::ostream& out, const Palette& p) {
     out << p.dim("estimate:") << " " << run << ", about " << human_duration(*e.run_hours * 3600) << on;
     if (e.projection && e.projection->cost_usd)
       out << fmt::format(" (about ${:.0f} at {})", *e.projection->cost_usd, e.projection->price_source);
+    if (e.time_limit_hours) out << "; the time limit is " << human_duration(*e.time_limit_hours * 3600);
     out << "\n";
   }
   if (e.failure_stage && e.failure_after_hours && e.gpu_hours_saved) {

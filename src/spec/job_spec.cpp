@@ -18,13 +18,14 @@ namespace fs = std::filesystem;
 
 const std::vector<std::string> kTopKeys = {
     "name", "platform", "image", "code", "code_mount", "setup", "command", "inputs", "outputs",
-    "environment_variables", "hyperparameters", "resources", "dryrun", "paths",
+    "environment_variables", "hyperparameters", "resources", "dryrun", "paths", "time_limit",
     // AzureML command-job keys, accepted so the same file can be submitted there.
     "$schema", "type", "display_name", "experiment_name", "description", "tags", "environment",
-    "distribution", "compute"};
+    "distribution", "compute", "limits"};
 const std::vector<std::string> kResourceKeys = {"gpus", "nodes", "instance_count", "instance_type",
                                                 "shm_size"};
 const std::vector<std::string> kDryrunKeys = {"steps", "timeout", "args", "sample_above"};
+const std::vector<std::string> kLimitsKeys = {"timeout"};
 
 // A job's name names its run folder, container and cgroup (and the host name, cut to one DNS
 // label): longer ones are typos, and file systems and runc refuse far longer ones.
@@ -216,6 +217,25 @@ Status read_hyperparameters(const YamlDoc& doc, const YamlField& section, JobSpe
   return Ok{};
 }
 
+// time_limit: a duration ("2h", "1d12h"); AzureML's limits.timeout: seconds.
+Status read_time_limit(const YamlDoc& doc, const YamlField& field, JobSpec& job) {
+  auto value = doc.string(field);
+  if (!value) return std::move(value).error();
+  const bool seconds = field.key == "timeout";
+  const bool plain = !value->empty() && value->find_first_not_of("0123456789") == std::string::npos;
+  if (seconds && !plain)
+    return doc.error(field, "expected a whole number of seconds, got \"" + *value + "\"");
+  auto duration = parse_duration(seconds ? *value + "s" : *value);
+  if (!duration) return doc.error(field, duration.error().message);
+  if (*duration < std::chrono::seconds(1)) return doc.error(field, "must be at least a second");
+  if (job.time_limit)
+    return doc.error(field,
+                     fmt::format("a second time limit; the first is at line {}", job.time_limit_where.line));
+  job.time_limit = std::chrono::duration_cast<std::chrono::seconds>(*duration);
+  job.time_limit_where = doc.at(field);
+  return Ok{};
+}
+
 // Anything accepted for AzureML's sake: checked for shape, otherwise left alone.
 Status read_azureml_key(const YamlDoc& doc, const YamlField& field, JobSpec& job) {
   if (field.key == "type") {
@@ -224,6 +244,11 @@ Status read_azureml_key(const YamlDoc& doc, const YamlField& field, JobSpec& job
     if (*value != "command") {
       return doc.error(field, "only command jobs are supported, got \"" + *value + "\"");
     }
+  } else if (field.key == "limits") {
+    auto limits = doc.fields(field, kLimitsKeys);
+    if (!limits) return std::move(limits).error();
+    for (const YamlField& limit : *limits)
+      if (auto ok = read_time_limit(doc, limit, job); !ok) return ok;
   } else if (field.key == "tags") {
     auto tags = doc.fields(field, {});
     if (!tags) return std::move(tags).error();
@@ -307,6 +332,8 @@ Status read_field(const YamlDoc& doc, const YamlField& field, const fs::path& jo
     return read_resources(doc, field, job);
   } else if (field.key == "dryrun") {
     return read_dryrun(doc, field, job.dryrun);
+  } else if (field.key == "time_limit") {
+    return read_time_limit(doc, field, job);
   } else {
     return read_azureml_key(doc, field, job);
   }

@@ -88,6 +88,10 @@ struct JobSpec {
   int nodes = 1;
   std::optional<std::uint64_t> shm_bytes;  // resources.shm_size (AzureML); else the profile's
   DryrunSpec dryrun;
+  // How long the platform lets the whole run take (time_limit:, AzureML's limits.timeout);
+  // the estimate compares the run's projected length with it.
+  std::optional<std::chrono::seconds> time_limit;
+  SourceLocation time_limit_where;
   std::vector<SpecNote> notes;
 };
 

@@ -1,10 +1,12 @@
 #include "util/units.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <limits>
 #include <string_view>
+#include <utility>
 
 #include "util/text.hpp"
 
@@ -108,6 +110,18 @@ Result<std::chrono::milliseconds> parse_duration(const std::string& text) {
     return Error::bad_input("duration \"" + text + "\" is too long");
   }
   return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(total)));
+}
+
+std::string duration_text(std::chrono::seconds duration) {
+  long long left = std::max<long long>(0, duration.count());
+  if (left == 0) return "0s";
+  std::string out;
+  for (const auto& [suffix, size] : {std::pair{"d", 86400LL}, {"h", 3600LL}, {"m", 60LL}, {"s", 1LL}}) {
+    if (left < size) continue;
+    out += std::to_string(left / size) + suffix;
+    left %= size;
+  }
+  return out;
 }
 
 }  // namespace preflight

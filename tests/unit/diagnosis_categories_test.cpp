@@ -122,6 +122,7 @@ TEST(DiagnosisCategoriesCoverage, EveryCategoryHasACase) {
   std::set<std::string> covered = {"Timeout/Hang",          // diagnosis_precedence_test.cpp
                                    "Disk Full",             // diagnosis_precedence_test.cpp
                                    "Output Lost",           // pipeline_outputs_test.cpp
+                                   "Time Limit Exceeded",   // pipeline_estimate_test.cpp
                                    "Slow Input Pipeline"};  // static only: check_code_findings_test.cpp
   for (const ExceptionCase& c : kCases) covered.insert(c.category);
   for (const model::Category& category : shipped_rules().categories()) {

@@ -21,7 +21,7 @@ metadata:
   name: resnet
   namespace: research
 spec:
-  runPolicy: {backoffLimit: 3}
+  runPolicy: {backoffLimit: 3, activeDeadlineSeconds: 7200}
   pytorchReplicaSpecs:
     Master:
       replicas: 1
@@ -153,11 +153,13 @@ TEST(FormatsPyTorchJob, MapsTheMastersTrainingContainer) {
   ASSERT_EQ(job->outputs.size(), 1u);
   EXPECT_EQ(job->outputs[0].name, "ckpt");
   EXPECT_EQ(job->outputs[0].mount, "/ckpt");
+  EXPECT_EQ(job->time_limit, std::chrono::seconds(7200));  // runPolicy.activeDeadlineSeconds
+  EXPECT_EQ(job->time_limit_where.line, 7);
 
   // Everything else is a note at its place.
   const std::string notes = notes_of(*job);
   EXPECT_TRUE(has_note(*job, "metadata.namespace: not mapped", 5)) << notes;
-  EXPECT_TRUE(has_note(*job, "spec.runPolicy: not mapped", 7)) << notes;
+  EXPECT_TRUE(has_note(*job, "spec.runPolicy.backoffLimit: not mapped", 7)) << notes;
   EXPECT_TRUE(has_note(*job, "nodeSelector: not mapped: scheduling", 13)) << notes;
   EXPECT_TRUE(has_note(*job, "containers[0]: not mapped: only the training container", 15)) << notes;
   EXPECT_TRUE(has_note(*job, "env[1].valueFrom: not mapped", 24)) << notes;
@@ -310,7 +312,7 @@ TEST(FormatsVertex, MapsTheFirstPoolsFirstReplica) {
   dir.write("sample/data/shared.txt", "x");
   const fs::path file = dir.write("job/custom.yaml", R"(displayName: Image classifier v2
 jobSpec:
-  scheduling: {timeout: 7200s}
+  scheduling: {timeout: 9000s, restartJobOnWorkerRestart: true}
   workerPoolSpecs:
     - machineSpec: {machineType: a2-highgpu-2g, acceleratorType: NVIDIA_TESLA_A100, acceleratorCount: 2}
       replicaCount: 1
@@ -364,7 +366,9 @@ jobSpec:
   const std::string notes = notes_of(*job);
   EXPECT_TRUE(has_note(*job, "/gcs/scratch/c: not mapped: no local copy", 12)) << notes;
   EXPECT_TRUE(has_note(*job, "add --map gs://scratch/c=./LOCAL", 12)) << notes;
-  EXPECT_TRUE(has_note(*job, "jobSpec.scheduling: not mapped", 3)) << notes;
+  EXPECT_EQ(job->time_limit, std::chrono::seconds(9000));
+  EXPECT_EQ(job->time_limit_where.line, 3);
+  EXPECT_TRUE(has_note(*job, "jobSpec.scheduling.restartJobOnWorkerRestart: not mapped", 3)) << notes;
   EXPECT_TRUE(has_note(*job, "machineType: not mapped", 5)) << notes;
   EXPECT_TRUE(has_note(*job, "diskSpec: not mapped", 7)) << notes;
   EXPECT_TRUE(has_note(*job, "packageUris: not mapped: the package Vertex installs is the code folder", 11))
@@ -398,6 +402,20 @@ TEST(FormatsVertex, ErrorsPointIntoTheConfig) {
   ASSERT_FALSE(bad_output.ok());
   EXPECT_EQ(bad_output.error().where.line, 2);
   EXPECT_NE(bad_output.error().message.find("expected a Cloud Storage URI"), std::string::npos);
+  auto bad_timeout = load_any_job(dir.write("d.yaml",
+                                            "workerPoolSpecs: {containerSpec: {imageUri: x, command: [t]}}\n"
+                                            "scheduling: {timeout: 2h}\n"),
+                                  options);
+  ASSERT_FALSE(bad_timeout.ok());
+  EXPECT_EQ(bad_timeout.error().str(),
+            (dir.path() / "d.yaml").string() +
+                ":2:23: scheduling.timeout: expected a duration in seconds such as "
+                "\"7200s\", got \"2h\"");
+  // Without scheduling.timeout, Vertex's default: 7 days.
+  auto defaulted = load_any_job(
+      dir.write("e.yaml", "workerPoolSpecs: {containerSpec: {imageUri: x, command: [t]}}\n"), options);
+  ASSERT_TRUE(defaulted.ok()) << defaulted.error().str();
+  EXPECT_EQ(defaulted->time_limit, std::chrono::hours(24 * 7));
 }
 
 TEST(FormatsSageMaker, ReadsTheEstimatorsLiteralArgumentsFromItsPython) {
@@ -422,6 +440,7 @@ estimator = sagemaker.pytorch.PyTorch(
     hyperparameters={"epochs": 10, "lr": 1e-3, "arch": "resnet18", "amp": True, "seed": seed},
     environment={"NCCL_DEBUG": "INFO"},
     output_path=f"s3://{bucket}/out",
+    max_run=2 * 24 * 60 * 60,
 )
 estimator.fit(
     {"train": "s3://team/cifar/train", "val": TrainingInput("s3://team/cifar/val")},
@@ -456,12 +475,14 @@ estimator.fit(
   ASSERT_EQ(job->inputs.size(), 1u);
   EXPECT_EQ(job->inputs[0].name, "train");
   EXPECT_EQ(job->inputs[0].path, dir.path() / "sample" / "train");
+  EXPECT_EQ(job->time_limit, std::chrono::hours(48));  // max_run, a product of literals
+  EXPECT_EQ(job->time_limit_where.line, 18);
   const std::string notes = notes_of(*job);
   EXPECT_TRUE(has_note(*job, "the estimator's role: not mapped: the AWS account's", 10)) << notes;
   EXPECT_TRUE(has_note(*job, "image_uri=image: not mapped: not a literal value", 14)) << notes;
   EXPECT_TRUE(has_note(*job, "hyperparameter seed: not mapped", 15)) << notes;
   EXPECT_TRUE(has_note(*job, "output_path: not mapped: the AWS account's", 17)) << notes;
-  EXPECT_TRUE(has_note(*job, "fit channel val: not mapped", 20)) << notes;
+  EXPECT_TRUE(has_note(*job, "fit channel val: not mapped", 21)) << notes;
 }
 
 TEST(FormatsSageMaker, ReadsTheArgumentsFromAFileOfThem) {
@@ -479,6 +500,12 @@ TEST(FormatsSageMaker, ReadsTheArgumentsFromAFileOfThem) {
       << notes_of(*job);
   ASSERT_EQ(job->inputs.size(), 1u);  // local mode's file:// channel is a local path
   EXPECT_EQ(job->inputs[0].path, dir.path() / "job");
+  EXPECT_EQ(job->time_limit, std::chrono::hours(24));  // no max_run: SageMaker's default, a day
+  auto computed = load_any_job(dir.write("job/m.yaml", "entry_point: fit.py\nmax_run: \"${HOURS}\"\n"), {});
+  ASSERT_TRUE(computed.ok()) << computed.error().str();
+  EXPECT_FALSE(computed->time_limit.has_value());  // max_run that is not seconds: a note, no default
+  EXPECT_TRUE(has_note(*computed, "max_run: not mapped: not a whole number of seconds", 2))
+      << notes_of(*computed);
 
   auto no_entry = load_any_job(dir.write("job/e.yaml", "entry_point: {a: 1}\n"), {});
   ASSERT_FALSE(no_entry.ok());
@@ -534,6 +561,34 @@ echo done
   EXPECT_TRUE(has_note(*job, "module load cuda/12: not mapped", 9)) << notes;
   EXPECT_TRUE(has_note(*job, "srun: not mapped", 10)) << notes;
   EXPECT_TRUE(has_note(*job, "#SBATCH after the first command: not mapped", 13)) << notes;
+}
+
+TEST(FormatsSlurm, TheTimeLimitInEachFormSbatchReads) {
+  TempDir dir;
+  ReadOptions options;
+  options.code_dir = dir.path();
+  const std::pair<const char*, std::optional<std::chrono::seconds>> cases[] = {
+      {"30", std::chrono::minutes(30)},
+      {"1:30", std::chrono::seconds(90)},
+      {"2:00:00", std::chrono::hours(2)},
+      {"2-12", std::chrono::hours(60)},
+      {"1-0:30", std::chrono::minutes(24 * 60 + 30)},
+      {"1-2:3:4", std::chrono::seconds(93784)},
+      {"UNLIMITED", std::nullopt},
+      {"0", std::nullopt},
+  };
+  for (const auto& [written, limit] : cases) {
+    auto job = load_any_job(
+        dir.write("t.sbatch", std::string("#!/bin/bash\n#SBATCH -t ") + written + "\nx\n"), options);
+    ASSERT_TRUE(job.ok()) << written << ": " << job.error().str();
+    EXPECT_EQ(job->time_limit, limit) << written;
+    EXPECT_EQ(job->time_limit_where.line, limit ? 2 : 0) << written;
+  }
+  auto bad = load_any_job(dir.write("t.sbatch", "#!/bin/bash\n#SBATCH --time=2h\nx\n"), options);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().where.line, 2);
+  EXPECT_NE(bad.error().message.find("#SBATCH --time=2h is not a time sbatch reads"), std::string::npos)
+      << bad.error().message;
 }
 
 TEST(FormatsSlurm, ErrorsPointIntoTheScript) {

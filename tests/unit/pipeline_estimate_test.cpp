@@ -57,6 +57,59 @@ harness::ExceptionEvent raised_in(const std::string& stage, double t) {
   return event;
 }
 
+spec::JobSpec limited_to(std::chrono::seconds limit) {
+  spec::JobSpec job;
+  job.code_dir = "/home/u/job";
+  job.time_limit = limit;
+  job.time_limit_where = {"/home/u/job/train.sbatch", 4, 9};
+  return job;
+}
+
+TEST(PipelineEstimate, ARunLongerThanTheTimeLimitIsAWarningAtTheLimit) {
+  // 90 epochs of 500 steps of 1 s on a P100: 12.5 h.
+  auto estimate = estimate_run(trained(2), {epochs_clamp(90)}, {}, p100s(1));
+  ASSERT_TRUE(estimate && estimate->run_hours);
+  std::vector<std::string> notes;
+  auto finding = time_limit_finding(*estimate, limited_to(std::chrono::hours(10)), notes);
+  ASSERT_TRUE(finding.has_value());
+  EXPECT_EQ(finding->rule, "time-limit");
+  EXPECT_EQ(finding->severity, model::Severity::Warning);
+  EXPECT_EQ(finding->stage, "train");
+  EXPECT_EQ(finding->location.str(), "train.sbatch:4:9");
+  EXPECT_NE(finding->message.find("the job's time limit is 10.0 h"), std::string::npos) << finding->message;
+  EXPECT_NE(finding->message.find("after about 36000 of its 45000 training steps, in epoch 73 of 90"),
+            std::string::npos)
+      << finding->message;
+  EXPECT_TRUE(notes.empty());
+
+  EXPECT_FALSE(time_limit_finding(*estimate, limited_to(std::chrono::hours(13)), notes).has_value());
+  EXPECT_FALSE(time_limit_finding(*estimate, spec::JobSpec{}, notes).has_value());
+  EXPECT_TRUE(notes.empty());
+}
+
+// Evidence before verdict: a limit is compared only with a run whose length is known on the
+// platform; otherwise the report says why it was not.
+TEST(PipelineEstimate, ATimeLimitThatCannotBeComparedIsANote) {
+  model::PlatformFacts no_tflops = p100s(1);
+  no_tflops.gpu_tflops = 0;
+  auto unknown_gpu = estimate_run(trained(2), {epochs_clamp(90)}, {}, no_tflops);
+  ASSERT_TRUE(unknown_gpu.has_value());
+  std::vector<std::string> notes;
+  EXPECT_FALSE(time_limit_finding(*unknown_gpu, limited_to(std::chrono::minutes(1)), notes).has_value());
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0],
+            "train.sbatch:4:9: the time limit (60 s) was not compared with the run: the profile gives no "
+            "gpu.tflops, so the step's time on the platform is unknown");
+
+  harness::HarnessEvents uncounted = trained(0);
+  uncounted.steps[0].batches_per_epoch.reset();
+  auto no_steps = estimate_run(uncounted, {}, {}, p100s(1));
+  ASSERT_TRUE(no_steps.has_value());
+  EXPECT_FALSE(time_limit_finding(*no_steps, limited_to(std::chrono::minutes(1)), notes).has_value());
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_NE(notes[1].find("the run's number of steps could not be told"), std::string::npos) << notes[1];
+}
+
 TEST(PipelineEstimate, NothingWithoutAMeasuredStep) {
   EXPECT_FALSE(estimate_run({}, {}, {}, p100s(1)).has_value());
 }

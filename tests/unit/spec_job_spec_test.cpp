@@ -283,6 +283,30 @@ TEST(SpecJob, NumbersAndDurationsAreChecked) {
                "resources.instance_count, not both (nodes is on line 2)");
 }
 
+TEST(SpecJob, TheTimeLimitIsADurationOrAzureMLsSeconds) {
+  TempDir dir;
+  auto job = load(dir, "command: x\ntime_limit: 1h30m\n");
+  ASSERT_TRUE(job.ok()) << job.error().str();
+  EXPECT_EQ(job->time_limit, std::chrono::seconds(5400));
+  EXPECT_EQ(job->time_limit_where.line, 2);
+  EXPECT_EQ(job->time_limit_where.column, 13);
+  auto azureml = load(dir, "command: x\nlimits:\n  timeout: 7200\n");
+  ASSERT_TRUE(azureml.ok()) << azureml.error().str();
+  EXPECT_EQ(azureml->time_limit, std::chrono::seconds(7200));
+  EXPECT_EQ(azureml->time_limit_where.line, 3);
+  EXPECT_FALSE(load(dir, "command: x\n")->time_limit.has_value());
+
+  expect_error(load(dir, "command: x\ntime_limit: two hours\n"), 2, 13,
+               "time_limit: expected a duration such as \"10m\", \"90s\" or \"1h30m\", got \"two hours\"");
+  expect_error(load(dir, "command: x\ntime_limit: 500ms\n"), 2, 13, "time_limit: must be at least a second");
+  expect_error(load(dir, "command: x\nlimits: {timeout: 2h}\n"), 2, 19,
+               "limits.timeout: expected a whole number of seconds, got \"2h\"");
+  expect_error(load(dir, "command: x\nlimits: {max_trials: 2}\n"), 2, 10,
+               "unknown key \"max_trials\" in limits (valid keys: timeout)");
+  expect_error(load(dir, "command: x\ntime_limit: 2h\nlimits: {timeout: 60}\n"), 3, 19,
+               "limits.timeout: a second time limit; the first is at line 2");
+}
+
 // What the kernel or runc would refuse is refused here, with its place in job.yaml (exit 2).
 TEST(SpecJob, ValuesNoProcessCanHoldAreErrors) {
   TempDir dir;

@@ -260,5 +260,15 @@ TEST(SpecUnits, Durations) {
   }
 }
 
+TEST(SpecUnits, DurationsAreWrittenAsTheyAreRead) {
+  using namespace std::chrono_literals;
+  EXPECT_EQ(duration_text(90s), "1m30s");
+  EXPECT_EQ(duration_text(2h), "2h");
+  EXPECT_EQ(duration_text(36h + 5s), "1d12h5s");
+  EXPECT_EQ(duration_text(0s), "0s");
+  for (const auto seconds : {1s, 59s, 3601s, 86399s, 172800s, 2419200s})
+    EXPECT_EQ(*parse_duration(duration_text(seconds)), seconds) << duration_text(seconds);
+}
+
 }  // namespace
 }  // namespace preflight::spec

@@ -21,7 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct BatchArgs {
+struct BatchArgs : ReadArgs {
   std::vector<std::string> jobs;
   std::string platform, image, shard, reports, timeout;
   int parallel = 0;
@@ -67,6 +67,8 @@ int batch(BatchArgs& args) {
   if (!jobs) return report_error(jobs.error());
   if (auto checked = pipeline::check_batch_options(args.platform, args.image); !checked)
     return report_error(checked.error());
+  auto read = read_options(args);
+  if (!read) return report_error(read.error());
   if (jobs->empty()) {
     // A CI matrix with more runners than jobs: this one has nothing to check.
     std::cout << "no job falls in shard " << args.shard << ": nothing to run\n";
@@ -91,6 +93,7 @@ int batch(BatchArgs& args) {
   pass_on("--timeout", args.timeout);
   if (args.steps > 0) pass_on("--steps", std::to_string(args.steps));
   if (args.strict) plan.run_args.emplace_back("--strict");
+  for (std::string& arg : read_arguments(*read)) plan.run_args.push_back(std::move(arg));
 
   auto progress = report::progress_on_stderr(args.quiet);
   // A line to keep: printed above the status line on a terminal, logged elsewhere.
@@ -158,6 +161,7 @@ Command batch_command() {
             app.add_option("--reports", args->reports,
                            "keep each job's report.json and output in DIR, new or empty (default: a new "
                            "folder in TMPDIR)");
+            add_read_options(app, *args);
             app.add_option("--platform", args->platform, "run every job on this platform profile");
             app.add_option("--image", args->image,
                            "run every job on this image: a new image checked against every job");

@@ -62,6 +62,9 @@ struct ReadArgs {
 };
 void add_read_options(CLI::App& app, ReadArgs& args);
 Result<formats::ReadOptions> read_options(const ReadArgs& args);
+// The same options as arguments of `preflight run` in another process (batch, export), their
+// paths absolute so that it reads the jobs alike from any folder.
+std::vector<std::string> read_arguments(const formats::ReadOptions& options);
 
 // What every command about one job takes: the job file, how to read it, --platform, --image
 // and the report files (--json, --junit, --sarif, --html; `run` adds --trace).

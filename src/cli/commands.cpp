@@ -49,6 +49,15 @@ Result<formats::ReadOptions> read_options(const ReadArgs& args) {
   return options;
 }
 
+std::vector<std::string> read_arguments(const formats::ReadOptions& options) {
+  std::vector<std::string> args;
+  if (options.as) args.insert(args.end(), {"--as", std::string(formats::kind_name(*options.as))});
+  if (!options.code_dir.empty()) args.insert(args.end(), {"--code", options.code_dir.string()});
+  for (const spec::PathMap& map : options.load.maps)
+    args.insert(args.end(), {"--map", map.prefix + "=" + map.local.string()});
+  return args;
+}
+
 void add_job_options(CLI::App& app, JobOptions& options) {
   app.add_option("job", options.job,
                  "the job file: job.yaml, a Kubeflow PyTorchJob or TrainJob, a Vertex AI custom job, a "

@@ -21,7 +21,7 @@ using nlohmann::json;
 
 constexpr std::size_t kShownParts = 15;
 
-struct EstimateArgs {
+struct EstimateArgs : ReadArgs {
   std::string job = "job.yaml";
   std::string platform, image, json;
   std::vector<std::string> gpus;
@@ -58,6 +58,9 @@ void print_projection(const report::StepProjection& p, const report::Estimate& e
     out << fmt::format("  the whole run ({} steps): about {}, {:.1f} GPU-hours", *e.total_steps,
                        human_duration(*p.run_hours * 3600), *p.gpu_hours);
     if (p.cost_usd) out << fmt::format(", about ${:.2f} at {}", *p.cost_usd, p.price_source);
+    if (e.time_limit_hours && *p.run_hours > *e.time_limit_hours)
+      out << fmt::format("; longer than the job's time limit of {}",
+                         human_duration(*e.time_limit_hours * 3600));
     out << "\n";
   }
 }
@@ -91,6 +94,9 @@ int estimate(const EstimateArgs& args) {
   if (auto exit_status = enter_user_namespace()) return *exit_status;
   pipeline::EstimateOptions options;
   options.run.job_file = args.job;
+  auto read = read_options(args);
+  if (!read) return report_error(read.error());
+  options.run.read = std::move(*read);
   if (!args.platform.empty()) options.run.platform = args.platform;
   if (!args.image.empty()) options.run.image = args.image;
   options.gpus = args.gpus;
@@ -141,7 +147,8 @@ Command estimate_command() {
           "How long the job would hold the platform's GPUs and what it costs, built from its layers",
           [](CLI::App& app) -> Action {
             auto args = std::make_shared<EstimateArgs>();
-            app.add_option("job", args->job, "the job file (default: ./job.yaml)");
+            app.add_option("job", args->job, "the job file (default: ./job.yaml), of any kind `run` takes");
+            add_read_options(app, *args);
             app.add_option("--platform", args->platform, "platform profile: a name or a .yaml file");
             app.add_option("--image", args->image, "image reference, instead of the job's");
             app.add_option("--gpu", args->gpus,

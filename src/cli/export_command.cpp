@@ -9,10 +9,10 @@
 #include <system_error>
 
 #include "cli/command.hpp"
+#include "formats/job_formats.hpp"
 #include "pipeline/export_k8s.hpp"
 #include "pipeline/export_slurm.hpp"
 #include "pipeline/job_list.hpp"
-#include "spec/job_spec.hpp"
 #include "util/data_dir.hpp"
 #include "util/text.hpp"
 
@@ -22,7 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // What every engine's export takes.
-struct ExportArgs {
+struct ExportArgs : ReadArgs {
   std::vector<std::string> jobs;
   std::string out, image, platform, shard;
 };
@@ -42,20 +42,21 @@ void add_export_options(CLI::App& app, ExportArgs& args) {
   app.add_option("JOB", args.jobs, "job files, folders searched for job.yaml, or lists of jobs")->required();
   app.add_option("--out", args.out, "the folder to write the files into (and the tasks' logs and reports)")
       ->required();
+  add_read_options(app, args);
   app.add_option("--image", args.image, "run every job on this image (as `preflight run --image`)");
   app.add_option("--platform", args.platform, "run every job on this platform: a shipped name or a file");
   app.add_option("--shard", args.shard, "export only share I of N of the jobs (for example 2/8)");
 }
 
-// The jobs of an export, with --platform and --image checked and a platform file made
-// absolute, so that a task finds it wherever it starts.
-Result<std::vector<fs::path>> export_jobs(ExportArgs& args) {
+// The jobs of an export, each loaded as `preflight run` would read it, with --platform and
+// --image checked.
+Result<std::vector<fs::path>> export_jobs(ExportArgs& args, const formats::ReadOptions& read) {
   auto jobs = pipeline::select_jobs(args.jobs, args.shard, fs::current_path());
   if (!jobs) return std::move(jobs).error();
   if (jobs->empty())
     return Error::bad_input("--shard " + args.shard + " holds none of the jobs: nothing to export");
   for (const fs::path& job : *jobs)
-    if (auto loaded = spec::load_job(job); !loaded) return std::move(loaded).error();
+    if (auto loaded = formats::load_any_job(job, read); !loaded) return std::move(loaded).error();
   if (auto checked = pipeline::check_batch_options(args.platform, args.image); !checked)
     return std::move(checked).error();
   return jobs;
@@ -73,7 +74,9 @@ Result<fs::path> export_folder(const std::string& out) {
 }
 
 int export_slurm(SlurmArgs& args) {
-  auto jobs = export_jobs(args);
+  auto read = read_options(args);
+  if (!read) return report_error(read.error());
+  auto jobs = export_jobs(args, *read);
   if (!jobs) return report_error(jobs.error());
   auto out = export_folder(args.out);
   if (!out) return report_error(out.error());
@@ -87,6 +90,7 @@ int export_slurm(SlurmArgs& args) {
   if (!args.shared.empty()) batch.shared = fs::absolute(args.shared).lexically_normal();
   batch.platform = args.platform;
   batch.image = args.image;
+  batch.read_args = read_arguments(*read);
   batch.parallel = args.parallel;
   auto files = pipeline::export_slurm(batch);
   if (!files) return report_error(files.error());
@@ -119,7 +123,9 @@ Result<std::string> cluster_image(const std::string& image, const std::vector<st
 }
 
 int export_k8s(K8sArgs& args) {
-  auto jobs = export_jobs(args);
+  auto read = read_options(args);
+  if (!read) return report_error(read.error());
+  auto jobs = export_jobs(args, *read);
   if (!jobs) return report_error(jobs.error());
   auto out = export_folder(args.out);
   if (!out) return report_error(out.error());
@@ -131,9 +137,10 @@ int export_k8s(K8sArgs& args) {
   batch.bundle = *out / "bundle";
   batch.queue = args.queue;
   batch.platform = args.platform;
+  batch.read_args = read_arguments(*read);
   batch.parallel = args.parallel;
   for (const fs::path& job : *jobs) {
-    pipeline::JobChoices choices{job, std::nullopt, std::nullopt, {}};
+    pipeline::JobChoices choices{job, std::nullopt, std::nullopt, *read};
     if (!args.platform.empty()) choices.platform = args.platform;
     if (!args.image.empty()) choices.image = args.image;
     auto context =

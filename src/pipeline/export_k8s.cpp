@@ -182,6 +182,7 @@ YAML::Node container(const K8sExport& batch, std::size_t g, bool init) {
     node["args"].push_back("--platform");
     node["args"].push_back(batch.platform);
   }
+  for (const std::string& arg : batch.read_args) node["args"].push_back(arg);
   const auto env = [&](const std::string& name, const std::string& value) {
     YAML::Node entry;
     entry["name"] = name;

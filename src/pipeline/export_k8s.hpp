@@ -60,7 +60,8 @@ struct K8sExport {
   std::string loader;            // the loader's file name in bundle/lib
   std::string queue;             // Kueue's LocalQueue; empty: none
   std::string platform, image;   // each run's --platform and --image, when not empty
-  int parallel = 4;              // pods of each Job at once, clamped to its jobs
+  std::vector<std::string> read_args;  // and its --as, --code and --map, paths absolute
+  int parallel = 4;                    // pods of each Job at once, clamped to its jobs
   std::vector<PodGroup> groups;
 };
 

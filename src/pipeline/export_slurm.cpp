@@ -66,6 +66,7 @@ std::string run_arguments(const SlurmExport& batch) {
   std::string args = R"("$PREFLIGHT" run "${job[0]}" -q --json "$REPORTS/$SLURM_ARRAY_TASK_ID.json")";
   if (!batch.platform.empty()) args += " --platform " + quote_shell_word(batch.platform);
   if (!batch.image.empty()) args += " --image " + quote_shell_word(batch.image);
+  for (const std::string& arg : batch.read_args) args += " " + quote_shell_word(arg);
   return args;
 }
 

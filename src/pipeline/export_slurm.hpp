@@ -26,6 +26,7 @@ struct SlurmExport {
   std::filesystem::path data_dir;           // its policies/, images/, emulator/ (PREFLIGHT_DATA_DIR)
   std::filesystem::path shared;             // when not empty, the tasks' cache is shared/cache
   std::string platform, image;              // each run's --platform and --image, when not empty
+  std::vector<std::string> read_args;       // and its --as, --code and --map, paths absolute
   int parallel = 4;                         // tasks at once (the array's %P), clamped to the jobs
 };
 

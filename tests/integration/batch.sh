@@ -5,7 +5,8 @@
 # single run's; the batch's exit status is the merged one; the reports folder holds a report
 # and a log per job, which `preflight collect` merges to the same counts; --shard splits the
 # jobs without overlap; --image with a relative path is one image for jobs in different folders; a reports folder in use is refused; SIGTERM stops the batch with 130
-# and leaves no container, mount or run behind.
+# and leaves no container, mount or run behind. Another platform's job file (a PyTorchJob) is
+# read in a batch as `preflight run` reads it: --map reaches each run, relative paths made absolute.
 # Usage: batch.sh PREFLIGHT_BINARY
 set -u
 source "$(dirname "$0")/lib.sh"
@@ -104,6 +105,19 @@ if [[ -d $cache/images/python ]]; then
   check_equal "on one image: one digest" 1 "$(jq '[.reports[].report.image.digest] | unique | length' on-image.json)"
   check_equal "on one image: no error" 0 "$(jq .counts.error on-image.json)"
 fi
+
+# A PyTorchJob, its claim mapped to a local copy given relative to the batch's folder.
+cp -r "$root/tests/jobs/format_pytorchjob_pass" pytorchjob
+(cd pytorchjob && "$preflight" batch pytorchjob.yaml --image pytorch --map pvc://digits-data=../pytorchjob/data -q \
+  --reports ../kubeflow-reports --json ../kubeflow.json >/dev/null 2>&1)
+check_equal "a PyTorchJob in a batch: exit" 0 $?
+check_equal "a PyTorchJob in a batch: its verdict and platform" "pass kubeflow" \
+  "$(jq -r '.reports[0].report | "\(.verdict) \(.platform)"' kubeflow.json)"
+(cd pytorchjob && "$preflight" batch pytorchjob.yaml --image pytorch -q --reports ../unmapped-reports \
+  --json ../unmapped.json >/dev/null 2>&1)
+check_equal "a PyTorchJob in a batch without its --map: exit" 2 $?
+check_contains "a PyTorchJob in a batch without its --map: the map to add" "--map pvc://digits-data=" \
+  "$(jq -r '.reports[0].report.error.message' unmapped.json)"
 
 # SIGTERM: no new run starts, the one going on is stopped and cleaned up, exit 130.
 "$preflight" batch jobs/mnist jobs/backward -j 1 -q --reports stopped >stopped.out 2>stopped.err &

@@ -8,7 +8,9 @@
 # - a second estimate of the same job benchmarks nothing: every part comes from the cache;
 # - `--gpu` takes the GPU table's aliases, one projection each, with the table's price; an
 #   unknown GPU is bad input (exit 2) with a did-you-mean, before anything runs;
-# - `--no-bench` projects without benchmarking: no step built here, the projections all the same.
+# - `--no-bench` projects without benchmarking: no step built here, the projections all the same;
+# - another platform's job file, read as `preflight run` reads it (--map): a Slurm script whose
+#   run is longer than its #SBATCH --time says so, in the projection and report.json.
 # Usage: estimate.sh PREFLIGHT_BINARY
 set -u
 source "$(dirname "$0")/lib.sh"
@@ -59,4 +61,19 @@ check_equal "run: exit status" 0 "$?"
 check_equal "run: report.json's projection" input "$(jq -r '.estimate.platform.bound' "$work/report.json")"
 check_equal "run: its iteration waits for the data" true \
   "$(jq -r '.estimate.step_seconds.iteration >= .estimate.step_seconds.data' "$work/report.json")"
+# A Slurm script: --map reaches the dry run, and the time limit the projection.
+slurm_case=$work/slurm
+cp -r "$root/tests/jobs/format_slurm_time_limit" "$slurm_case"
+(cd "$slurm_case" && "$preflight" estimate pretrain.sbatch --image pytorch --map /datasets/wiki=./data --no-bench \
+  --json "$work/slurm.json" -q >"$work/slurm.out" 2>&1)
+check_equal "a Slurm script: exit status" 0 "$?"
+check_equal "a Slurm script: its platform" slurm "$(jq -r .platform "$work/slurm.json")"
+check_equal "a Slurm script: its time limit, in hours" 0.5 "$(jq -r .estimate.time_limit_hours "$work/slurm.json")"
+check_contains "a Slurm script: the run past its limit" "longer than the job's time limit of 30 min" \
+  "$(cat "$work/slurm.out")"
+(cd "$slurm_case" && "$preflight" estimate pretrain.sbatch --image pytorch --no-bench -q >"$work/unmapped.out" 2>&1)
+check_equal "a Slurm script without its --map: exit status" 1 "$?"
+check_contains "a Slurm script without its --map: the cluster's folder is missing" \
+  "char-lm on slurm: dry run fail" "$(cat "$work/unmapped.out")"
+
 finish

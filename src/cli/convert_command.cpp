@@ -19,11 +19,10 @@ int convert(const ConvertArgs& args) {
   if (*kind == formats::JobKind::JobYaml)
     return report_error(Error::bad_input(
         "this is a job.yaml already (give --as KIND for another platform's job file)", {args.file, 0, 0}));
-  auto translation = formats::translate(args.file, *kind, *options);
-  if (!translation) return report_error(translation.error());
-  // The same checks as a run's: what the job.yaml holds must load.
-  if (auto job = formats::load_any_job(args.file, *options); !job) return report_error(job.error());
-  std::cout << translation->text();
+  // Read as a run reads it: what the job.yaml holds must load.
+  auto read = formats::read_job_file(args.file, *options);
+  if (!read) return report_error(read.error());
+  std::cout << read->translation->text();
   return 0;
 }
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -53,6 +54,73 @@ std::string scalar_at(const YAML::Node& root, const char* key) {
   return node && node.IsScalar() ? node.Scalar() : std::string();
 }
 
+// A job file as read once: its text, and the text as YAML, parsed when first asked for.
+class Source {
+ public:
+  explicit Source(fs::path file) : file_(std::move(file)), text_(read_file(file_)) {}
+
+  const fs::path& file() const { return file_; }
+  // nullopt when the file cannot be read (missing, not a regular file, too large).
+  const std::optional<std::string>& text() const { return text_; }
+  const Result<spec::YamlDoc>& doc() {
+    if (!doc_) doc_.emplace(spec::YamlDoc::parse(text_.value_or(""), file_));
+    return *doc_;
+  }
+
+ private:
+  fs::path file_;
+  std::optional<std::string> text_;
+  std::optional<Result<spec::YamlDoc>> doc_;
+};
+
+Result<JobKind> detect(Source& source, const ReadOptions& options) {
+  if (options.as) return *options.as;
+  // A file that cannot be read or parsed is left to job.yaml's loader, which says why.
+  if (!source.text()) return JobKind::JobYaml;
+  if (source.file().extension() == ".py") return JobKind::SageMakerEstimator;  // the Python that builds one
+  if (is_batch_script(*source.text())) return JobKind::SlurmBatch;
+  const auto& doc = source.doc();
+  if (!doc || !doc->root().IsMap()) return JobKind::JobYaml;
+  const YAML::Node& root = doc->root();
+  const std::string api = scalar_at(root, "apiVersion");
+  const std::string kind = scalar_at(root, "kind");
+  if (root["entry_point"]) return JobKind::SageMakerEstimator;
+  if (root["workerPoolSpecs"] ||
+      (root["jobSpec"] && root["jobSpec"].IsMap() && root["jobSpec"]["workerPoolSpecs"]))
+    return JobKind::VertexCustomJob;
+  if (api.empty() && kind.empty()) return JobKind::JobYaml;
+  if (kind == "PyTorchJob" && api.rfind("kubeflow.org/", 0) == 0) return JobKind::PyTorchJob;
+  if (kind == "TrainJob" && api.rfind("trainer.kubeflow.org/", 0) == 0) return JobKind::TrainJob;
+  return Error::bad_input(
+      fmt::format(
+          "{} {} is not a job definition Preflight reads; it reads a Kubeflow PyTorchJob "
+          "(apiVersion: kubeflow.org/v1) or TrainJob (trainer.kubeflow.org), a Vertex AI custom job, a "
+          "SageMaker estimator, a Slurm batch script and job.yaml",
+          api.empty() ? "apiVersion (none)" : "apiVersion " + api,
+          kind.empty() ? "kind (none)" : "kind " + kind),
+      doc->at(root[kind.empty() ? "apiVersion" : "kind"]));
+}
+
+Result<Translation> translate(Source& source, JobKind kind, const ReadOptions& options) {
+  const fs::path& file = source.file();
+  if (!source.text())
+    return Error::bad_input(fmt::format("{}: cannot read it (missing, not a regular file, or larger than {})",
+                                        file.string(), human_size(kMaxReadBytes)));
+  if (kind == JobKind::SlurmBatch) return translate_slurm(file, *source.text(), options);
+  if (kind == JobKind::SageMakerEstimator && file.extension() == ".py")
+    return translate_sagemaker_python(file, *source.text(), options);
+  const auto& doc = source.doc();
+  if (!doc) return doc.error();
+  if (!doc->root().IsMap())
+    return Error::bad_input(
+        fmt::format("expected {}, a YAML map, got {}", info(kind).described, spec::describe(doc->root())),
+        doc->at(doc->root()));
+  if (kind == JobKind::SageMakerEstimator) return translate_sagemaker(*doc, options);
+  if (kind == JobKind::TrainJob) return translate_trainjob(*doc, options);
+  if (kind == JobKind::VertexCustomJob) return translate_vertex(*doc, options);
+  return translate_pytorchjob(*doc, options);
+}
+
 // Every place in the job that names the translation's text now names the source.
 class Remap {
  public:
@@ -95,54 +163,13 @@ Result<JobKind> kind_named(std::string_view name) {
 }
 
 Result<JobKind> detect_kind(const fs::path& file, const ReadOptions& options) {
-  if (options.as) return *options.as;
-  // A file that cannot be read or parsed is left to job.yaml's loader, which says why.
-  const auto text = read_file(file);
-  if (!text) return JobKind::JobYaml;
-  if (file.extension() == ".py") return JobKind::SageMakerEstimator;  // the Python that builds one
-  if (is_batch_script(*text)) return JobKind::SlurmBatch;
-  auto doc = spec::YamlDoc::parse(*text, file);
-  if (!doc || !doc->root().IsMap()) return JobKind::JobYaml;
-  const YAML::Node& root = doc->root();
-  const std::string api = scalar_at(root, "apiVersion");
-  const std::string kind = scalar_at(root, "kind");
-  if (root["entry_point"]) return JobKind::SageMakerEstimator;
-  if (root["workerPoolSpecs"] ||
-      (root["jobSpec"] && root["jobSpec"].IsMap() && root["jobSpec"]["workerPoolSpecs"]))
-    return JobKind::VertexCustomJob;
-  if (api.empty() && kind.empty()) return JobKind::JobYaml;
-  if (kind == "PyTorchJob" && api.rfind("kubeflow.org/", 0) == 0) return JobKind::PyTorchJob;
-  if (kind == "TrainJob" && api.rfind("trainer.kubeflow.org/", 0) == 0) return JobKind::TrainJob;
-  return Error::bad_input(
-      fmt::format(
-          "{} {} is not a job definition Preflight reads; it reads a Kubeflow PyTorchJob "
-          "(apiVersion: kubeflow.org/v1) or TrainJob (trainer.kubeflow.org), a Vertex AI custom job, a "
-          "SageMaker estimator, a Slurm batch script and job.yaml",
-          api.empty() ? "apiVersion (none)" : "apiVersion " + api,
-          kind.empty() ? "kind (none)" : "kind " + kind),
-      doc->at(root[kind.empty() ? "apiVersion" : "kind"]));
+  Source source(file);
+  return detect(source, options);
 }
 
-Result<Translation> translate(const fs::path& file, JobKind kind, const ReadOptions& options) {
-  const auto text = read_file(file);
-  if (!text)
-    return Error::bad_input(fmt::format("{}: cannot read it (missing, not a regular file, or larger than {})",
-                                        file.string(), human_size(kMaxReadBytes)));
-  if (kind == JobKind::SlurmBatch) return translate_slurm(file, *text, options);
-  if (kind == JobKind::SageMakerEstimator) return translate_sagemaker(file, *text, options);
-  auto doc = spec::YamlDoc::parse(*text, file);
-  if (!doc) return std::move(doc).error();
-  if (!doc->root().IsMap())
-    return Error::bad_input(
-        fmt::format("expected {}, a YAML map, got {}", info(kind).described, spec::describe(doc->root())),
-        doc->at(doc->root()));
-  if (kind == JobKind::TrainJob) return translate_trainjob(*doc, options);
-  if (kind == JobKind::VertexCustomJob) return translate_vertex(*doc, options);
-  return translate_pytorchjob(*doc, options);
-}
-
-Result<spec::JobSpec> load_any_job(const fs::path& file, const ReadOptions& options) {
-  auto kind = detect_kind(file, options);
+Result<JobFile> read_job_file(const fs::path& file, const ReadOptions& options) {
+  Source source(file);
+  auto kind = detect(source, options);
   if (!kind) return std::move(kind).error();
   // A cluster folder is mapped where a Slurm script reads it; elsewhere an input says where
   // the job sees it (mount:).
@@ -158,9 +185,11 @@ Result<spec::JobSpec> load_any_job(const fs::path& file, const ReadOptions& opti
           "--code is for job definitions that do not name their code; a job.yaml names "
           "it with code:",
           SourceLocation{file, 0, 0});
-    return spec::load_job(file, options.load);
+    auto job = spec::load_job(file, options.load);
+    if (!job) return std::move(job).error();
+    return JobFile{*kind, std::move(*job), std::nullopt};
   }
-  auto translation = translate(file, *kind, options);
+  auto translation = translate(source, *kind, options);
   if (!translation) return std::move(translation).error();
   // The text's locations name a file of their own, which the remap turns back into the source.
   const fs::path shown_as = file.string() + " (as job.yaml)";
@@ -174,7 +203,13 @@ Result<spec::JobSpec> load_any_job(const fs::path& file, const ReadOptions& opti
   }
   remap(*job);
   for (const auto& note : translation->notes()) job->notes.push_back(note);
-  return job;
+  return JobFile{*kind, std::move(*job), std::move(*translation)};
+}
+
+Result<spec::JobSpec> load_any_job(const fs::path& file, const ReadOptions& options) {
+  auto read = read_job_file(file, options);
+  if (!read) return std::move(read).error();
+  return std::move(read->job);
 }
 
 std::string relative_to_source(const Translation& out, const fs::path& path) {
@@ -267,6 +302,56 @@ std::string input_name(std::string name) {
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
   if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) name = "v_" + name;
   return name;
+}
+
+std::string unique_input_name(const std::string& name, std::vector<std::string>& taken) {
+  const std::string base = input_name(name);
+  std::string unique = base;
+  for (int n = 2; std::find(taken.begin(), taken.end(), unique) != taken.end(); ++n)
+    unique = base + "_" + std::to_string(n);
+  taken.push_back(unique);
+  return unique;
+}
+
+Result<bool> Container::read(const spec::YamlDoc& doc, const spec::YamlField& field,
+                             std::initializer_list<std::string_view> image_keys) {
+  if (std::find(image_keys.begin(), image_keys.end(), field.key) != image_keys.end()) {
+    auto text = doc.string(field);
+    if (!text) return std::move(text).error();
+    image = Found{*text, doc.at(field), field.path};
+    return true;
+  }
+  if (field.key != "command" && field.key != "args") return false;
+  auto list = doc.string_list(field);
+  if (!list) return std::move(list).error();
+  if (field.key == "command") {
+    command = std::move(*list);
+    command_from = Found{"", doc.at(field), field.path};
+  } else {
+    args = std::move(*list);
+    args_from = doc.at(field);
+  }
+  return true;
+}
+
+std::vector<std::string> Container::words() const {
+  std::vector<std::string> words = command;
+  words.insert(words.end(), args.begin(), args.end());
+  return words;
+}
+
+void write_container(Translation& out, const ReadOptions& options, const Container& container,
+                     const std::vector<std::string>& words, const std::optional<Found>& working_dir) {
+  if (container.image)
+    out.field(0, "image", {container.image->text}, container.image->from, container.image->said);
+  write_code(out, options, {});
+  if (working_dir)
+    out.field(0, "code_mount", {working_dir->text}, working_dir->from, working_dir->said);
+  else if (auto folder = script_folder(words, code_folder(options)))
+    out.field(0, "code_mount", {*folder}, container.command_from->from,
+              "the folder of the script the command runs, found in the code folder");
+  out.field(0, "command", {quote_shell_words(words)}, container.command_from->from,
+            container.command_from->said + (container.args_from.known() ? " and args" : ""));
 }
 
 }  // namespace preflight::formats

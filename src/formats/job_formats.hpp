@@ -36,11 +36,18 @@ struct ReadOptions {
 // What kind of job definition `file` is, by its content (--as when given).
 Result<JobKind> detect_kind(const std::filesystem::path& file, const ReadOptions& options);
 
-// The job.yaml that stands for `file` (of a kind other than job.yaml).
-Result<Translation> translate(const std::filesystem::path& file, JobKind kind, const ReadOptions& options);
+// A job file as `preflight run` reads it: read and parsed once, its kind told, and another
+// platform's definition translated into the job.yaml that stands for it, which is then loaded.
+struct JobFile {
+  JobKind kind;
+  // For a translated one, every location in it (and in its errors) points into the file, and
+  // what could not be mapped is among its notes.
+  spec::JobSpec job;
+  std::optional<Translation> translation;  // none for a job.yaml
+};
+Result<JobFile> read_job_file(const std::filesystem::path& file, const ReadOptions& options);
 
-// The job that `file` defines, whatever its kind; for a translated one, every location in it
-// (and in its errors) points into `file`, and what could not be mapped is among its notes.
+// The job that `file` defines, whatever its kind (read_job_file's job).
 Result<spec::JobSpec> load_any_job(const std::filesystem::path& file, const ReadOptions& options);
 
 }  // namespace preflight::formats

@@ -178,7 +178,7 @@ class PyTorchJobReader {
         out_.unmapped(doc_.at(part.key_node), part.path, why_not(part.key));
       }
     }
-    if (!container_) return Error::bad_input(pod->path + ": needs spec.containers", doc_.at(*pod));
+    if (!container_path_) return Error::bad_input(pod->path + ": needs spec.containers", doc_.at(*pod));
     return Ok{};
   }
 
@@ -211,7 +211,7 @@ class PyTorchJobReader {
                       "only the training container (named pytorch) runs");
         continue;
       }
-      container_ = path;
+      container_path_ = path;
       if (auto ok = read_container(containers->value[i], path); !ok) return ok;
     }
     return Ok{};
@@ -232,25 +232,13 @@ class PyTorchJobReader {
   Status read_container(const YAML::Node& container, const std::string& path) {
     auto fields = doc_.fields(container, path, {});
     if (!fields) return std::move(fields).error();
-    std::vector<std::string> words;
     std::optional<YamlField> mounts;  // after resources:, whose memory limit sizes a /dev/shm
     for (const YamlField& field : *fields) {
       if (field.key == "name") continue;
-      if (field.key == "image") {
-        auto image = doc_.string(field);
-        if (!image) return std::move(image).error();
-        image_ = Found{*image, doc_.at(field), field.path};
-      } else if (field.key == "command" || field.key == "args") {
-        auto list = doc_.string_list(field);
-        if (!list) return std::move(list).error();
-        if (field.key == "command") {
-          command_from_ = Found{"", doc_.at(field), field.path};
-          words.insert(words.begin(), list->begin(), list->end());
-        } else {
-          args_from_ = doc_.at(field);
-          words.insert(words.end(), list->begin(), list->end());
-        }
-      } else if (field.key == "workingDir") {
+      auto taken = container_.read(doc_, field, {"image"});
+      if (!taken) return std::move(taken).error();
+      if (*taken) continue;
+      if (field.key == "workingDir") {
         auto dir = doc_.string(field);
         if (!dir) return std::move(dir).error();
         working_dir_ = Found{*dir, doc_.at(field), field.path};
@@ -268,12 +256,12 @@ class PyTorchJobReader {
     }
     if (mounts)
       if (auto ok = read_mounts(*mounts); !ok) return ok;
-    if (!command_from_)
+    if (!container_.command_from)
       return Error::bad_input(path +
                                   ": gives no command:, so the image's ENTRYPOINT would run; Preflight needs "
                                   "the command the pod runs: add command: (e.g. [python, train.py])",
                               doc_.at(container));
-    command_ = expand_references(words);
+    command_ = expand_references(container_.words());
     return Ok{};
   }
 
@@ -381,15 +369,6 @@ class PyTorchJobReader {
   // an input, reached through --map; one it may write, or an emptyDir, a fresh output; a
   // memory emptyDir on /dev/shm, the size of shared memory.
   // A volume mounted twice (two subPaths) gives two places: name, name_2.
-  std::string place_name(const std::string& volume) const {
-    const std::string base = input_name(volume);
-    std::string name = base;
-    for (int n = 2;
-         std::any_of(places_.begin(), places_.end(), [&](const Place& p) { return p.name == name; }); ++n)
-      name = base + "_" + std::to_string(n);
-    return name;
-  }
-
   Status place_volume(const std::pair<YAML::Node, std::string>& volume, const std::string& name,
                       const std::string& mount, const std::string& sub_path, bool read_only,
                       const Found& at) {
@@ -431,8 +410,8 @@ class PyTorchJobReader {
         }
         return Ok{};
       }
-      places_.push_back(
-          Place{place_name(name), "", mount, Found{"", at.from, volume.second + " (an emptyDir)"}});
+      places_.push_back(Place{unique_input_name(name, place_names_), "", mount,
+                              Found{"", at.from, volume.second + " (an emptyDir)"}});
       return Ok{};
     } else {
       out_.unmapped(at.from, volume.second,
@@ -445,21 +424,13 @@ class PyTorchJobReader {
           fmt::format("mounted writable: the dry run gives the job an empty folder at {} instead of {} "
                       "(mount it readOnly, and --map it, for data the job reads)",
                       mount, cloud));
-      places_.push_back(Place{place_name(name), "", mount, Found{"", at.from, volume.second}});
+      places_.push_back(
+          Place{unique_input_name(name, place_names_), "", mount, Found{"", at.from, volume.second}});
       return Ok{};
     }
-    places_.push_back(Place{place_name(name), cloud, mount, Found{"", at.from, volume.second}});
+    places_.push_back(
+        Place{unique_input_name(name, place_names_), cloud, mount, Found{"", at.from, volume.second}});
     return Ok{};
-  }
-
-  // Where the code is in the container: the container's workingDir, else the folder that holds
-  // the script the command names.
-  std::optional<Found> code_mount() const {
-    if (working_dir_) return working_dir_;
-    if (auto folder = script_folder(command_, code_folder(options_)))
-      return Found{*folder, command_from_->from,
-                   "the folder of the script the command runs, found in the code folder"};
-    return std::nullopt;
   }
 
   Status write(const SourceLocation& kind_at) {
@@ -470,11 +441,8 @@ class PyTorchJobReader {
     out_.comment("Each field names where it came from; what could not be mapped is listed at the end.");
     if (name_) out_.field(0, "name", {name_->text}, name_->from, name_->said);
     out_.field(0, "platform", {"kubeflow"}, kind_at, "kind: PyTorchJob");
-    if (image_) out_.field(0, "image", {image_->text}, image_->from, image_->said);
-    write_code(out_, options_, {});
-    if (auto mount = code_mount()) out_.field(0, "code_mount", {mount->text}, mount->from, mount->said);
-    out_.field(0, "command", {quote_shell_words(command_)}, command_from_->from,
-               command_from_->said + (args_from_.known() ? " and args" : ""));
+    // The code is at the container's workingDir, else where the script the command names is.
+    write_container(out_, options_, container_, command_, working_dir_);
     write_places(true);
     write_places(false);
     write_paths(out_, options_);
@@ -525,13 +493,15 @@ class PyTorchJobReader {
   const spec::YamlDoc& doc_;
   const ReadOptions& options_;
   Translation out_;
-  std::optional<Found> name_, image_, working_dir_, command_from_, gpus_, shm_, deadline_;
-  SourceLocation args_from_, nodes_from_;
-  std::optional<std::string> container_;
+  std::optional<Found> name_, working_dir_, gpus_, shm_, deadline_;
+  Container container_;
+  SourceLocation nodes_from_;
+  std::optional<std::string> container_path_;  // the container that runs
   std::vector<std::string> command_;
   std::vector<Found> env_;  // said: the variable's name
   std::map<std::string, std::pair<YAML::Node, std::string>> volumes_;
   std::vector<Place> places_;
+  std::vector<std::string> place_names_;
   std::string memory_;  // the container's memory limit, as written
   long long nodes_ = 0;
 };
@@ -579,18 +549,11 @@ class TrainJobReader {
   Status read_trainer(const YamlField& trainer) {
     auto fields = doc_.fields(trainer, {});
     if (!fields) return std::move(fields).error();
-    std::vector<std::string> command, args;
     for (const YamlField& field : *fields) {
-      if (field.key == "image") {
-        auto image = doc_.string(field);
-        if (!image) return std::move(image).error();
-        image_ = Found{*image, doc_.at(field), field.path};
-      } else if (field.key == "command" || field.key == "args") {
-        auto list = doc_.string_list(field);
-        if (!list) return std::move(list).error();
-        (field.key == "command" ? command : args) = *list;
-        if (field.key == "command") command_from_ = Found{"", doc_.at(field), field.path};
-      } else if (field.key == "env") {
+      auto taken = container_.read(doc_, field, {"image"});
+      if (!taken) return std::move(taken).error();
+      if (*taken) continue;
+      if (field.key == "env") {
         auto env = read_env_list(doc_, field, out_);
         if (!env) return std::move(env).error();
         env_ = std::move(*env);
@@ -611,13 +574,11 @@ class TrainJobReader {
                       field.key == "numProcPerNode" ? why_not("nprocPerNode") : why_not(field.key));
       }
     }
-    if (!command_from_)
+    if (!container_.command_from)
       return Error::bad_input(trainer.path +
                                   ": gives no command:, so the runtime's would run, which is the "
                                   "cluster's; add command: (e.g. [torchrun, train.py])",
                               doc_.at(trainer));
-    command.insert(command.end(), args.begin(), args.end());
-    command_ = std::move(command);
     return Ok{};
   }
 
@@ -650,17 +611,10 @@ class TrainJobReader {
     out_.comment("Each field names where it came from; what could not be mapped is listed at the end.");
     if (name_) out_.field(0, "name", {name_->text}, name_->from, name_->said);
     out_.field(0, "platform", {"kubeflow"}, kind_at, "kind: TrainJob");
-    if (image_)
-      out_.field(0, "image", {image_->text}, image_->from, image_->said);
-    else
+    if (!container_.image)
       out_.unmapped(kind_at, "spec.trainer.image",
                     "not given, so the runtime's: the profile's default image stands in");
-    write_code(out_, options_, {});
-    if (auto folder = script_folder(command_, code_folder(options_)))
-      out_.field(0, "code_mount", {*folder}, command_from_->from,
-                 "the folder of the script the command runs, found in the code folder");
-    out_.field(0, "command", {quote_shell_words(command_)}, command_from_->from,
-               command_from_->said + " and args");
+    write_container(out_, options_, container_, container_.words());
     if (!inputs_.empty()) {
       out_.open(0, "inputs", inputs_.front().second.from);
       for (const auto& [name, uri] : inputs_) {
@@ -679,8 +633,8 @@ class TrainJobReader {
   const spec::YamlDoc& doc_;
   const ReadOptions& options_;
   Translation out_;
-  std::optional<Found> name_, image_, command_from_, gpus_, nodes_;
-  std::vector<std::string> command_;
+  std::optional<Found> name_, gpus_, nodes_;
+  Container container_;
   std::vector<Found> env_;
   std::vector<std::pair<std::string, Found>> inputs_;
 };

@@ -2,8 +2,10 @@
 #pragma once
 
 #include <filesystem>
+#include <initializer_list>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "formats/job_formats.hpp"
@@ -19,13 +21,35 @@ struct Found {
   std::string said;
 };
 
+// A container's image and the command it runs, as Kubernetes and Vertex write them: the
+// command's words, then the args'.
+struct Container {
+  std::optional<Found> image;
+  std::optional<Found> command_from;  // command: (or what stands for it, Vertex's pythonModule)
+  SourceLocation args_from;
+  std::vector<std::string> command, args;
+
+  // Takes `field` when it is the image (a key of `image_keys`), command or args; false for
+  // any other field.
+  Result<bool> read(const spec::YamlDoc& doc, const spec::YamlField& field,
+                    std::initializer_list<std::string_view> image_keys);
+  std::vector<std::string> words() const;
+};
+
+// What every reader of a container writes alike: its image, when given; the code folder
+// (write_code); code_mount, `working_dir` or else the folder of the script `words` names
+// (script_folder); and the command, `words` quoted for the shell.
+void write_container(Translation& out, const ReadOptions& options, const Container& container,
+                     const std::vector<std::string>& words, const std::optional<Found>& working_dir = {});
+
 // A Kubeflow PyTorchJob (kubeflow.org/v1).
 Result<Translation> translate_pytorchjob(const spec::YamlDoc& doc, const ReadOptions& options);
 
-// A SageMaker estimator's arguments: a JSON or YAML file of them (fit()'s channels under
-// inputs:), or the Python that builds the estimator (a .py file), read, never run.
-Result<Translation> translate_sagemaker(const std::filesystem::path& file, const std::string& text,
-                                        const ReadOptions& options);
+// A SageMaker estimator's arguments, as a JSON or YAML file of them (fit()'s channels under
+// inputs:), or in the Python that builds the estimator (a .py file), read, never run.
+Result<Translation> translate_sagemaker(const spec::YamlDoc& doc, const ReadOptions& options);
+Result<Translation> translate_sagemaker_python(const std::filesystem::path& file, const std::string& text,
+                                               const ReadOptions& options);
 
 // A Slurm batch script: its #SBATCH directives and the script.
 Result<Translation> translate_slurm(const std::filesystem::path& file, const std::string& text,
@@ -72,5 +96,9 @@ std::string job_name_of(std::string name);
 // The input or output that a cluster or cloud location stands for, at `mount` in the job's
 // container, named `name` (made an identifier).
 std::string input_name(std::string name);
+
+// input_name(name), made unique among `taken` with _2, _3, ... (a volume mounted twice, two
+// folders of one bucket); the name is added to `taken`.
+std::string unique_input_name(const std::string& name, std::vector<std::string>& taken);
 
 }  // namespace preflight::formats

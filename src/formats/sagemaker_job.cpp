@@ -577,14 +577,13 @@ class SageMakerReader {
 
 }  // namespace
 
-Result<Translation> translate_sagemaker(const fs::path& file, const std::string& text,
-                                        const ReadOptions& options) {
-  if (file.extension() == ".py") return SageMakerReader(file, options).from_python(text);
-  auto doc = spec::YamlDoc::parse(text, file);
-  if (!doc) return std::move(doc).error();
-  if (!doc->root().IsMap())
-    return Error::bad_input("expected the estimator's arguments as a map", doc->at(doc->root()));
-  return SageMakerReader(file, options).from_yaml(*doc);
+Result<Translation> translate_sagemaker(const spec::YamlDoc& doc, const ReadOptions& options) {
+  return SageMakerReader(doc.file(), options).from_yaml(doc);
+}
+
+Result<Translation> translate_sagemaker_python(const fs::path& file, const std::string& text,
+                                               const ReadOptions& options) {
+  return SageMakerReader(file, options).from_python(text);
 }
 
 }  // namespace preflight::formats

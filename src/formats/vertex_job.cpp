@@ -40,7 +40,7 @@ class VertexReader {
 
   Result<Translation> read() {
     if (auto ok = read_spec(doc_.root(), ""); !ok) return std::move(ok).error();
-    if (!image_)
+    if (!container_.image)
       return Error::bad_input("workerPoolSpecs: the first pool needs a containerSpec or a pythonPackageSpec",
                               pools_at_);
     write();
@@ -177,23 +177,16 @@ class VertexReader {
     auto fields = doc_.fields(spec, {});
     if (!fields) return std::move(fields).error();
     const bool package = spec.key == "pythonPackageSpec";
-    std::vector<std::string> command, args;
     for (const YamlField& field : *fields) {
-      if (field.key == "imageUri" || field.key == "executorImageUri") {
-        auto image = doc_.string(field);
-        if (!image) return std::move(image).error();
-        image_ = Found{*image, doc_.at(field), field.path};
-      } else if (field.key == "command" || field.key == "args") {
-        auto list = doc_.string_list(field);
-        if (!list) return std::move(list).error();
-        (field.key == "command" ? command : args) = *list;
-        if (field.key == "command" || !command_from_) command_from_ = Found{"", doc_.at(field), field.path};
-      } else if (field.key == "pythonModule") {
+      auto taken = container_.read(doc_, field, {"imageUri", "executorImageUri"});
+      if (!taken) return std::move(taken).error();
+      if (*taken) continue;
+      if (field.key == "pythonModule") {
         auto module = doc_.string(field);
         if (!module) return std::move(module).error();
         // The executor image runs the installed package's module.
-        command = {"python", "-m", *module};
-        command_from_ = Found{"", doc_.at(field), field.path};
+        container_.command = {"python", "-m", *module};
+        container_.command_from = Found{"", doc_.at(field), field.path};
       } else if (field.key == "env") {
         auto env = read_env_list(doc_, field, out_);
         if (!env) return std::move(env).error();
@@ -206,15 +199,13 @@ class VertexReader {
         out_.unmapped(doc_.at(field.key_node), field.path, why_not(field.key));
       }
     }
-    if (command.empty())
+    if (container_.command.empty())
       return Error::bad_input(
           spec.path + (package ? ": needs pythonModule"
                                : ": gives no command:, so the image's ENTRYPOINT would run; "
                                  "Preflight needs the command the container runs: add "
                                  "command: (e.g. [python, train.py])"),
           doc_.at(spec));
-    command.insert(command.end(), args.begin(), args.end());
-    command_ = std::move(command);
     return Ok{};
   }
 
@@ -266,7 +257,7 @@ class VertexReader {
       if (path.size() <= 5 || !is_normal_absolute_path(path)) return;
       found.push_back({path, from});
     };
-    for (const auto& word : command_) consider(word, *command_from_);
+    for (const auto& word : container_.words()) consider(word, *container_.command_from);
     for (const auto& variable : env_) consider(variable.text, variable);
     std::sort(found.begin(), found.end(),
               [](const GcsPath& a, const GcsPath& b) { return a.mount.size() < b.mount.size(); });
@@ -291,12 +282,7 @@ class VertexReader {
     out_.comment("Each field names where it came from; what could not be mapped is listed at the end.");
     if (name_) out_.field(0, "name", {name_->text}, name_->from, name_->said);
     out_.field(0, "platform", {"vertex"}, pools_at_, "workerPoolSpecs");
-    out_.field(0, "image", {image_->text}, image_->from, image_->said);
-    write_code(out_, options_, {});
-    if (auto folder = script_folder(command_, code_folder(options_)))
-      out_.field(0, "code_mount", {*folder}, command_from_->from,
-                 "the folder of the script the command runs, found in the code folder");
-    out_.field(0, "command", {quote_shell_words(command_)}, command_from_->from, command_from_->said);
+    write_container(out_, options_, container_, container_.words());
 
     // A /gcs/ path with a local copy is data the job reads; one without is given as an empty
     // writable folder, and the note says which --map would give it its data.
@@ -364,20 +350,15 @@ class VertexReader {
 
   // /gcs/data-bucket/imagenet → data_bucket_imagenet, made unique.
   std::string place_name(const std::string& mount) {
-    const std::string base = input_name(mount.substr(mount.find('/', 1) + 1));
-    std::string name = base;
-    for (int n = 2; std::find(names_.begin(), names_.end(), name) != names_.end(); ++n)
-      name = base + "_" + std::to_string(n);
-    names_.push_back(name);
-    return name;
+    return unique_input_name(mount.substr(mount.find('/', 1) + 1), names_);
   }
 
   const spec::YamlDoc& doc_;
   const ReadOptions& options_;
   Translation out_;
-  std::optional<Found> name_, image_, command_from_, gpus_, output_dir_, time_;
+  std::optional<Found> name_, gpus_, output_dir_, time_;
+  Container container_;
   SourceLocation pools_at_, nodes_from_;
-  std::vector<std::string> command_;
   std::vector<Found> env_;
   std::vector<GcsPath> nfs_;
   std::vector<std::string> names_;

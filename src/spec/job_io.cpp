@@ -80,9 +80,7 @@ Status check_path(const YamlDoc& doc, const YamlField& field, const std::string&
 
 // Where a map's prefix came from, for messages: the job's paths: entry or --map.
 std::string map_origin(const std::string& written, const std::vector<PathMap>& maps) {
-  const PathMap* best = nullptr;
-  for (const PathMap& map : maps)
-    if (map_cloud_path(written, {map}) && (!best || map.prefix.size() > best->prefix.size())) best = &map;
+  const PathMap* best = find_path_map(written, maps);
   if (!best) return {};
   return best->where.known() ? "paths: entry " + best->where.str()
                              : "--map " + best->prefix + "=" + best->local.string();
@@ -182,7 +180,7 @@ bool is_cloud_path(const std::string& text) {
   });
 }
 
-std::optional<fs::path> map_cloud_path(const std::string& written, const std::vector<PathMap>& maps) {
+const PathMap* find_path_map(const std::string& written, const std::vector<PathMap>& maps) {
   const PathMap* best = nullptr;
   for (const PathMap& map : maps) {
     if (written.rfind(map.prefix, 0) != 0) continue;
@@ -190,6 +188,11 @@ std::optional<fs::path> map_cloud_path(const std::string& written, const std::ve
     if (!rest.empty() && rest[0] != '/') continue;  // s3://b/data does not map s3://b/data2
     if (!best || map.prefix.size() > best->prefix.size()) best = &map;
   }
+  return best;
+}
+
+std::optional<fs::path> map_cloud_path(const std::string& written, const std::vector<PathMap>& maps) {
+  const PathMap* best = find_path_map(written, maps);
   if (!best) return std::nullopt;
   std::string rest = written.substr(best->prefix.size());
   while (!rest.empty() && rest[0] == '/') rest.erase(0, 1);

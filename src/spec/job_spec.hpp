@@ -117,8 +117,11 @@ Result<PathMap> parse_path_map(const std::string& text, const std::filesystem::p
 // reaches through a --map or paths: entry.
 bool is_cloud_path(const std::string& text);
 
-// The local path that `maps` give the cloud path `written` (the longest prefix that matches
-// whole path components), or nullopt.
+// The map of `maps` that gives the cloud path `written` its local copy: the longest prefix
+// that matches whole path components; null for none.
+const PathMap* find_path_map(const std::string& written, const std::vector<PathMap>& maps);
+
+// The local path that find_path_map's map gives `written`, or nullopt.
 std::optional<std::filesystem::path> map_cloud_path(const std::string& written,
                                                     const std::vector<PathMap>& maps);
 

@@ -174,9 +174,11 @@ TEST(FormatsPyTorchJob, MapsTheMastersTrainingContainer) {
 TEST(FormatsPyTorchJob, ConvertedItLoadsToTheSameJob) {
   Fixture f;
   const fs::path file = f.dir.write("job/pytorchjob.yaml", kPyTorchJob);
-  auto translation = translate(file, JobKind::PyTorchJob, f.options);
-  ASSERT_TRUE(translation.ok()) << translation.error().str();
-  const std::string text = translation->text();
+  auto read = read_job_file(file, f.options);
+  ASSERT_TRUE(read.ok()) << read.error().str();
+  EXPECT_EQ(read->kind, JobKind::PyTorchJob);
+  ASSERT_TRUE(read->translation.has_value());
+  const std::string text = read->translation->text();
   EXPECT_NE(
       text.find("# pytorchjob.yaml:18 spec.pytorchReplicaSpecs.Master.template.spec.containers[1].image\n"
                 "image: \"team/resnet:2\"\n"),

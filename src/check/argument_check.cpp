@@ -121,14 +121,14 @@ class ArgumentCheck {
     auto f = finding(fmt::format("{} does not accept {}{}: argparse stops with \"unrecognized arguments\"",
                                  entry_.script, flag, did_you_mean(flag, flags)));
     f.hint =
-        fmt::format("Correct the option in job.yaml's command, or add it to {}'s parser.", entry_.script);
+        fmt::format("Correct the option in the job's command line, or add it to {}'s parser.", entry_.script);
     out_.push_back(std::move(f));
   }
 
   void problem(const std::string& message, const ArgOption& option) {
     auto f = finding(message + fmt::format(" (defined at {}:{})", entry_.script, option.line));
     f.hint =
-        "Give the argument as the script defines it in job.yaml's command; argparse exits with status 2 "
+        "Give the argument as the script defines it in the job's command line; argparse exits with status 2 "
         "before anything else runs.";
     out_.push_back(std::move(f));
   }

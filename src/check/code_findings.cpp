@@ -15,6 +15,7 @@
 #include "check/argument_check.hpp"
 #include "check/shell_words.hpp"
 #include "check/stages.hpp"
+#include "diagnosis/job_words.hpp"
 #include "util/did_you_mean.hpp"
 #include "util/text.hpp"
 
@@ -195,10 +196,8 @@ void env_findings(const CodeScan& scan, const StaticContext& context, const Reac
                              same->meaning);
       else if (auto suggestion = closest_match(read.name, platform_names))
         f.hint = fmt::format("Did you mean {}, which {} sets? ", *suggestion, context.plan.platform);
-      f.hint += fmt::format(
-          "Set it in job.yaml (environment_variables: {{{}: ...}}) or read it with a default "
-          "(os.environ.get(\"{}\", ...)).",
-          read.name, read.name);
+      f.hint += fmt::format("Either {}, or read it with a default (os.environ.get(\"{}\", ...)).",
+                            diagnosis::set_variable_words(read.name, context.plan.facts.job_kind), read.name);
       out.push_back(std::move(f));
     }
   }
@@ -306,14 +305,13 @@ std::string name_before(const std::string& line, std::size_t at) {
 }
 
 model::Finding path_finding(const std::string& value, const std::string& problem, model::Severity severity,
-                            const std::string& file, int line) {
+                            const std::string& file, int line, const model::PlatformFacts& facts) {
   auto f = static_finding("path-not-on-platform", severity, file, line);
   f.subject = value;
   f.message = fmt::format("the path \"{}\" {}", value, problem);
-  f.hint =
-      "Declare the data as an input in job.yaml (inputs: {data: {path: ./local-copy}}) and pass "
-      "${{inputs.data}} to the job, or build the path from the platform's variables; write results under "
-      "${{outputs.NAME}}.";
+  f.hint = fmt::format(
+      "Give the job its data as {}, or build the path from the platform's variables; write results to {}.",
+      diagnosis::input_words(facts.job_kind), diagnosis::output_words(facts));
   return f;
 }
 
@@ -325,7 +323,7 @@ void path_findings(const CodeScan& scan, const StaticContext& context, const Rea
       auto problem = path_problem(literal.value, context.plan, context.image_rootfs, code_folder(context));
       if (!problem) continue;
       auto f = path_finding(literal.value, problem->first, reach.severity(file.path, problem->second),
-                            file.path, literal.line);
+                            file.path, literal.line, context.plan.facts);
       f.stage = path_stage(literal.option, literal.use, literal.value);
       out.push_back(std::move(f));
     }
@@ -463,7 +461,7 @@ std::vector<model::Finding> text_path_findings(const std::string& text, const So
       auto problem = path_problem(value, plan, image_rootfs, folder);
       if (!problem) continue;
       auto f = path_finding(value, problem->first, problem->second, first_line.file.string(),
-                            first_line.line + index);
+                            first_line.line + index, plan.facts);
       // A setup line fails the setup step; a program that is not there fails the start; a
       // path given to the job fails where the job uses it.
       const std::size_t at = static_cast<std::size_t>(rest.data() - piece.data()) - value.size();
@@ -510,9 +508,8 @@ std::vector<model::Finding> shell_env_findings(const ShellText& shell, const pla
       const std::vector<std::string> known(names.begin(), names.end());
       const auto suggestion = closest_match(name, known);
       f.hint = (suggestion ? fmt::format("Did you mean ${}? ", *suggestion) : std::string()) +
-               fmt::format(
-                   "Set it in job.yaml (environment_variables: {{{}: ...}}) or give a default: ${{{}:-...}}.",
-                   name, name);
+               fmt::format("Either {}, or give a default: ${{{}:-...}}.",
+                           diagnosis::set_variable_words(name, plan.facts.job_kind), name);
       findings.push_back(std::move(f));
     }
   });

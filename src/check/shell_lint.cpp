@@ -9,6 +9,7 @@
 #include "check/requirements.hpp"
 #include "check/shell_words.hpp"
 #include "check/working_folder.hpp"
+#include "diagnosis/job_words.hpp"
 
 namespace preflight::check {
 namespace fs = std::filesystem;
@@ -227,8 +228,9 @@ void lint_command(Lint& lint, std::vector<std::string> words) {
     lint.add("download-needs-network",
              fmt::format("{} needs the network, and {} has none: what it fetches will be missing", program,
                          facts.platform),
-             "Upload the files with the code or declare them as an input in job.yaml (inputs: {NAME: {path: "
-             "./local-copy}}).");
+             "Upload the files with the code, or give them to the job as " +
+                 diagnosis::input_words(facts.plan ? facts.plan->facts.job_kind : model::JobKind::JobYaml) +
+                 ".");
 }
 
 }  // namespace

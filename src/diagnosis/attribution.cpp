@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "diagnosis/job_words.hpp"
 #include "diagnosis/platform_variables.hpp"
 #include "diagnosis/traceback.hpp"
 #include "util/text.hpp"
@@ -32,48 +33,9 @@ std::string job_user(const model::PlatformFacts& facts) {
   return facts.user.empty() ? "uid " + std::to_string(facts.uid) : facts.user;
 }
 
-// A name for a new input: the folder's last component, as an identifier.
-std::string input_name(const std::string& folder) {
-  std::string base = folder.substr(folder.find_last_of("/\\") + 1);
-  std::string name;
-  for (char c : base) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  return name.empty() || std::isdigit(static_cast<unsigned char>(name[0])) ? "data" : name;
-}
-
-// A file is usually mounted through its folder: "/data/mnist/train.csv" → "/data/mnist".
-std::string folder_to_mount(const std::string& path) {
-  const auto slash = path.find_last_of('/');
-  const std::string base = path.substr(slash + 1);
-  if (base.find('.') == std::string::npos || slash == 0 || slash == std::string::npos) return path;
-  return path.substr(0, slash);
-}
-
-std::string add_input_hint(const std::string& path) {
-  const std::string folder = folder_to_mount(path);
-  const std::string name = input_name(folder);
-  std::string use = "${{inputs." + name + "}}";
-  if (folder != path) use += path.substr(folder.size());
-  return "add it as an input in job.yaml (inputs: {" + name + ": {path: " + folder + "}}) and use " + use +
-         " in place of the literal path";
-}
-
-// "write to ${{outputs.model}} instead (outputs: model at /job/outputs/model)".
+// "write to ${{outputs.model}} (outputs: model at /job/outputs/model) instead".
 std::string write_to_output_hint(const model::PlatformFacts& facts) {
-  std::string listed;
-  const model::MountFact* first = nullptr;
-  for (const model::MountFact& mount : facts.mounts) {
-    if (mount.kind != model::MountFact::Kind::Output) continue;
-    if (!first) first = &mount;
-    listed +=
-        (listed.empty() ? "" : ", ") + (mount.name.empty() ? "" : mount.name + " at ") + mount.container_path;
-  }
-  if (!first) {
-    return "declare an output in job.yaml (outputs: {model: {}}) and write to "
-           "${{outputs.model}} instead";
-  }
-  // A kept folder of the platform's own (SageMaker's /opt/ml/model) is named by its path.
-  const std::string where = first->name.empty() ? first->container_path : "${{outputs." + first->name + "}}";
-  return "write to " + where + " instead (outputs: " + listed + ")";
+  return "write to " + output_words(facts) + " instead";
 }
 
 // "/home/alice/data" → "the home folder of alice on a developer's machine", when it is not
@@ -101,7 +63,8 @@ std::optional<EnvironmentDifference> missing_on_mount(const std::string& path, c
     case model::MountFact::Kind::Input: {
       const std::string here = joined(mount.host_path, rest);
       if (!facts.host_path_exists || mount.host_path.empty()) return std::nullopt;
-      const std::string use = "${{inputs." + mount.name + "}}";
+      const std::string use =
+          facts.job_kind == model::JobKind::JobYaml ? "${{inputs." + mount.name + "}}" : mount.container_path;
       if (exists_here(facts, here)) {
         return EnvironmentDifference{
             here + " exists on this machine but not inside the mounted input \"" + mount.name +
@@ -117,14 +80,12 @@ std::optional<EnvironmentDifference> missing_on_mount(const std::string& path, c
     case model::MountFact::Kind::Output:
       return EnvironmentDifference{
           "outputs start empty on the platform; nothing wrote " + path + " earlier in this run",
-          "read files the job needs from an input (add it in job.yaml and use "
-          "${{inputs.NAME}}), not from an output folder"};
+          "read files the job needs from " + input_words(facts.job_kind) + ", not from an output folder"};
     case model::MountFact::Kind::Writable:
     case model::MountFact::Kind::Scratch:
-      return EnvironmentDifference{mount.container_path + " starts empty on the platform",
-                                   "create " + path +
-                                       " in the job before reading it, or "
-                                       "provide it as an input in job.yaml"};
+      return EnvironmentDifference{
+          mount.container_path + " starts empty on the platform",
+          "create " + path + " in the job before reading it, or give it as " + input_words(facts.job_kind)};
     case model::MountFact::Kind::Code: {
       if (!facts.host_path_exists || facts.code_host_dir.empty()) return std::nullopt;
       const std::string here = joined(facts.code_host_dir, rest);
@@ -136,7 +97,8 @@ std::optional<EnvironmentDifference> missing_on_mount(const std::string& path, c
           script ? "the command runs in the code folder (" + facts.code_container_dir +
                        " on the platform): give the script's path relative to it, such as src/" + rest +
                        " for a script in its src folder"
-                 : "put it in the code folder, or if it is data kept elsewhere, " + add_input_hint(here)};
+                 : "put it in the code folder, or if it is data kept elsewhere, " +
+                       add_input_hint(here, facts.job_kind)};
     }
     case model::MountFact::Kind::Harness:
     case model::MountFact::Kind::PlatformFile:
@@ -169,11 +131,10 @@ std::optional<EnvironmentDifference> missing_path(const std::string& given,
                                                   const model::PlatformFacts& facts) {
   if (given.empty()) return std::nullopt;
   if (given[0] == '~') {
-    return EnvironmentDifference{
-        "Python does not expand \"~\" in " + given,
-        "use os.path.expanduser(...) (on the platform ~ is " +
-            (facts.home.empty() ? std::string("the job user's home") : facts.home) +
-            "), or better, make the data an input in job.yaml and use ${{inputs.NAME}}"};
+    return EnvironmentDifference{"Python does not expand \"~\" in " + given,
+                                 "use os.path.expanduser(...) (on the platform ~ is " +
+                                     (facts.home.empty() ? std::string("the job user's home") : facts.home) +
+                                     "), or better, read the data from " + input_words(facts.job_kind)};
   }
   // A storage URI handed to open() (Vertex's AIP_MODEL_DIR is one): file functions take paths.
   if (const auto scheme = given.find("://");
@@ -193,12 +154,17 @@ std::optional<EnvironmentDifference> missing_path(const std::string& given,
   if (exists_here(facts, path)) {
     std::string note = path + " exists on this machine but the platform does not mount it";
     if (!laptop.empty()) note += " (it " + laptop + ")";
-    return EnvironmentDifference{note, add_input_hint(path)};
+    return EnvironmentDifference{note, add_input_hint(path, facts.job_kind)};
   }
   if (!laptop.empty()) {
-    return EnvironmentDifference{path + " " + laptop,
-                                 "don't hard-code paths of your machine: " + add_input_hint(path)};
+    return EnvironmentDifference{path + " " + laptop, "don't hard-code paths of your machine: " +
+                                                          add_input_hint(path, facts.job_kind)};
   }
+  // A Slurm script reads the cluster's own folders, which the dry run has only through --map.
+  if (facts.job_kind == model::JobKind::SlurmBatch && !path.empty() && path[0] == '/')
+    return EnvironmentDifference{
+        "a folder of the cluster is in the dry run only when --map gives its local copy",
+        cluster_folder_hint(path)};
   return std::nullopt;
 }
 
@@ -269,12 +235,12 @@ std::optional<EnvironmentDifference> missing_env_var(const std::string& name, co
   const std::string note = "the environment variable " + name + " is not set on " + platform;
   if (auto same = variables.equivalent(name, facts.environment))
     return EnvironmentDifference{note, same->name + " holds " + same->meaning + " on " + platform +
-                                           ": read that instead, or set " + name +
-                                           " in job.yaml under environment_variables"};
-  return EnvironmentDifference{note, "read it with os.environ.get(\"" + name +
-                                         "\", default), or set it in job.yaml under "
-                                         "environment_variables (see `preflight platform show` for what " +
-                                         platform + " exports)"};
+                                           ": read that instead, or " +
+                                           set_variable_words(name, facts.job_kind)};
+  return EnvironmentDifference{note, "read it with os.environ.get(\"" + name + "\", default), or " +
+                                         set_variable_words(name, facts.job_kind) +
+                                         " (see `preflight platform show` for what " + platform +
+                                         " exports)"};
 }
 
 }  // namespace preflight::diagnosis

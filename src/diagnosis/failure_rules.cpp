@@ -37,9 +37,9 @@ namespace {
 // Variables every rule's message and hint may use (docs/diagnosis.md); the named groups of
 // the rule's own patterns are added per rule.
 const std::vector<std::string> kTemplateBuiltins = {
-    "type",  "message", "line",     "path",    "errno",    "exit_code", "signal",
-    "stage", "why",     "timeout",  "written", "platform", "user",      "uid",
-    "home",  "image",   "code_dir", "shm",     "memory",   "disk",      "seccomp"};
+    "type",    "message", "line",     "path",  "errno",  "exit_code", "signal",      "stage",    "why",
+    "timeout", "written", "platform", "user",  "uid",    "home",      "image",       "code_dir", "shm",
+    "memory",  "disk",    "seccomp",  "input", "output", "set_env",   "command_line"};
 
 using spec::YamlDoc;
 using spec::YamlField;

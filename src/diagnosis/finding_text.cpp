@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "diagnosis/attribution.hpp"
+#include "diagnosis/job_words.hpp"
 #include "diagnosis/traceback.hpp"
 #include "util/text.hpp"
 
@@ -75,13 +76,17 @@ Vars variables(const RuleMatch& match, const FailedStep& step, const model::RunO
                {"shm", human_size(facts.shm_bytes)},
                {"memory", facts.memory_bytes ? human_size(facts.memory_bytes) : "unlimited"},
                {"disk", facts.disk_bytes ? human_size(facts.disk_bytes) : "unlimited"},
-               {"seccomp", facts.seccomp}};
+               {"seccomp", facts.seccomp},
+               {"input", input_words(facts.job_kind)},
+               {"output", output_words(facts)},
+               {"command_line", command_line_words(facts.job_kind)}};
   // What the rule captured fills what the evidence itself does not say.
   for (const auto& [name, value] : match.captures) {
     auto known = vars.find(name);
     if (known == vars.end() || known->second.empty()) vars[name] = value;
   }
   if (vars["path"].empty()) vars["path"] = quoted_path(exception ? exception->message : match.line);
+  vars["set_env"] = set_variable_words(vars["key"].empty() ? "NAME" : vars["key"], facts.job_kind);
   return vars;
 }
 

@@ -202,6 +202,7 @@ Result<JobFile> read_job_file(const fs::path& file, const ReadOptions& options) 
     return std::move(job).error();
   }
   remap(*job);
+  job->kind = *kind;
   for (const auto& note : translation->notes()) job->notes.push_back(note);
   return JobFile{*kind, std::move(*job), std::move(*translation)};
 }

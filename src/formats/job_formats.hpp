@@ -17,7 +17,7 @@
 
 namespace preflight::formats {
 
-enum class JobKind { JobYaml, PyTorchJob, TrainJob, VertexCustomJob, SageMakerEstimator, SlurmBatch };
+using model::JobKind;
 
 // The name --as takes and the report shows ("job.yaml", "pytorchjob", "trainjob", "vertex", "sagemaker",
 // "slurm").

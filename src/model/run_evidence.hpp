@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "harness/events.hpp"
+#include "model/job_kind.hpp"
 
 namespace preflight::model {
 
@@ -47,9 +48,10 @@ struct MountFact {
 };
 
 struct PlatformFacts {
-  std::string platform;  // profile name
-  std::string image;     // image reference as the job names it, e.g. "pytorch"
-  std::string user;      // "job (uid 1000)"
+  std::string platform;                 // profile name
+  JobKind job_kind = JobKind::JobYaml;  // what the job was read from: hints use its words
+  std::string image;                    // image reference as the job names it, e.g. "pytorch"
+  std::string user;                     // "job (uid 1000)"
   unsigned uid = 1000;
   std::string home;                // in the container
   std::uint64_t shm_bytes = 0;     // size of /dev/shm

@@ -33,7 +33,8 @@ model::Finding no_python(const JobContext& context) {
   f.prediction = model::Prediction::None;
   f.message = fmt::format("the job runs Python, but image {} has no python3 or python on its PATH",
                           context.image_text);
-  f.hint = "Choose an image with Python (image: in job.yaml), or install it in the image's recipe.";
+  f.hint =
+      "Choose an image with Python (--image, or the job's own image), or install it in the image's recipe.";
   f.location = context.job.command_where;
   return f;
 }

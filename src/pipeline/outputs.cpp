@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "diagnosis/job_words.hpp"
 #include "util/text.hpp"
 #include "util/untrusted_fs.hpp"
 
@@ -106,13 +107,7 @@ model::Finding lost(std::string rule, std::string message, std::string hint) {
 }
 
 std::string outputs_hint(const plan::RunPlan& plan) {
-  std::vector<std::string> outputs;
-  for (const auto& m : plan.mounts)  // a kept folder of the platform's own has no name
-    if (m.kind == model::MountFact::Kind::Output)
-      outputs.push_back(m.name.empty() ? m.destination : fmt::format("${{{{outputs.{}}}}}", m.name));
-  if (outputs.empty())
-    return "declare an output in job.yaml (outputs: {model: {}}) and write results under ${{outputs.model}}";
-  return fmt::format("write results under {}", fmt::join(outputs, " or "));
+  return "write results under " + diagnosis::output_words(plan.facts);
 }
 
 // The first torch.save that wrote one of `written` (any torch.save when `written` is empty).
@@ -165,7 +160,9 @@ std::vector<model::Finding> output_findings(const plan::RunPlan& plan, const fs:
              fmt::format("the job trained but left output \"{}\" ({}) empty: nothing of this run "
                          "would be kept",
                          m.name, m.destination),
-             fmt::format("save the model or checkpoints under ${{{{outputs.{}}}}}", m.name)));
+             "save the model or checkpoints under " + (plan.facts.job_kind == model::JobKind::JobYaml
+                                                           ? fmt::format("${{{{outputs.{}}}}}", m.name)
+                                                           : m.destination)));
     at_save(findings.back(), saved_elsewhere, plan);
   }
   return findings;

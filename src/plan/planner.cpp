@@ -482,6 +482,7 @@ class Planner {
   void record_facts() {
     auto& facts = plan_.facts;
     facts.platform = profile_.name;
+    facts.job_kind = job_.kind;
     facts.user = profile_.user.name + " (uid " + std::to_string(profile_.user.uid) + ")";
     facts.uid = profile_.user.uid;
     facts.home = profile_.user.home;

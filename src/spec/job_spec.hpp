@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "model/job_kind.hpp"
 #include "util/error.hpp"
 
 namespace preflight::spec {
@@ -67,9 +68,11 @@ struct SpecNote {
 
 struct JobSpec {
   std::filesystem::path file;  // the job.yaml, absolute
-  std::string name;            // default: the job file's folder name
-  std::string platform;        // empty: not given (the caller picks --platform or philly);
-                               // a profile file is made absolute against the job's folder
+  // The definition it was read from (formats::read_job_file sets it for other platforms').
+  model::JobKind kind = model::JobKind::JobYaml;
+  std::string name;      // default: the job file's folder name
+  std::string platform;  // empty: not given (the caller picks --platform or philly);
+                         // a profile file is made absolute against the job's folder
   SourceLocation platform_where;
   std::string image;  // empty: not given (the profile's default image)
   SourceLocation image_where;

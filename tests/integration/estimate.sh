@@ -10,7 +10,8 @@
 #   unknown GPU is bad input (exit 2) with a did-you-mean, before anything runs;
 # - `--no-bench` projects without benchmarking: no step built here, the projections all the same;
 # - another platform's job file, read as `preflight run` reads it (--map): a Slurm script whose
-#   run is longer than its #SBATCH --time says so, in the projection and report.json.
+#   run is longer than its #SBATCH --time says so, in the projection and report.json; without
+#   its --map, its run fails where it reads the cluster's folder, and the hint gives the --map.
 # Usage: estimate.sh PREFLIGHT_BINARY
 set -u
 source "$(dirname "$0")/lib.sh"
@@ -71,9 +72,12 @@ check_equal "a Slurm script: its platform" slurm "$(jq -r .platform "$work/slurm
 check_equal "a Slurm script: its time limit, in hours" 0.5 "$(jq -r .estimate.time_limit_hours "$work/slurm.json")"
 check_contains "a Slurm script: the run past its limit" "longer than the job's time limit of 30 min" \
   "$(cat "$work/slurm.out")"
-(cd "$slurm_case" && "$preflight" estimate pretrain.sbatch --image pytorch --no-bench -q >"$work/unmapped.out" 2>&1)
+# Without it, the cluster's folder is missing, and the hint gives the --map in the script's terms.
+(cd "$slurm_case" && "$preflight" run pretrain.sbatch --image pytorch -q --json "$work/unmapped.json" >/dev/null 2>&1)
 check_equal "a Slurm script without its --map: exit status" 1 "$?"
-check_contains "a Slurm script without its --map: the cluster's folder is missing" \
-  "char-lm on slurm: dry run fail" "$(cat "$work/unmapped.out")"
+check_equal "a Slurm script without its --map: the failure" "Path Not Found data pretrain.py" \
+  "$(jq -r '.findings[0] | "\(.category) \(.stage) \(.location.file)"' "$work/unmapped.json")"
+check_contains "a Slurm script without its --map: the map to add" "--map /datasets/wiki=./LOCAL" \
+  "$(jq -r '.findings[0].hint' "$work/unmapped.json")"
 
 finish

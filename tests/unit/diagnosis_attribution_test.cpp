@@ -124,7 +124,7 @@ TEST(DiagnosisAttribution, WritingIntoTheReadOnlyCodeFolder) {
   EXPECT_EQ(finding.stage, "checkpoint");
   EXPECT_TRUE(contains(finding.message, "the code folder /job/code is read-only on the platform"))
       << finding.message;
-  EXPECT_EQ(finding.hint, "write to ${{outputs.model}} instead (outputs: model at /job/outputs/model)");
+  EXPECT_EQ(finding.hint, "write to ${{outputs.model}} (outputs: model at /job/outputs/model) instead");
 }
 
 TEST(DiagnosisAttribution, TorchSaveWithoutErrnoIsTiedToTheMount) {
@@ -145,7 +145,59 @@ TEST(DiagnosisAttribution, ReadOnlyInputAndNoOutputDeclared) {
   model::Finding finding = only_finding(outcome, facts);
   EXPECT_TRUE(contains(finding.message, "the input \"mnist\" at /job/inputs/mnist is read-only"))
       << finding.message;
-  EXPECT_TRUE(contains(finding.hint, "declare an output in job.yaml")) << finding.hint;
+  EXPECT_EQ(finding.hint,
+            "write to ${{outputs.model}} (declare it in job.yaml: outputs: {model: {}}) instead");
+}
+
+// A job read from another platform's definition is told what to change there, in its words,
+// never in job.yaml's.
+TEST(DiagnosisAttribution, HintsSpeakTheJobsOwnDefinition) {
+  model::PlatformFacts pytorchjob = laptop_with({"/data/mnist/train.csv"});
+  pytorchjob.job_kind = model::JobKind::PyTorchJob;
+  model::Finding unmounted = only_finding(not_found("/data/mnist/train.csv"), pytorchjob);
+  EXPECT_EQ(unmounted.hint,
+            "mount it from a volume (a persistentVolumeClaim in the pod's volumes, mounted readOnly at "
+            "/data/mnist by the container's volumeMounts), and give its local copy here with --map "
+            "pvc://CLAIM=/data/mnist");
+  // An output is named by where the job sees it.
+  model::Finding code = only_finding(
+      crashed("PermissionError", "[Errno 13] Permission denied: 'checkpoints/model.pt'", "checkpoint"),
+      pytorchjob);
+  EXPECT_EQ(code.hint, "write to /job/outputs/model (outputs: /job/outputs/model) instead");
+
+  model::PlatformFacts slurm = laptop_with({"/home/alice/data/x.csv"});
+  slurm.job_kind = model::JobKind::SlurmBatch;
+  EXPECT_TRUE(contains(only_finding(not_found("/home/alice/data/x.csv"), slurm).hint,
+                       "keep it on the cluster's shared file system"));
+  // A folder of the cluster the script reads is given by --map.
+  const model::Finding cluster = only_finding(not_found("/datasets/wiki/corpus.txt"), slurm);
+  EXPECT_TRUE(contains(cluster.message,
+                       "a folder of the cluster is in the dry run only when --map gives its "
+                       "local copy"))
+      << cluster.message;
+  EXPECT_EQ(cluster.hint,
+            "if /datasets/wiki/corpus.txt is on the cluster's shared file system, give the dry run its local "
+            "copy: --map /datasets/wiki=./LOCAL");
+  model::RunOutcome key =
+      crashed("KeyError", "'RANK'", "init", {user_frame(), library_frame("/usr/lib/python3.11/os.py")});
+  const std::string env_hint = only_finding(key, slurm).hint;
+  EXPECT_TRUE(contains(env_hint, "export it in the script (export RANK=...)")) << env_hint;
+
+  model::PlatformFacts sagemaker = philly();
+  sagemaker.job_kind = model::JobKind::SageMakerEstimator;
+  sagemaker.mounts.erase(sagemaker.mounts.begin() + 2);  // no output
+  const std::string read_only =
+      only_finding(crashed("OSError", "[Errno 30] Read-only file system: '/job/inputs/mnist/cache'"),
+                   sagemaker)
+          .hint;
+  EXPECT_EQ(read_only, "write to SM_MODEL_DIR (/opt/ml/model, uploaded when the job ends) instead");
+  for (const auto& facts : {pytorchjob, slurm, sagemaker}) {
+    for (const auto& outcome :
+         {not_found("/data/mnist/train.csv"), not_found("/job/outputs/model/x"), not_found("~/data"), key}) {
+      const std::string hint = only_finding(outcome, facts).hint;
+      EXPECT_FALSE(contains(hint, "job.yaml") || contains(hint, "${{")) << hint;
+    }
+  }
 }
 
 TEST(DiagnosisAttribution, WritingIntoRootOwnedImageFolders) {

@@ -31,6 +31,9 @@ class RunLayout {
   std::filesystem::path bundle() const { return dir_ / "bundle"; }
   std::filesystem::path rootfs() const { return bundle() / "rootfs"; }
   std::filesystem::path container_pid() const { return dir_ / "container.pid"; }
+  // Written when Preflight stopped the job (its disk, its time): such a run's outputs are the
+  // first pruned when a later run needs room.
+  std::filesystem::path stopped() const { return dir_ / "stopped"; }
   // The copy-on-write code folder of a profile with code_writable.
   OverlayLayout code_overlay() const { return {dir_ / "code"}; }
 
@@ -52,6 +55,9 @@ class RunLayout {
   std::filesystem::path platform_file(const std::filesystem::path& container_path) const {
     return dir_ / "platform" / container_path.relative_path();
   }
+
+  // What the job wrote that is kept after the run: its outputs and the profile's kept folders.
+  std::vector<std::filesystem::path> kept_writes() const { return {dir_ / "outputs", dir_ / "kept"}; }
 
   // What is removed once the run is read: the container's layers, not its outputs or events.
   std::vector<std::filesystem::path> scratch() const {

@@ -6,6 +6,7 @@
 #include <boost/process.hpp>
 #include <chrono>
 #include <deque>
+#include <fstream>
 #include <random>
 
 #include "diagnosis/diagnosis.hpp"
@@ -25,11 +26,13 @@
 #include "pipeline/stages.hpp"
 #include "plan/run_plan.hpp"
 #include "report/clamps.hpp"
+#include "sandbox/disk_watch.hpp"
 #include "sandbox/run_folder.hpp"
 #include "spec/job_spec.hpp"
 #include "spec/platform_profile.hpp"
 #include "util/data_dir.hpp"
 #include "util/text.hpp"
+#include "util/untrusted_fs.hpp"
 
 namespace preflight::pipeline {
 namespace fs = std::filesystem;
@@ -105,10 +108,29 @@ void say(const Console& console, const std::string& text) {
 }
 
 // Keeps what a user may want to look at (outputs, events, config) and drops the container's
-// scratch layers, the copy-on-write code folder's among them.
-void tidy_run_dir(const model::RunLayout& layout) {
+// scratch layers, the copy-on-write code folder's among them. What the job wrote and is kept
+// loses what would give a user of this machine a privilege (docs/security.md "What a job
+// leaves on the host"); a folder too large to look through whole is not kept, said in a note.
+std::vector<std::string> tidy_run_dir(const plan::RunPlan& plan) {
   std::error_code ignored;
-  for (const auto& scratch : layout.scratch()) fs::remove_all(scratch, ignored);
+  for (const auto& scratch : plan.layout().scratch()) fs::remove_all(scratch, ignored);
+  std::vector<std::string> notes;
+  for (const auto& m : plan.mounts) {
+    if (m.read_only || !m.overlay_dir.empty() || !fs::exists(fs::symlink_status(m.source, ignored))) continue;
+    if (disarm_job_tree(m.source, sandbox::kDiskWalkEntries).whole) continue;
+    fs::remove_all(m.source, ignored);
+    notes.push_back(fmt::format(
+        "what the job wrote in {} was not kept: past {} entries or {} levels, more than Preflight looks "
+        "through for set-user-ID files and devices it must not leave on this machine",
+        m.destination, sandbox::kDiskWalkEntries, kMaxWalkDepth));
+  }
+  return notes;
+}
+
+// Marks the run folder of a job Preflight stopped (its disk, its time), whose outputs are the
+// first to go when a later run needs room (pipeline/run_room).
+void mark_stopped(const model::RunLayout& layout, const sandbox::ContainerExit& exit) {
+  if (exit.host_disk_low || exit.disk_full || exit.timed_out) std::ofstream(layout.stopped()) << "stopped\n";
 }
 
 // Large inputs are replaced by samples in the run folder (docs/architecture.md); the job sees
@@ -144,6 +166,7 @@ struct JobRun {
   double started = 0;                        // wall-clock seconds when the container started
   double setup_seconds = 0;                  // when the launcher's setup marker came
   std::vector<model::Finding> lost_outputs;  // files written where the platform drops them
+  std::vector<std::string> notes;            // on what of its files was not kept
 };
 
 // The report of a run that stopped at a certain static error: the container never started.
@@ -189,9 +212,10 @@ Result<JobRun> run_in_container(const JobContext& context, const plan::RunPlan& 
                           [&](auto stream, std::string_view line) { output.add(stream, line); });
   watch.reset();
   if (!exit) {
-    tidy_run_dir(layout);
+    tidy_run_dir(plan);
     return std::move(exit).error();
   }
+  mark_stopped(layout, *exit);
 
   JobRun run;
   run.started = started;
@@ -213,7 +237,7 @@ Result<JobRun> run_in_container(const JobContext& context, const plan::RunPlan& 
         harness::read_stack_dump(layout.stacks(outcome.events.main_pid), plan.facts.code_container_dir);
   run.setup_seconds = output.setup_seconds();
   run.lost_outputs = output_findings(plan, layout.upper(), outcome.events);
-  tidy_run_dir(layout);
+  run.notes = tidy_run_dir(plan);
   if (run.exit.interrupted_by)
     return Error{ErrorKind::Interrupted,
                  fmt::format("interrupted by {}; the container was stopped and removed",
@@ -249,6 +273,7 @@ report::Report assemble_report(const JobContext& context, const plan::RunPlan& p
   };
   const model::RunOutcome& outcome = run.outcome;
   notes.insert(notes.end(), run.exit.unenforced.begin(), run.exit.unenforced.end());
+  notes.insert(notes.end(), run.notes.begin(), run.notes.end());
   const auto uncut = report::loop_notes(outcome.events.uncut_loops, facts.code_container_dir);
   notes.insert(notes.end(), uncut.begin(), uncut.end());
 

@@ -89,7 +89,9 @@ Result<RunFolder> RunFolder::make(const fs::path& dir, int& error) {
     if (made) fs::remove_all(staging, ec);
     return Error::runtime(fmt::format("cannot {} {}: {}", what, dir.string(), std::strerror(error)));
   };
-  if (::mkdir(staging.c_str(), 0755) != 0) return fail("make", false);
+  // The user's own: what the job wrote is there, its outputs readable by no other user of a
+  // shared cache (docs/security.md "What a job leaves on the host").
+  if (::mkdir(staging.c_str(), 0700) != 0) return fail("make", false);
   UniqueFd lock(
       ::open((staging / kLockFile).c_str(), O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
   if (!lock.valid() || ::flock(lock.get(), LOCK_EX) != 0) return fail("lock", true);

@@ -142,10 +142,14 @@ Result<std::string> read_job_file(const fs::path& dir, const std::string& name, 
 
 namespace {
 
+// A visit that also gets the entry's folder, open, and its name there: for changing it.
+using EntryVisitor =
+    std::function<void(int dir, const char* name, const std::string& relative, const struct stat& st)>;
+
 struct Walk {
   dev_t device;
   std::uint64_t entries_left;
-  const TreeVisitor& visit;
+  const EntryVisitor& visit;
   bool whole = true;
 };
 
@@ -168,7 +172,7 @@ void walk_folder(int fd, const std::string& prefix, int depth, Walk& walk) {
     struct stat st {};
     if (::fstatat(::dirfd(dir), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // gone meanwhile
     const std::string relative = prefix + std::string(name);
-    walk.visit(relative, st);
+    walk.visit(::dirfd(dir), entry->d_name, relative, st);
     if (!S_ISDIR(st.st_mode) || st.st_dev != walk.device) continue;
     if (depth + 1 >= kMaxWalkDepth) {
       walk.whole = false;
@@ -181,9 +185,7 @@ void walk_folder(int fd, const std::string& prefix, int depth, Walk& walk) {
   ::closedir(dir);
 }
 
-}  // namespace
-
-bool walk_job_tree(const fs::path& dir, std::uint64_t max_entries, const TreeVisitor& visit) {
+bool walk_entries(const fs::path& dir, std::uint64_t max_entries, const EntryVisitor& visit) {
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   struct stat st {};
   if (fd < 0) return false;
@@ -194,6 +196,43 @@ bool walk_job_tree(const fs::path& dir, std::uint64_t max_entries, const TreeVis
   Walk walk{st.st_dev, max_entries, visit};
   walk_folder(fd, "", 0, walk);
   return walk.whole;
+}
+
+// Clears the set-user-ID and set-group-ID bits of the file or folder `name` in `dir`, and a
+// file's sticky bit, through a descriptor of it; true when there were any. Opened without
+// following a link and without blocking, and changed only when it is still what was walked.
+bool clear_special_bits(int dir, const char* name, const struct stat& walked) {
+  const bool folder = S_ISDIR(walked.st_mode);
+  const mode_t cleared = S_ISUID | S_ISGID | (folder ? 0 : S_ISVTX);
+  if ((walked.st_mode & cleared) == 0) return false;
+  const int kind = folder ? O_DIRECTORY : O_NONBLOCK | O_NOCTTY;
+  const UniqueFd fd(::openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | kind));
+  struct stat st {};
+  if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || st.st_ino != walked.st_ino ||
+      (st.st_mode & S_IFMT) != (walked.st_mode & S_IFMT))
+    return false;
+  return ::fchmod(fd.get(), st.st_mode & 07777 & ~cleared) == 0;
+}
+
+}  // namespace
+
+bool walk_job_tree(const fs::path& dir, std::uint64_t max_entries, const TreeVisitor& visit) {
+  return walk_entries(
+      dir, max_entries,
+      [&](int, const char*, const std::string& relative, const struct stat& st) { visit(relative, st); });
+}
+
+Disarmed disarm_job_tree(const fs::path& dir, std::uint64_t max_entries) {
+  Disarmed disarmed;
+  disarmed.whole = walk_entries(
+      dir, max_entries, [&](int at, const char* name, const std::string&, const struct stat& st) {
+        if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) {
+          if (::unlinkat(at, name, 0) == 0) ++disarmed.removed;
+        } else if (!S_ISLNK(st.st_mode) && clear_special_bits(at, name, st)) {
+          ++disarmed.modes;
+        }
+      });
+  return disarmed;
 }
 
 }  // namespace preflight

@@ -85,4 +85,17 @@ inline constexpr int kMaxWalkDepth = 128;
 // `dir` could not be opened.
 bool walk_job_tree(const std::filesystem::path& dir, std::uint64_t max_entries, const TreeVisitor& visit);
 
+// What disarm_job_tree did.
+struct Disarmed {
+  std::uint64_t modes = 0;    // files and folders whose set-user-ID, set-group-ID or sticky bits went
+  std::uint64_t removed = 0;  // device nodes, FIFOs and sockets removed
+  bool whole = true;          // false: a bound cut the walk short; what lies past it was not looked at
+};
+
+// Makes the tree below `dir`, which a job wrote, safe to keep on the host (docs/security.md):
+// files and folders lose their set-user-ID and set-group-ID bits, files their sticky bit,
+// and device nodes, FIFOs and sockets are removed. Walked as walk_job_tree walks; each entry
+// is changed through a descriptor of its own, opened without following a link.
+Disarmed disarm_job_tree(const std::filesystem::path& dir, std::uint64_t max_entries);
+
 }  // namespace preflight

@@ -1,6 +1,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -152,6 +153,53 @@ TEST(WalkJobTree, StopsAtItsBoundsAndSaysSo) {
   }));
   EXPECT_EQ(deepest, kMaxWalkDepth);
   EXPECT_FALSE(walk_job_tree(t.dir.path() / "missing", 10, [](const std::string&, const struct stat&) {}));
+}
+
+mode_t mode_of(const fs::path& path) {
+  struct stat st {};
+  EXPECT_EQ(::lstat(path.c_str(), &st), 0) << path;
+  return st.st_mode;
+}
+
+TEST(DisarmJobTree, ClearsSetIdBitsAndRemovesFifosAndSocketsWithoutFollowingALink) {
+  RootAndHost t;
+  t.dir.write("root/out/shell", "#!/bin/sh\n");
+  t.dir.write("root/out/deep/sticky", "");
+  t.dir.write("host/home/tool", "");
+  ::chmod((t.root / "out/shell").c_str(), 06755);
+  ::chmod((t.root / "out/deep/sticky").c_str(), 01644);
+  ::chmod((t.root / "out/deep").c_str(), 02775);
+  ::chmod((t.host / "home/tool").c_str(), 04755);  // the host's own, named by a link below
+  fs::create_symlink(t.host / "home/tool", t.root / "out/tool");
+  ASSERT_EQ(::mkfifo((t.root / "out/fifo").c_str(), 0644), 0);
+  ASSERT_EQ(::mknodat(AT_FDCWD, (t.root / "out/socket").c_str(), S_IFSOCK | 0644, 0), 0);
+
+  const Disarmed disarmed = disarm_job_tree(t.root, 100);
+  EXPECT_TRUE(disarmed.whole);
+  EXPECT_EQ(disarmed.modes, 3u);
+  EXPECT_EQ(disarmed.removed, 2u);
+  EXPECT_EQ(mode_of(t.root / "out/shell") & 07777, 0755u);
+  EXPECT_EQ(mode_of(t.root / "out/deep/sticky") & 07777, 0644u);
+  EXPECT_EQ(mode_of(t.root / "out/deep") & 07777, 0775u);
+  EXPECT_EQ(mode_of(t.host / "home/tool") & 07777, 04755u);  // not followed
+  EXPECT_FALSE(fs::exists(fs::symlink_status(t.root / "out/fifo")));
+  EXPECT_FALSE(fs::exists(fs::symlink_status(t.root / "out/socket")));
+  EXPECT_TRUE(fs::is_symlink(t.root / "out/tool"));
+}
+
+TEST(DisarmJobTree, RemovesDeviceNodes) {
+  RootAndHost t;
+  if (::mknod((t.root / "null").c_str(), S_IFCHR | 0666, makedev(1, 3)) != 0)
+    GTEST_SKIP() << "mknod needs CAP_MKNOD";
+  EXPECT_EQ(disarm_job_tree(t.root, 100).removed, 1u);
+  EXPECT_FALSE(fs::exists(fs::symlink_status(t.root / "null")));
+}
+
+TEST(DisarmJobTree, SaysWhenItsBoundLeftEntriesUnlookedAt) {
+  RootAndHost t;
+  for (int i = 0; i < 10; ++i) t.dir.write("root/many/" + std::to_string(i), "");
+  EXPECT_FALSE(disarm_job_tree(t.root, 5).whole);
+  EXPECT_TRUE(disarm_job_tree(t.root, 100).whole);
 }
 
 }  // namespace

@@ -65,8 +65,6 @@ std::string strip_dot_slash(std::string name) {
   return name;
 }
 
-bool is_device(mode_t type) { return type == AE_IFCHR || type == AE_IFBLK || type == AE_IFIFO; }
-
 // Creates parent folders of `path` (as tar does, mode 0755); the layer's own folder entries
 // set their real modes.
 void make_parents(const std::string& path) {
@@ -381,6 +379,10 @@ Status LayerUnpacker::apply_entry(archive* reader, archive* writer, archive_entr
     if (std::string why = redirect_hard_link(entry, hardlink, target); !why.empty())
       return refuse(fmt::format("its hard-link target \"{}\": {}", hardlink, why));
   }
+  // No set-user-ID or set-group-ID file in the cache: the job's noNewPrivileges makes them
+  // inert inside, and on the host they would give whoever reaches the cache its owner's ids.
+  if (archive_entry_filetype(entry) != AE_IFDIR)
+    archive_entry_set_perm(entry, archive_entry_perm(entry) & ~static_cast<mode_t>(S_ISUID | S_ISGID));
   track_symlink(entry, target);
   layer_paths_.insert(target);
   return write_entry(reader, writer, entry, root_prefix_ + target, raw, where);
@@ -444,6 +446,9 @@ Status LayerUnpacker::write_entry(archive* reader, archive* writer, archive_entr
     return Error::runtime(fmt::format("{}: cannot write \"{}\": {}", where, raw, why));
   };
   const mode_t type = archive_entry_filetype(entry);
+  // Never made, as root either: a device node in the cache would open the host's device to
+  // whoever reaches it, and the container has runc's own /dev.
+  if (type == AE_IFCHR || type == AE_IFBLK) return Ok{};
   if (type == AE_IFREG && !archive_entry_hardlink(entry)) {
     std::string error;
     switch (write_regular_file(reader, entry, full, as_root_, error)) {
@@ -459,7 +464,7 @@ Status LayerUnpacker::write_entry(archive* reader, archive* writer, archive_entr
   }
   archive_entry_set_pathname(entry, full.c_str());
   if (archive_write_header(writer, entry) < ARCHIVE_WARN) {
-    if (is_device(type)) return Ok{};  // device nodes that cannot be made (no privilege) are skipped
+    if (type == AE_IFIFO) return Ok{};  // a FIFO the file system cannot hold is skipped
     return Error::bad_input(
         fmt::format("{}: cannot unpack entry \"{}\": {}", where, raw, archive_message(writer)));
   }

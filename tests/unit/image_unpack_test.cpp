@@ -155,6 +155,24 @@ TEST_F(ImageUnpack, DockerArchiveWithUncompressedAndGzipLayers) {
   EXPECT_EQ(image->rootfs, cache_.path() / "rootfs" / ("sha256-" + digest_hex(image->digest)) / "rootfs");
 }
 
+// Nothing set-user-ID or set-group-ID in the cache (docs/security.md "job's files → the host's
+// users"): the job's noNewPrivileges makes such bits inert inside, and on the host they would
+// give whoever reaches the cache the ids of its owner. A folder keeps its set-group-ID bit.
+TEST_F(ImageUnpack, NoSetUserOrGroupIdFileIsUnpacked) {
+  const std::string big(1 << 20, 'x');  // past the fast path's size, written by libarchive
+  make_docker_archive(work_.path() / "suid.tar", {make_tar({{"bin", 'd'},
+                                                            {"bin/rootsh", 'f', "#!/bin/sh\n", 04755},
+                                                            {"bin/groupsh", 'f', big, 02755},
+                                                            {"var/mail", 'd', "", 02775}})});
+  auto image = resolve("docker-archive:suid.tar");
+  ASSERT_TRUE(image.ok()) << image.error().str();
+  EXPECT_EQ(fs::status(image->rootfs / "bin/rootsh").permissions(), static_cast<fs::perms>(0755));
+  EXPECT_EQ(fs::status(image->rootfs / "bin/groupsh").permissions(), static_cast<fs::perms>(0755));
+  struct stat mail {};
+  ASSERT_EQ(::stat((image->rootfs / "var/mail").c_str(), &mail), 0);
+  EXPECT_EQ(mail.st_mode & 07777, 02775u);
+}
+
 TEST_F(ImageUnpack, WarmResolveReturnsTheSameDigestWithoutUnpacking) {
   auto plain = two_layers_with_whiteouts(Compression::None, Compression::None);
   make_docker_archive(work_.path() / "app.tar", plain);

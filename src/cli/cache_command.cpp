@@ -11,6 +11,7 @@
 #include "image/digest.hpp"
 #include "image/image_store.hpp"
 #include "image/rootfs_cache.hpp"
+#include "sandbox/disk_watch.hpp"
 #include "sandbox/run_folder.hpp"
 #include "util/text.hpp"
 #include "util/units.hpp"
@@ -37,8 +38,12 @@ int list() {
   }
   auto limit = image::cache_limit();
   if (!limit) return report_error(limit.error());
-  std::cout << fmt::format("{} image{}, {} of {} ({})\n", entries.size(), entries.size() == 1 ? "" : "s",
-                           human_size(total), human_size(*limit), image::kCacheLimitVariable);
+  // Kept run folders count against the same bound (docs/security.md "Crash-safe lifecycle").
+  const std::uint64_t runs = sandbox::disk_used({cache / "runs"}, sandbox::kDiskWalkEntries);
+  std::cout << fmt::format("{} image{} ({}) and the run folders in {} ({}): {} of {} ({})\n", entries.size(),
+                           entries.size() == 1 ? "" : "s", human_size(total), (cache / "runs").string(),
+                           human_size(runs), human_size(total + runs), human_size(*limit),
+                           image::kCacheLimitVariable);
   return 0;
 }
 

@@ -21,6 +21,7 @@
 #include "pipeline/outputs.hpp"
 #include "pipeline/predictions.hpp"
 #include "pipeline/run_files.hpp"
+#include "pipeline/run_room.hpp"
 #include "pipeline/run_trace.hpp"
 #include "pipeline/stage_watch.hpp"
 #include "pipeline/stages.hpp"
@@ -109,8 +110,8 @@ void say(const Console& console, const std::string& text) {
 
 // Keeps what a user may want to look at (outputs, events, config) and drops the container's
 // scratch layers, the copy-on-write code folder's among them. What the job wrote and is kept
-// loses what would give a user of this machine a privilege (docs/security.md "What a job
-// leaves on the host"); a folder too large to look through whole is not kept, said in a note.
+// loses what would give a user of this machine a privilege (docs/security.md "job's files →
+// the host's users"); a folder too large to look through whole is not kept, said in a note.
 std::vector<std::string> tidy_run_dir(const plan::RunPlan& plan) {
   std::error_code ignored;
   for (const auto& scratch : plan.layout().scratch()) fs::remove_all(scratch, ignored);
@@ -346,8 +347,10 @@ Result<report::Report> dry_run_loaded(const JobContext& context, const DryRunOpt
 
   const fs::path runs_dir = runs_folder(options);
   // Runs cut short (a SIGKILLed Preflight) are reaped first; the newest runs are kept for a
-  // look at their outputs and events (docs/security.md "Crash-safe lifecycle"), this one among them.
-  sandbox::reap_abandoned(runs_dir, kKeptRuns - 1);
+  // look at their outputs and events (docs/security.md "Crash-safe lifecycle"), this one among
+  // them, as the cache's bound and the disk's floor allow.
+  const auto room = make_room_for_run(image::default_cache_dir(), runs_dir, kKeptRuns - 1, console.progress);
+  if (!room) return room.error();
   auto folder = sandbox::RunFolder::create_new(runs_dir, [&] { return make_job_id(context.job.name); });
   if (!folder) return std::move(folder).error();
   const std::string job_id = folder->path().filename().string();

@@ -17,15 +17,14 @@ constexpr std::chrono::seconds kMinInterval{1};
 // A measure may take at most a tenth of the time between two: a slow walk spaces them out.
 constexpr int kIntervalPerWalk = 10;
 
-// The free bytes and size of the file system holding `path`; zeros when it cannot be told.
-std::pair<std::uint64_t, std::uint64_t> free_and_size(const fs::path& path) {
+}  // namespace
+
+DiskSpace disk_space(const fs::path& path) {
   struct statvfs st {};
-  if (::statvfs(path.c_str(), &st) != 0) return {0, 0};
+  if (::statvfs(path.c_str(), &st) != 0) return {};
   return {static_cast<std::uint64_t>(st.f_bavail) * st.f_frsize,
           static_cast<std::uint64_t>(st.f_blocks) * st.f_frsize};
 }
-
-}  // namespace
 
 std::uint64_t disk_used(const std::vector<fs::path>& roots, std::uint64_t max_entries) {
   std::uint64_t bytes = 0;
@@ -41,8 +40,8 @@ std::uint64_t disk_used(const std::vector<fs::path>& roots, std::uint64_t max_en
   return bytes;
 }
 
-std::uint64_t DiskWatch::host_floor(std::uint64_t free_at_start, std::uint64_t disk_size) {
-  return std::min(free_at_start / 2, std::max<std::uint64_t>(1ull << 30, disk_size / 50));
+std::uint64_t DiskWatch::host_floor(std::uint64_t disk_size) {
+  return std::min(disk_size / 4, std::max<std::uint64_t>(1ull << 30, disk_size / 50));
 }
 
 DiskWatch::DiskWatch(const plan::RunPlan& plan, Clock::time_point started)
@@ -51,16 +50,16 @@ DiskWatch::DiskWatch(const plan::RunPlan& plan, Clock::time_point started)
   for (const auto& m : plan.mounts) {
     if (!m.read_only) roots_.push_back(m.overlay_dir.empty() ? m.source : m.overlay().upper());
   }
-  const auto [free, size] = free_and_size(run_dir_);
-  free_ = free;
-  floor_ = size ? host_floor(free, size) : 0;
+  const DiskSpace disk = disk_space(run_dir_);
+  free_ = disk.free;
+  floor_ = disk.size ? host_floor(disk.size) : 0;
 }
 
 DiskWatch::Over DiskWatch::check(Clock::time_point now) { return now < due_ ? Over::Nothing : measure(); }
 
 DiskWatch::Over DiskWatch::measure() {
   const auto started = Clock::now();
-  free_ = free_and_size(run_dir_).first;
+  free_ = disk_space(run_dir_).free;
   if (quota_) written_ = disk_used(roots_, kDiskWalkEntries);
   const auto took = Clock::now() - started;
   due_ = Clock::now() + std::max<Clock::duration>(kMinInterval, took * kIntervalPerWalk);

@@ -35,9 +35,10 @@ class DiskWatch {
   std::uint64_t written_bytes() const { return written_; }  // at the last measure
   std::uint64_t free_bytes() const { return free_; }        // of the run folder's disk, at the last measure
 
-  // The host's free space a run may not take: half of what was free when it started, and no
-  // more than the larger of 1 GiB and 2% of the disk.
-  static std::uint64_t host_floor(std::uint64_t free_at_start, std::uint64_t disk_size);
+  // The host's free space a run may not take, of a disk of `disk_size`: the larger of 1 GiB and
+  // 2% of the disk, and no more than a quarter of a small one. The same for every run, so that
+  // runs one after another do not each take half of what the last left (pipeline/run_room).
+  static std::uint64_t host_floor(std::uint64_t disk_size);
 
  private:
   std::vector<std::filesystem::path> roots_;
@@ -48,6 +49,14 @@ class DiskWatch {
   std::uint64_t free_ = 0;
   Clock::time_point due_;
 };
+
+// The free bytes (for an ordinary user) and the size of the file system holding `path`;
+// zeros when they cannot be told.
+struct DiskSpace {
+  std::uint64_t free = 0;
+  std::uint64_t size = 0;
+};
+DiskSpace disk_space(const std::filesystem::path& path);
 
 // The blocks the files and folders below `roots` take (each inode once), as a quota counts
 // them: a sparse file counts what it holds, not its length. At most `max_entries` entries.

@@ -12,9 +12,11 @@
 #include <chrono>
 #include <cstring>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include "sandbox/container.hpp"
+#include "sandbox/disk_watch.hpp"
 #include "util/text.hpp"
 
 namespace preflight::sandbox {
@@ -89,8 +91,8 @@ Result<RunFolder> RunFolder::make(const fs::path& dir, int& error) {
     if (made) fs::remove_all(staging, ec);
     return Error::runtime(fmt::format("cannot {} {}: {}", what, dir.string(), std::strerror(error)));
   };
-  // The user's own: what the job wrote is there, its outputs readable by no other user of a
-  // shared cache (docs/security.md "What a job leaves on the host").
+  // The user's own: what the job wrote is there, readable by no other user of the machine or
+  // of a shared cache (docs/security.md "job's files → the host's users").
   if (::mkdir(staging.c_str(), 0700) != 0) return fail("make", false);
   UniqueFd lock(
       ::open((staging / kLockFile).c_str(), O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
@@ -139,6 +141,53 @@ Reaped reap_abandoned(const fs::path& parent, std::size_t keep) {
     if (!ec) ++reaped.removed;
   }
   return reaped;
+}
+
+RunsPruned prune_runs(const fs::path& parent, std::uint64_t wanted) {
+  RunsPruned pruned;
+  if (wanted == 0) return pruned;
+  struct Finished {
+    fs::file_time_type time;
+    fs::path dir;
+    UniqueFd lock;              // held while it is pruned: no other Preflight takes it meanwhile
+    std::uint64_t written = 0;  // by a run Preflight stopped, else 0
+  };
+  std::vector<Finished> finished;
+  const std::vector<std::string> mounted = mounts_in(parent);  // what would not go
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(parent, ec)) {
+    struct stat st {};
+    const std::string dir = entry.path().string();
+    if (entry.path().filename().string().starts_with(".")) continue;  // being made (RunFolder::create)
+    if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()) continue;
+    if (std::any_of(mounted.begin(), mounted.end(), [&](auto& point) { return is_under(point, dir); }))
+      continue;  // never delete through a mount
+    const auto changed = entry.last_write_time(ec);
+    UniqueFd lock;
+    if (!owner_gone(entry.path(), changed, lock)) continue;
+    const model::RunLayout layout(entry.path());
+    const bool stopped = fs::exists(layout.stopped(), ec);
+    finished.push_back({changed, entry.path(), std::move(lock),
+                        stopped ? disk_used(layout.kept_writes(), kDiskWalkEntries) : 0});
+  }
+  // What stopped runs wrote, largest first: a job stopped for filling the disk holds the most.
+  std::sort(finished.begin(), finished.end(), [](auto& a, auto& b) { return a.written > b.written; });
+  for (Finished& f : finished) {
+    if (pruned.bytes >= wanted || f.written == 0) break;
+    for (const auto& written : model::RunLayout(f.dir).kept_writes()) fs::remove_all(written, ec);
+    pruned.bytes += std::exchange(f.written, 0);
+    ++pruned.outputs;
+  }
+  // Then whole folders, oldest first.
+  std::sort(finished.begin(), finished.end(), [](auto& a, auto& b) { return a.time < b.time; });
+  for (const Finished& f : finished) {
+    if (pruned.bytes >= wanted) break;
+    const std::uint64_t bytes = disk_used({f.dir}, kDiskWalkEntries);
+    if (fs::remove_all(f.dir, ec); ec) continue;
+    pruned.bytes += bytes;
+    ++pruned.folders;
+  }
+  return pruned;
 }
 
 }  // namespace preflight::sandbox

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -48,5 +49,18 @@ struct Reaped {
 // cgroup; then removes all such folders but the newest `keep`. Folders held by a live process,
 // and other users' folders, are never touched.
 Reaped reap_abandoned(const std::filesystem::path& parent, std::size_t keep);
+
+// What prune_runs removed.
+struct RunsPruned {
+  std::uint64_t bytes = 0;  // the blocks they took
+  std::size_t outputs = 0;  // stopped runs whose outputs and kept folders went
+  std::size_t folders = 0;  // whole run folders
+};
+
+// Frees at least `wanted` bytes, where it can, from the folders under `parent` that are this
+// user's and no process holds, none still mounted: first the outputs and kept folders of runs
+// Preflight stopped (RunLayout::stopped), largest first, the rest of their folders left;
+// then whole folders, oldest first. Nothing when `wanted` is 0.
+RunsPruned prune_runs(const std::filesystem::path& parent, std::uint64_t wanted);
 
 }  // namespace preflight::sandbox

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Nothing privileged leaves the sandbox (docs/security.md "What a job leaves on the host"): a
+# Nothing privileged leaves the sandbox (docs/security.md "job's files → the host's users"): a
 # job that runs as root (SageMaker's uid 0) copies a shell into its output and into a kept
 # folder, makes it set-user-ID and set-group-ID, makes a set-group-ID sticky folder, a FIFO
 # and a socket, and tries a device node. After the run nothing under its run folder is

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <optional>
 
+#include "model/run_layout.hpp"
 #include "sandbox/run_folder.hpp"
 #include "test_support.hpp"
 
@@ -81,6 +82,55 @@ TEST(RunFolder, ANameTakenIsDrawnAgain) {
     return "run";
   }));
   EXPECT_EQ(draws, 1);
+}
+
+TEST(RunFolder, IsTheUsersOwnAndNoOneElses) {
+  TempDir dir;
+  auto folder = RunFolder::create(dir.path() / "runs" / "run");
+  ASSERT_TRUE(folder) << folder.error().message;
+  EXPECT_EQ(fs::status(folder->path()).permissions(), fs::perms::owner_all);
+}
+
+// A finished run of `mib` MiB of outputs, `minutes` old, stopped by Preflight or not.
+fs::path finished_run(const fs::path& runs, const std::string& name, int mib, int minutes, bool stopped) {
+  const fs::path dir = runs / name;
+  EXPECT_TRUE(RunFolder::create(dir));
+  const model::RunLayout layout(dir);
+  fs::create_directories(layout.output("o"));
+  std::ofstream(layout.output("o") / "big") << std::string(static_cast<std::size_t>(mib) << 20, 'x');
+  std::ofstream(dir / "report.json") << "{}";
+  if (stopped) std::ofstream(layout.stopped()) << "stopped\n";
+  fs::last_write_time(dir, fs::file_time_type::clock::now() - std::chrono::minutes(minutes));
+  return dir;
+}
+
+TEST(PruneRuns, WhatStoppedRunsWroteGoesFirstLargestFirstThenTheOldestFolders) {
+  TempDir dir;
+  const fs::path runs = dir.path() / "runs";
+  constexpr std::uint64_t MiB = 1 << 20;
+  const fs::path oldest = finished_run(runs, "oldest", 1, 30, false);
+  const fs::path small = finished_run(runs, "stopped-small", 2, 20, true);
+  const fs::path large = finished_run(runs, "stopped-large", 4, 10, true);
+  auto alive = RunFolder::create(runs / "alive");  // held: never pruned
+  ASSERT_TRUE(alive);
+  std::ofstream(model::RunLayout(alive->path()).stopped()) << "stopped\n";
+
+  EXPECT_EQ(prune_runs(runs, 0).bytes, 0u);
+  RunsPruned pruned = prune_runs(runs, 3 * MiB);
+  EXPECT_EQ(pruned.outputs, 1u);
+  EXPECT_EQ(pruned.folders, 0u);
+  EXPECT_GE(pruned.bytes, 4 * MiB);
+  EXPECT_FALSE(fs::exists(large / "outputs"));
+  EXPECT_TRUE(fs::exists(large / "report.json"));  // its report stays for `preflight show`
+  EXPECT_TRUE(fs::exists(small / "outputs/o/big"));
+
+  pruned = prune_runs(runs, 3 * MiB);  // the other stopped run's outputs, then the oldest folder
+  EXPECT_EQ(pruned.outputs, 1u);
+  EXPECT_EQ(pruned.folders, 1u);
+  EXPECT_FALSE(fs::exists(small / "outputs"));
+  EXPECT_FALSE(fs::exists(oldest));
+  EXPECT_TRUE(fs::exists(small));
+  EXPECT_TRUE(fs::exists(alive->path()));
 }
 
 }  // namespace

@@ -72,6 +72,26 @@ std::uint64_t entry_bytes(const fs::path& entry) {
   return bytes;
 }
 
+// Waits for this process's turn to unpack the image `hex` and holds it: an exclusive flock on
+// <cache>/locks/unpack-<hex>. Runs that find an image missing at once unpack it once: the
+// first unpacks, the others wait here and then find it in the cache.
+Result<UniqueFd> take_unpack_turn(const fs::path& locks, const std::string& hex, const std::string& ref_text,
+                                  const ProgressSink& progress) {
+  std::error_code ec;
+  fs::create_directories(locks, ec);
+  const fs::path file = locks / ("unpack-" + hex);
+  UniqueFd lock(::open(file.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
+  if (lock.valid() && ::flock(lock.get(), LOCK_EX | LOCK_NB) == 0) return lock;
+  if (lock.valid() && errno == EWOULDBLOCK) {
+    if (progress) progress("waiting for another Preflight's unpack of image " + ref_text + "...");
+    int locked = 0;
+    while ((locked = ::flock(lock.get(), LOCK_EX)) != 0 && errno == EINTR) {
+    }
+    if (locked == 0) return lock;
+  }
+  return Error::runtime(file.string() + ": cannot lock: " + std::strerror(errno));
+}
+
 }  // namespace
 
 RootfsCache::RootfsCache(const fs::path& cache_dir) : dir_(cache_dir / "rootfs") {}
@@ -124,14 +144,16 @@ Result<std::pair<fs::path, std::shared_ptr<const UniqueFd>>> RootfsCache::unpack
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (ec) return Error::runtime(dir_.string() + ": cannot create the image cache: " + ec.message());
+  const std::string hex = digest_hex(source.digest);
+  auto turn = take_unpack_turn(dir_.parent_path() / "locks", hex, ref_text, progress);
+  if (!turn) return std::move(turn).error();
+  if (auto held = hold(source.digest)) return std::pair{final_dir / "rootfs", held};  // unpacked meanwhile
   remove_abandoned_temporaries();
   auto limit = cache_limit();
   if (!limit) return std::move(limit).error();
 
-  // A folder of this unpack's own, made here or not at all: another unpack of the same image,
-  // by another process or by another thread of this one, has its own. The pid comes last, for
-  // remove_abandoned_temporaries.
-  const std::string hex = digest_hex(source.digest);
+  // A folder of this unpack's own, made here or not at all: an unpack that does not take turns
+  // (an older Preflight's) has its own. The pid comes last, for remove_abandoned_temporaries.
   const fs::path temp_dir = dir_ / fmt::format("{}{}-{:08x}-{}", kTempPrefix, hex.substr(0, 12),
                                                std::random_device()(), ::getpid());
   if (::mkdir(temp_dir.c_str(), 0755) != 0)
@@ -165,7 +187,7 @@ Result<std::pair<fs::path, std::shared_ptr<const UniqueFd>>> RootfsCache::unpack
     if (!config || !size || !marker || !open_lock(temp.path()).valid())
       return Error::runtime(temp.path().string() + ": cannot write the cache entry's metadata");
   }
-  // Another run may finish the same image first: then its copy is used and ours dropped.
+  // An unpack that took no turn may finish the same image first: then its copy is used and ours dropped.
   if (::rename(temp.path().c_str(), final_dir.c_str()) == 0) temp.release();
   auto held = hold(source.digest);
   if (!held) {

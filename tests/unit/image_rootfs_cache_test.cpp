@@ -1,0 +1,62 @@
+// The cache of unpacked images under runs that start together: an image they all find
+// missing is unpacked once, by one of them, and the others use that copy.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "image/image_store.hpp"
+#include "image_fixtures.hpp"
+#include "test_support.hpp"
+
+namespace preflight::image {
+namespace {
+namespace fs = std::filesystem;
+using namespace fixtures;
+
+TEST(RootfsCache, RunsThatFindAnImageMissingAtOnceUnpackItOnce) {
+  testing::TempDir work, cache;
+  // Big enough that the first unpack is still going when the others look for the image.
+  std::vector<Entry> files{{"./", 'd'}};
+  for (int i = 0; i < 64; ++i)
+    files.emplace_back("./file" + std::to_string(i), 'f', std::string(256 << 10, 'x'));
+  make_docker_archive(work.path() / "app.tar", {make_tar(files)});
+
+  constexpr int kRuns = 8;
+  std::atomic<int> unpacks{0}, waited{0}, started{0};
+  std::vector<std::optional<Result<UnpackedImage>>> images(kRuns);
+  const auto ref = parse_image_ref("docker-archive:app.tar", work.path());
+  ASSERT_TRUE(ref);
+  std::vector<std::thread> runs;
+  for (int i = 0; i < kRuns; ++i) {
+    runs.emplace_back([&, i] {
+      ImageStore store(cache.path(), work.path() / "recipes");
+      ++started;
+      while (started < kRuns) std::this_thread::yield();  // all look for the image together
+      images[i] = store.resolve(*ref, [&](const std::string& line) {
+        if (line.starts_with("unpacking image")) ++unpacks;
+        if (line.starts_with("waiting for another Preflight's unpack")) ++waited;
+      });
+    });
+  }
+  for (auto& run : runs) run.join();
+
+  EXPECT_EQ(unpacks, 1);
+  EXPECT_GE(waited, 1);  // at least one found the unpack going on, not yet done
+  for (const auto& image : images) {
+    ASSERT_TRUE(image && *image) << (image ? (*image).error().str() : "not resolved");
+    EXPECT_EQ((*image)->rootfs, (*images[0])->rootfs);
+  }
+  // One image's worth in the cache, nothing of other unpacks aside.
+  std::size_t names = 0;
+  for (const auto& entry : fs::directory_iterator(cache.path() / "rootfs")) {
+    EXPECT_TRUE(entry.path().filename().string().starts_with("sha256-")) << entry.path();
+    ++names;
+  }
+  EXPECT_EQ(names, 1u);
+}
+
+}  // namespace
+}  // namespace preflight::image

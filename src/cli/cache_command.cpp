@@ -116,6 +116,10 @@ int prune(const std::string& keep_text) {
   auto keep = parse_size(keep_text);
   if (!keep) return report_error(Error::bad_input("--keep: " + keep.error().message));
   const fs::path cache = image::default_cache_dir();
+  // Runs and checks no live process holds: reaped (container, mounts, cgroup), then removed;
+  // first, since a container a killed Preflight left still runs on its image's root.
+  const auto runs = sandbox::reap_abandoned(cache / "runs", 0);
+  const auto checks = sandbox::reap_abandoned(cache / "checks", 0);
   std::uint64_t freed = 0;
   const auto removed = image::RootfsCache(cache).prune(*keep);
   for (const auto& entry : removed) {
@@ -124,9 +128,6 @@ int prune(const std::string& keep_text) {
                              human_size(entry.bytes), when(entry.used));
   }
   const std::size_t indexes = remove_orphan_indexes(cache);
-  // Runs and checks no live process holds: reaped (container, mounts, cgroup), then removed.
-  const auto runs = sandbox::reap_abandoned(cache / "runs", 0);
-  const auto checks = sandbox::reap_abandoned(cache / "checks", 0);
   std::cout << fmt::format(
       "{} image{} ({}), {} module index{}, {} run folder{} removed; images in use and "
       "built images' layouts ({}) kept\n",

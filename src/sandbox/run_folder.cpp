@@ -65,6 +65,41 @@ std::vector<std::string> mounts_in(const fs::path& dir) {
   return points;
 }
 
+// A folder under `parent` whose owner is gone, with its lock, taken here: no other Preflight
+// reaps or prunes it while this is held.
+struct Abandoned {
+  fs::file_time_type time;
+  fs::path dir;
+  UniqueFd lock;
+};
+
+// The folders under `parent` owned by this user that no process holds; `held` counts the others.
+std::vector<Abandoned> find_abandoned(const fs::path& parent, std::size_t& held) {
+  std::vector<Abandoned> abandoned;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(parent, ec)) {
+    struct stat st {};
+    if (entry.path().filename().string().starts_with(".")) continue;  // being made (RunFolder::create)
+    if (::lstat(entry.path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()) continue;
+    const auto changed = entry.last_write_time(ec);
+    UniqueFd lock;
+    if (owner_gone(entry.path(), changed, lock))
+      abandoned.push_back({changed, entry.path(), std::move(lock)});
+    else
+      ++held;
+  }
+  return abandoned;
+}
+
+// A run that ended removed its container's root (bundle/rootfs): only one cut short has a
+// container, mounts or a cgroup left to reap.
+bool cut_short(const fs::path& dir) {
+  std::error_code ec;
+  return fs::exists(model::RunLayout(dir).rootfs(), ec);
+}
+
+std::string container_of(const fs::path& dir) { return "preflight-" + dir.filename().string(); }
+
 }  // namespace
 
 Result<RunFolder> RunFolder::create_new(const fs::path& parent, const std::function<std::string()>& name) {
@@ -104,32 +139,13 @@ Result<RunFolder> RunFolder::make(const fs::path& dir, int& error) {
 
 Reaped reap_abandoned(const fs::path& parent, std::size_t keep) {
   Reaped reaped;
-  struct Abandoned {
-    fs::file_time_type time;
-    fs::path dir;
-    UniqueFd lock;  // held while it is reaped and pruned: no other Preflight takes it meanwhile
-  };
-  std::vector<Abandoned> abandoned;
   std::size_t held = 0;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(parent, ec)) {
-    struct stat st {};
-    if (entry.path().filename().string().starts_with(".")) continue;  // being made (RunFolder::create)
-    if (::lstat(entry.path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()) continue;
-    const auto changed = entry.last_write_time(ec);
-    UniqueFd lock;
-    if (!owner_gone(entry.path(), changed, lock)) {
-      ++held;
-      continue;
-    }
-    // A run that ended removed its container's root (bundle/rootfs): only one cut short has
-    // a container, mounts or a cgroup left to reap.
-    if (fs::exists(model::RunLayout(entry.path()).rootfs(), ec)) {
-      if (delete_container("preflight-" + entry.path().filename().string())) ++reaped.containers;
-      for (const auto& point : mounts_in(entry.path()))
-        if (::umount2(point.c_str(), MNT_DETACH) == 0) ++reaped.mounts;
-    }
-    abandoned.push_back({changed, entry.path(), std::move(lock)});
+  std::vector<Abandoned> abandoned = find_abandoned(parent, held);
+  for (const Abandoned& run : abandoned) {
+    if (!cut_short(run.dir)) continue;
+    if (delete_container(container_of(run.dir))) ++reaped.containers;
+    for (const auto& point : mounts_in(run.dir))
+      if (::umount2(point.c_str(), MNT_DETACH) == 0) ++reaped.mounts;
   }
   std::sort(abandoned.begin(), abandoned.end(), [](auto& a, auto& b) { return a.time > b.time; });
   const std::vector<std::string> mounted = mounts_in(parent);  // what would not go, read once
@@ -137,10 +153,18 @@ Reaped reap_abandoned(const fs::path& parent, std::size_t keep) {
     const std::string dir = abandoned[i].dir.string();
     if (std::any_of(mounted.begin(), mounted.end(), [&](auto& point) { return is_under(point, dir); }))
       continue;  // never delete through a mount
+    std::error_code ec;
     fs::remove_all(abandoned[i].dir, ec);
     if (!ec) ++reaped.removed;
   }
   return reaped;
+}
+
+std::size_t stop_abandoned_containers(const fs::path& parent) {
+  std::size_t held = 0, stopped = 0;
+  for (const Abandoned& run : find_abandoned(parent, held))
+    if (cut_short(run.dir) && delete_container(container_of(run.dir))) ++stopped;
+  return stopped;
 }
 
 RunsPruned prune_runs(const fs::path& parent, std::uint64_t wanted) {

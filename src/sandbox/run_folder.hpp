@@ -50,6 +50,12 @@ struct Reaped {
 // and other users' folders, are never touched.
 Reaped reap_abandoned(const std::filesystem::path& parent, std::size_t keep);
 
+// Only the first step of reap_abandoned: deletes the container of each folder under `parent`
+// held by no process; returns how many there were. A rootless Preflight's outer process does
+// this (docs/rootless.md): the container of an inner process that died runs in that process's
+// user namespace, which another namespace cannot signal and the user outside it can.
+std::size_t stop_abandoned_containers(const std::filesystem::path& parent);
+
 // What prune_runs removed.
 struct RunsPruned {
   std::uint64_t bytes = 0;  // the blocks they took

@@ -15,6 +15,8 @@
 #include <cstring>
 #include <sstream>
 
+#include "image/image_store.hpp"
+#include "sandbox/run_folder.hpp"
 #include "util/host_root.hpp"
 #include "util/text.hpp"
 
@@ -110,6 +112,14 @@ bool parse_id(const std::string& text, unsigned& value) {
   return error == std::errc() && at == end && !text.empty();
 }
 
+// The containers of runs and checks whose process in the namespace died (a SIGKILL leaves it
+// no time to stop them) run on in that namespace, where no later namespace may signal them:
+// the user outside, who owns them all, stops them (docs/security.md "Crash-safe lifecycle").
+void stop_what_dead_runs_left() {
+  const std::filesystem::path cache = image::default_cache_dir();
+  for (const char* folder : {"runs", "checks"}) stop_abandoned_containers(cache / folder);
+}
+
 int wait_forwarding_signals(pid_t child) {
   forward_to = child;
   struct sigaction action {};
@@ -164,6 +174,7 @@ Result<std::optional<int>> enter_user_namespace() {
   auto gids = subordinate_ids("/etc/subgid", user, uid);
   if (!gids) return std::move(gids).error();
 
+  stop_what_dead_runs_left();  // by a Preflight killed with its process in the namespace
   Pipe ready, go;
   if (ready.read < 0 || go.read < 0)
     return Error::runtime(std::string("cannot make a pipe: ") + std::strerror(errno));
@@ -191,7 +202,9 @@ Result<std::optional<int>> enter_user_namespace() {
   }
   (void)!::write(go.write, "1", 1);
   go.close_write();
-  return std::optional<int>{wait_forwarding_signals(child)};
+  const int exit_status = wait_forwarding_signals(child);
+  stop_what_dead_runs_left();  // the child's, when it was killed
+  return std::optional<int>{exit_status};
 }
 
 }  // namespace preflight::sandbox

@@ -36,8 +36,10 @@ std::vector<std::string> id_map_arguments(pid_t pid, unsigned own_id, IdRange su
 // As root on the host this does nothing and returns nullopt. Otherwise it forks: the child
 // enters a new user and mount namespace (mapped by newuidmap and newgidmap), becomes root in
 // it and returns nullopt to go on with the command; the parent forwards SIGINT, SIGTERM and
-// SIGHUP to it and returns the child's exit status, which the caller exits with. Must be
-// called while the process has a single thread. Missing uidmap or subordinate ids → exit 3.
+// SIGHUP to it and returns the child's exit status, which the caller exits with. Before the
+// fork and after the child ends, the parent stops the containers of runs whose process in a
+// namespace died (stop_abandoned_containers), which only it can. Must be called while the
+// process has a single thread. Missing uidmap or subordinate ids → exit 3.
 Result<std::optional<int>> enter_user_namespace();
 
 }  // namespace preflight::sandbox

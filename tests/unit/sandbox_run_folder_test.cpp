@@ -7,6 +7,7 @@
 #include "model/run_layout.hpp"
 #include "sandbox/run_folder.hpp"
 #include "test_support.hpp"
+#include "util/text.hpp"
 
 namespace preflight::sandbox {
 namespace {
@@ -52,6 +53,31 @@ TEST(RunFolder, TheNewestAreKeptCountingThoseInUse) {
   EXPECT_TRUE(fs::exists(runs / "alive"));
   EXPECT_TRUE(fs::exists(runs / "ended-2"));
   EXPECT_FALSE(fs::exists(runs / "ended-1"));
+}
+
+// What a rootless Preflight's outer process does (docs/rootless.md): it stops the container
+// of a run whose process died, and only that; the folder is left for the next run to reap.
+TEST(RunFolder, OnlyTheContainerOfARunCutShortWhoseOwnerIsGoneIsStopped) {
+  TempDir dir;
+  const fs::path runtime = dir.path() / "runtime", log = dir.path() / "log";
+  std::ofstream(runtime) << "#!/bin/sh\necho \"$@\" >>" << log << "\n";  // knows every container
+  fs::permissions(runtime, fs::perms::owner_all);
+  testing::ScopedEnv fake("PREFLIGHT_RUNTIME", runtime.c_str());
+  const fs::path runs = dir.path() / "runs";
+  auto running = RunFolder::create(runs / "running");  // its container's root is there, and it lives
+  ASSERT_TRUE(running);
+  fs::create_directories(model::RunLayout(running->path()).rootfs());
+  {
+    auto killed = RunFolder::create(runs / "killed");
+    ASSERT_TRUE(killed);
+    fs::create_directories(model::RunLayout(killed->path()).rootfs());
+  }
+  ASSERT_TRUE(RunFolder::create(runs / "ended"));  // ended whole: its root was removed
+
+  EXPECT_EQ(stop_abandoned_containers(runs), 1u);
+  EXPECT_EQ(read_file(log).value_or(""), "delete --force preflight-killed\n");
+  EXPECT_TRUE(fs::exists(runs / "killed"));
+  EXPECT_TRUE(fs::exists(runs / "ended"));
 }
 
 TEST(RunFolder, ANameTakenIsDrawnAgain) {

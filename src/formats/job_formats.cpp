@@ -57,19 +57,19 @@ std::string scalar_at(const YAML::Node& root, const char* key) {
 // A job file as read once: its text, and the text as YAML, parsed when first asked for.
 class Source {
  public:
-  explicit Source(fs::path file) : file_(std::move(file)), text_(read_file(file_)) {}
+  explicit Source(fs::path file) : file_(std::move(file)), text_(spec::read_definition(file_)) {}
 
   const fs::path& file() const { return file_; }
-  // nullopt when the file cannot be read (missing, not a regular file, too large).
-  const std::optional<std::string>& text() const { return text_; }
+  // An error when the file cannot be read (missing, not a regular file, too large).
+  const Result<std::string>& text() const { return text_; }
   const Result<spec::YamlDoc>& doc() {
-    if (!doc_) doc_.emplace(spec::YamlDoc::parse(text_.value_or(""), file_));
+    if (!doc_) doc_.emplace(spec::YamlDoc::parse(text_ ? *text_ : std::string(), file_));
     return *doc_;
   }
 
  private:
   fs::path file_;
-  std::optional<std::string> text_;
+  Result<std::string> text_;
   std::optional<Result<spec::YamlDoc>> doc_;
 };
 
@@ -103,9 +103,7 @@ Result<JobKind> detect(Source& source, const ReadOptions& options) {
 
 Result<Translation> translate(Source& source, JobKind kind, const ReadOptions& options) {
   const fs::path& file = source.file();
-  if (!source.text())
-    return Error::bad_input(fmt::format("{}: cannot read it (missing, not a regular file, or larger than {})",
-                                        file.string(), human_size(kMaxReadBytes)));
+  if (!source.text()) return source.text().error();
   if (kind == JobKind::SlurmBatch) return translate_slurm(file, *source.text(), options);
   if (kind == JobKind::SageMakerEstimator && file.extension() == ".py")
     return translate_sagemaker_python(file, *source.text(), options);

@@ -2,17 +2,16 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <yaml-cpp/eventhandler.h>
 
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <map>
-#include <optional>
-#include <sstream>
 
 #include "spec/platform_profile.hpp"
+#include "spec/yaml_bounds.hpp"
 #include "util/did_you_mean.hpp"
+#include "util/input_bounds.hpp"
 #include "util/text.hpp"
 #include "util/untrusted_fs.hpp"
 
@@ -20,68 +19,12 @@ namespace preflight::spec {
 
 namespace {
 
-SourceLocation location(const std::filesystem::path& file, const YAML::Mark& mark) {
-  if (mark.is_null() || mark.line < 0) return SourceLocation{file, 0, 0};
-  return SourceLocation{file, mark.line + 1, mark.column + 1};
-}
-
 std::string in_map(const std::string& path) { return path.empty() ? "" : " in " + path; }
 
 std::string join(const std::vector<std::string>& words) {
   std::string out;
   for (const std::string& word : words) out += (out.empty() ? "" : ", ") + word;
   return out;
-}
-
-// Where a document of a YAML stream begins: its first node's mark.
-class DocumentStart : public YAML::EventHandler {
- public:
-  std::optional<YAML::Mark> mark;
-
-  void OnDocumentStart(const YAML::Mark&) override {}
-  void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark& at, YAML::anchor_t) override { note(at); }
-  void OnAlias(const YAML::Mark& at, YAML::anchor_t) override { note(at); }
-  void OnScalar(const YAML::Mark& at, const std::string&, YAML::anchor_t, const std::string&) override {
-    note(at);
-  }
-  void OnSequenceStart(const YAML::Mark& at, const std::string&, YAML::anchor_t,
-                       YAML::EmitterStyle::value) override {
-    note(at);
-  }
-  void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark& at, const std::string&, YAML::anchor_t,
-                  YAML::EmitterStyle::value) override {
-    note(at);
-  }
-  void OnMapEnd() override {}
-
- private:
-  void note(const YAML::Mark& at) {
-    if (!mark) mark = at;
-  }
-};
-
-// The second document of `text`, if it has one, and whether the parser got stuck there.
-// Not YAML::LoadAll: on some invalid streams (a lone ",") it parses the same null document
-// over and over, keeping each, until memory runs out; here three documents at most are asked
-// for, and one that starts where the one before it did means the parser did not move.
-struct SecondDocument {
-  YAML::Mark mark;
-  bool stuck = false;
-};
-std::optional<SecondDocument> second_document(const std::string& text) {
-  std::istringstream stream(text);
-  YAML::Parser parser(stream);
-  DocumentStart first, second, third;
-  if (!parser.HandleNextDocument(first) || !parser.HandleNextDocument(second) || !second.mark)
-    return std::nullopt;
-  const auto same_start = [](const DocumentStart& a, const DocumentStart& b) {
-    return a.mark && a.mark->pos == b.mark->pos;
-  };
-  const bool stuck =
-      same_start(first, second) || (parser.HandleNextDocument(third) && same_start(third, second));
-  return SecondDocument{*second.mark, stuck};
 }
 
 }  // namespace
@@ -110,24 +53,24 @@ bool is_identifier(const std::string& text) {
                      [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
-namespace {
-constexpr std::size_t kMaxYamlBytes = 1 << 20;
-}  // namespace
+Result<std::string> read_definition(const std::filesystem::path& file) {
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec)) return Error::bad_input(file.string() + " does not exist");
+  if (std::filesystem::is_directory(file, ec))
+    return Error::bad_input(file.string() + " is a folder, not a job definition or profile");
+  // It may come from a stranger's repository: a regular file of a sane size, never a FIFO or
+  // a device that would hang or fill Preflight.
+  auto text = read_regular_file(file, kMaxDefinitionBytes);
+  if (!text)
+    return Error::bad_input(text.error().message +
+                            "; a job file, profile or job definition is a file of at most " +
+                            human_size(kMaxDefinitionBytes));
+  return text;
+}
 
 Result<YamlDoc> YamlDoc::load(const std::filesystem::path& file) {
-  std::error_code ec;
-  if (!std::filesystem::exists(file, ec)) {
-    return Error::bad_input(file.string() + " does not exist");
-  }
-  if (std::filesystem::is_directory(file, ec)) {
-    return Error::bad_input(file.string() + " is a folder, not a YAML file");
-  }
-  // A job file or a profile may come from a stranger's repository: a regular file of a
-  // sane size, never a FIFO or a device that would hang or fill Preflight.
-  auto text = read_regular_file(file, kMaxYamlBytes);
-  if (!text)
-    return Error::bad_input(text.error().message + "; a job file or profile is a YAML file of at most " +
-                            human_size(kMaxYamlBytes));
+  auto text = read_definition(file);
+  if (!text) return std::move(text).error();
   return parse(*text, file);
 }
 
@@ -157,23 +100,16 @@ Result<YamlDoc> YamlDoc::parse(const std::string& text, const std::filesystem::p
   YamlDoc doc;
   doc.file_ = file;
   doc.text_ = text;
+  if (auto bounded = check_yaml_bounds(text, file); !bounded) return std::move(bounded).error();
   try {
-    if (auto second = second_document(text)) {
-      if (second->stuck)
-        return Error::bad_input("invalid YAML: nothing can start here", location(file, second->mark));
-      return Error::bad_input("expected one YAML document, found another here (remove the \"---\")",
-                              location(file, second->mark));
-    }
     doc.root_ = YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    return Error::bad_input("invalid YAML: " + e.msg, location(file, e.mark));
   } catch (const YAML::Exception& e) {
-    return Error::bad_input("invalid YAML: " + e.msg, location(file, e.mark));
+    return Error::bad_input("invalid YAML: " + e.msg, yaml_location(file, e.mark));
   }
   return doc;
 }
 
-SourceLocation YamlDoc::at(const YAML::Node& node) const { return location(file_, node.Mark()); }
+SourceLocation YamlDoc::at(const YAML::Node& node) const { return yaml_location(file_, node.Mark()); }
 
 SourceLocation YamlDoc::at(const YamlField& field) const {
   return field.value.IsNull() ? at(field.key_node) : at(field.value);

@@ -24,10 +24,14 @@ struct YamlField {
   YAML::Node value;
 };
 
+// The text of a job file, a profile or another platform's job definition: a regular file of at
+// most kMaxDefinitionBytes (util/input_bounds.hpp), else bad input saying so.
+Result<std::string> read_definition(const std::filesystem::path& file);
+
 class YamlDoc {
  public:
-  // Reads and parses `file` (one document). A missing file, a parse error or a second
-  // document is a bad_input error at the offending place.
+  // Reads (read_definition) and parses `file`: one document within check_yaml_bounds'
+  // bounds. A missing file, a parse error or a second document is bad input at its place.
   static Result<YamlDoc> load(const std::filesystem::path& file);
   // Parses `text` as if read from `file` (for tests and embedded documents).
   static Result<YamlDoc> parse(const std::string& text, const std::filesystem::path& file);

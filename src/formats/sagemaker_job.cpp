@@ -15,6 +15,7 @@
 
 #include "formats/readers.hpp"
 #include "spec/job_io.hpp"
+#include "util/input_bounds.hpp"
 #include "util/text.hpp"
 #include "util/units.hpp"
 
@@ -65,7 +66,17 @@ Value value_of(const spec::YamlDoc& doc, const YAML::Node& node) {
 // text of what it is instead.
 class PythonCall {
  public:
-  PythonCall(const std::string& text, const fs::path& file) : text_(text), file_(file) {}
+  PythonCall(const std::string& text, const fs::path& file) : text_(text), file_(file) {
+    // Where each line starts, so that a position's line is a binary search, not a recount
+    // from the file's start for every value (which made a file of 90,000 literals take 89 s).
+    line_starts_.push_back(0);
+    for (std::size_t at = text_.find('\n'); at != std::string::npos; at = text_.find('\n', at + 1))
+      line_starts_.push_back(at + 1);
+  }
+
+  // Where the first list or dict nested deeper than kMaxNesting starts, if one did: its
+  // value is read as an expression, and the reader refuses the file.
+  std::optional<std::size_t> too_deep() const { return too_deep_; }
 
   // The offset just past "NAME(" of the first call of one of `names` (a dotted prefix such as
   // sagemaker.pytorch. is allowed), or npos.
@@ -127,12 +138,9 @@ class PythonCall {
   }
 
   SourceLocation location(std::size_t offset) const {
-    const std::size_t line_start = text_.rfind('\n', offset == 0 ? 0 : offset - 1);
-    const int line = 1 + static_cast<int>(std::count(
-                             text_.begin(), text_.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
-    const int column =
-        static_cast<int>(offset - (line_start == std::string::npos || offset == 0 ? 0 : line_start + 1)) + 1;
-    return SourceLocation{file_, line, column};
+    const auto next = std::upper_bound(line_starts_.begin(), line_starts_.end(), offset);
+    const auto line = static_cast<int>(next - line_starts_.begin());
+    return SourceLocation{file_, line, static_cast<int>(offset - *(next - 1)) + 1};
   }
 
  private:
@@ -211,34 +219,15 @@ class PythonCall {
       out.kind = Value::Kind::String;
       out.text = *text;
     } else if (pos_ < text_.size() && (text_[pos_] == '{' || text_[pos_] == '[')) {
-      const char close = text_[pos_] == '{' ? '}' : ']';
-      const bool dict = close == '}';
-      out.kind = dict ? Value::Kind::Dict : Value::Kind::List;
-      ++pos_;
-      for (;;) {
-        skip_space();
-        if (pos_ >= text_.size() || text_[pos_] == close) break;
-        Value item = value();
-        if (dict) {
-          skip_space();
-          if (pos_ >= text_.size() || text_[pos_] != ':' || item.kind != Value::Kind::String)
-            return other(start);
-          ++pos_;
-          Value entry = value();
-          entry.key = item.text;
-          out.items.push_back(std::move(entry));
-        } else {
-          out.list.push_back(std::move(item));
-        }
-        skip_space();
-        if (pos_ < text_.size() && text_[pos_] == ',')
-          ++pos_;
-        else
-          break;
+      // value() recurses once per level: a file of 1,000,000 brackets overflowed the stack.
+      if (depth_ == kMaxNesting) {
+        too_deep_ = too_deep_.value_or(pos_);
+        return other(start);
       }
-      skip_space();
-      if (pos_ >= text_.size() || text_[pos_] != close) return other(start);
-      ++pos_;
+      ++depth_;
+      const bool literal = collection(out);
+      --depth_;
+      if (!literal) return other(start);
     } else {
       std::size_t end = pos_;
       if (end < text_.size() && (text_[end] == '-' || text_[end] == '+')) ++end;
@@ -274,6 +263,39 @@ class PythonCall {
     return ends ? out : other(start);
   }
 
+  // Reads the list or dict literal that starts at pos_ (its bracket) into `out`; false when
+  // what starts there is not one.
+  bool collection(Value& out) {
+    const char close = text_[pos_] == '{' ? '}' : ']';
+    const bool dict = close == '}';
+    out.kind = dict ? Value::Kind::Dict : Value::Kind::List;
+    ++pos_;
+    for (;;) {
+      skip_space();
+      if (pos_ >= text_.size() || text_[pos_] == close) break;
+      Value item = value();
+      if (dict) {
+        skip_space();
+        if (pos_ >= text_.size() || text_[pos_] != ':' || item.kind != Value::Kind::String) return false;
+        ++pos_;
+        Value entry = value();
+        entry.key = item.text;
+        out.items.push_back(std::move(entry));
+      } else {
+        out.list.push_back(std::move(item));
+      }
+      skip_space();
+      if (pos_ < text_.size() && text_[pos_] == ',')
+        ++pos_;
+      else
+        break;
+    }
+    skip_space();
+    if (pos_ >= text_.size() || text_[pos_] != close) return false;
+    ++pos_;
+    return true;
+  }
+
   // What starts at `start` and is not a literal: its text, to the end of the argument.
   Value other(std::size_t start) {
     int depth = 0;
@@ -301,7 +323,10 @@ class PythonCall {
 
   const std::string& text_;
   fs::path file_;
+  std::vector<std::size_t> line_starts_;
   std::size_t pos_ = 0;
+  int depth_ = 0;
+  std::optional<std::size_t> too_deep_;
 };
 
 // The GPUs of SageMaker's training instance types (aws.amazon.com/sagemaker/pricing): ml.<family>.<size>.
@@ -363,6 +388,11 @@ class SageMakerReader {
           break;
         }
     }
+    if (const auto deep = python.too_deep())
+      return Error::bad_input(fmt::format("lists and dicts nested more than {} deep; an estimator's arguments "
+                                          "need a few levels at most",
+                                          kMaxNesting),
+                              python.location(*deep));
     return map(arguments, fit, call_at, "the estimator's ");
   }
 

@@ -107,7 +107,7 @@ std::vector<fs::path> python_files(const fs::path& code_dir) {
 }
 
 Result<CodeScan> parse_code_scan(const std::string& text_in) {
-  json doc = json::parse(text_in, nullptr, /*allow_exceptions=*/false);
+  json doc = json_fields::parse_bounded(text_in);
   if (!doc.is_object()) return Error::runtime("the code scanner's output is not JSON");
   CodeScan scan;
   scan.python_version = shown(doc, "python");

@@ -40,7 +40,7 @@ const Distribution* ModuleIndex::distribution(const std::string& name) const {
 }
 
 Result<ModuleIndex> parse_module_index(const std::string& text_in, const std::string& source) {
-  json doc = json::parse(text_in, nullptr, /*allow_exceptions=*/false);
+  json doc = json_fields::parse_bounded(text_in);
   if (!doc.is_object() || !doc.contains("modules"))
     return Error::runtime(fmt::format("{}: not a module index", source));
   ModuleIndex index;
@@ -84,7 +84,7 @@ Result<std::optional<ModuleIndex>> load_module_index(const image::UnpackedImage&
   if (run->exit_code != 0)
     return Error::runtime(fmt::format("indexing the modules of image {} failed (exit {}): {}", image.ref,
                                       run->exit_code, trim(run->err)));
-  json doc = json::parse(run->out, nullptr, false);
+  json doc = json_fields::parse_bounded(run->out);
   if (!doc.is_object()) return Error::runtime("the module index of image " + image.ref + " is not JSON");
   doc["interpreter"] = python->path();
   const std::string stored = doc.dump();

@@ -47,7 +47,9 @@ std::vector<KeptRun> kept_runs(const fs::path& runs) {
 std::string summary_of(const fs::path& dir) {
   auto text = read_regular_file(dir / pipeline::kRunReportJson, report::kMaxReportBytes);
   if (!text) return "(no report.json: still running, stopped early, or made by an older Preflight)";
-  const auto report = nlohmann::json::parse(*text, nullptr, false);
+  const auto parsed = report::parse_report_json(*text, pipeline::kRunReportJson);
+  if (!parsed) return "(" + parsed.error().str() + ")";
+  const nlohmann::json& report = *parsed;
   const auto job = report.is_object() ? report.value("job", nlohmann::json::object()) : nlohmann::json();
   return fmt::format("{:<5} {} on {}, {:.1f} s", json_fields::text(report, "verdict"),
                      json_fields::text(job, "name"), json_fields::text(report, "platform"),

@@ -71,7 +71,7 @@ std::optional<PartTime> PartCache::find(const std::string& id) const {
   if (!is_part_id(id)) return std::nullopt;
   auto text = read_job_file(dir_, id + ".json", kMaxResultBytes);  // never through a link
   if (!text) return std::nullopt;
-  return part_time(json::parse(*text, nullptr, /*allow_exceptions=*/false));
+  return part_time(json_fields::parse_bounded(*text));
 }
 
 Status PartCache::store(const std::string& id, const PartTime& time) const {
@@ -113,7 +113,7 @@ std::string machine_key() {
 }
 
 std::optional<std::pair<std::string, PartTime>> parse_bench_line(std::string_view line) {
-  json value = json::parse(line, nullptr, /*allow_exceptions=*/false);
+  json value = json_fields::parse_bounded(line);
   if (!value.is_object()) return std::nullopt;
   std::string id = json_fields::text(value, "id");
   if (!is_part_id(id)) return std::nullopt;

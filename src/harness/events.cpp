@@ -198,7 +198,7 @@ HarnessEvents parse_events(const std::string& text_in) {
   std::istringstream lines(text_in);
   std::string line;
   while (std::getline(lines, line)) {
-    json event = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    json event = json_fields::parse_bounded(line);
     if (!event.is_object()) continue;  // malformed, or cut short by a kill
     const std::string ev = text(event, "ev");
     const int pid = integer(event, "pid");

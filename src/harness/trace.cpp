@@ -93,7 +93,7 @@ void parse_trace(std::string_view text, HarnessTrace& into) {
       ++into.dropped;
       continue;
     }
-    auto record = checked(json::parse(line, nullptr, false));
+    auto record = checked(json_fields::parse_bounded(line));
     if (!record) continue;
     if (record->phase == 'M' && record->name == "preflight_dropped") {
       const double count = json_fields::number(record->args, "dropped");

@@ -33,7 +33,7 @@ Result<std::string> read_small_file(const fs::path& file, const std::string& wha
 }
 
 Result<json> parse_json(const std::string& text, const std::string& where) {
-  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  json doc = json_fields::parse_bounded(text);
   if (doc.is_discarded())
     return Error::bad_input(where + ": not valid JSON; the image is corrupt or not an image");
   return doc;

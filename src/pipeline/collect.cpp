@@ -23,11 +23,9 @@ Result<bool> read_one(const fs::path& dir, const std::string& name, bool given,
   const fs::path file = dir / name;
   auto text = read_job_file(dir, name, report::kMaxReportBytes);
   if (!text) return Error::bad_input("cannot read the report " + file.string() + ": " + text.error().message);
-  json root = json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (root.is_discarded())
-    return Error::bad_input(file.string() +
-                            " is not JSON: was its run stopped while writing it? Run its job again, " +
-                            "or remove the file");
+  auto parsed = report::parse_report_json(*text, file.string());
+  if (!parsed) return std::move(parsed).error();
+  json root = std::move(*parsed);
   if (!given && !report::is_report(root)) return false;
   auto report = report::report_from_json(root, file.string());
   if (!report) return std::move(report).error();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "util/json_fields.hpp"
 #include "util/text.hpp"
 
 namespace preflight::plan {
@@ -21,7 +22,7 @@ nlohmann::json hyperparameter_value(const spec::Hyperparameter& hp) {
   if (text == "true" || text == "false") return text == "true";
   // A number YAML accepts but JSON does not ("+1", ".5", "inf") stays a string, as the toolkit's
   // json.loads would leave it.
-  auto number = nlohmann::json::parse(hp.value, nullptr, false);
+  auto number = json_fields::parse_bounded(hp.value);
   return number.is_number() ? number : nlohmann::json(hp.value);
 }
 

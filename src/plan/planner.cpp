@@ -10,6 +10,7 @@
 #include "plan/run_plan.hpp"
 #include "spec/template.hpp"
 #include "spec/yaml_doc.hpp"
+#include "util/json_fields.hpp"
 #include "util/text.hpp"
 
 namespace preflight::plan {
@@ -71,7 +72,7 @@ std::string env_value(const std::vector<std::string>& env, const std::string& ke
 std::string clamp_args_json(const std::map<std::string, std::string>& args) {
   nlohmann::json object = nlohmann::json::object();
   for (const auto& [name, text] : args) {
-    auto value = nlohmann::json::parse(text, nullptr, false);
+    auto value = json_fields::parse_bounded(text);
     object[name] = value.is_number() || value.is_boolean() ? value : nlohmann::json(text);
   }
   return object.dump();

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "util/json_fields.hpp"
+
 namespace preflight::report {
 
 namespace {
@@ -14,7 +16,7 @@ std::string place(const SourceLocation& location) {
 }
 
 nlohmann::json value_of(const std::string& text) {
-  nlohmann::json value = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json value = json_fields::parse_bounded(text);
   return value.is_discarded() ? nlohmann::json(text) : value;
 }
 

@@ -1,10 +1,14 @@
 #include "report/report_reader.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <array>
 #include <optional>
 #include <string_view>
 #include <utility>
 
+#include "util/input_bounds.hpp"
 #include "util/json_fields.hpp"
 
 namespace preflight::report {
@@ -61,7 +65,28 @@ Result<model::Finding> finding_of(const json& item, const std::string& origin, s
   return f;
 }
 
+// Where `offset` is in `text`, as a place in the file `origin`.
+SourceLocation place_in(const std::string& text, std::size_t offset, const std::string& origin) {
+  const auto before = text.begin() + static_cast<std::ptrdiff_t>(offset);
+  const auto line_start = std::find(std::make_reverse_iterator(before), text.rend(), '\n').base();
+  return {origin, 1 + static_cast<int>(std::count(text.begin(), before, '\n')),
+          1 + static_cast<int>(before - line_start)};
+}
+
 }  // namespace
+
+Result<json> parse_report_json(const std::string& text, const std::string& origin) {
+  if (const auto deep = json_fields::nesting_beyond(text, kMaxNesting))
+    return Error::bad_input(fmt::format("arrays and objects nested more than {} deep; no report is: remove the "
+                                        "file, or run its job again",
+                                        kMaxNesting),
+                            place_in(text, *deep, origin));
+  json root = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (root.is_discarded())
+    return Error::bad_input(origin + " is not JSON: was its run stopped while writing it? Run its job again, " +
+                            "or remove the file");
+  return root;
+}
 
 bool is_report(const json& root) { return jf::text(root, "schema").starts_with("preflight.report/"); }
 

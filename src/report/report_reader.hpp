@@ -22,6 +22,10 @@ namespace preflight::report {
 // long message, is far below it.
 inline constexpr std::size_t kMaxReportBytes = std::size_t{64} << 20;
 
+// report.json's text as JSON; `origin` names the file in errors. Text that is not JSON, or that
+// nests arrays and objects more than kMaxNesting deep (util/input_bounds.hpp), is bad input.
+Result<nlohmann::json> parse_report_json(const std::string& text, const std::string& origin);
+
 // Whether the JSON says it is a Preflight report, of any version: its "schema" begins with
 // "preflight.report/". What collect skips in a folder when not.
 bool is_report(const nlohmann::json& root);

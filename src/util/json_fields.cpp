@@ -1,5 +1,7 @@
 #include "util/json_fields.hpp"
 
+#include "util/input_bounds.hpp"
+
 namespace preflight::json_fields {
 
 namespace {
@@ -44,6 +46,32 @@ std::vector<std::string> strings(const json& object, const char* key) {
   for (const json& item : list(object, key))
     if (item.is_string()) out.push_back(item.get<std::string>());
   return out;
+}
+
+std::optional<std::size_t> nesting_beyond(std::string_view text, int max_depth) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t at = 0; at < text.size(); ++at) {
+    const char c = text[at];
+    if (in_string) {
+      if (c == '\\')
+        ++at;  // past the escaped character, a quote among them
+      else
+        in_string = c != '"';
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) return at;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return std::nullopt;
+}
+
+json parse_bounded(std::string_view text) {
+  if (nesting_beyond(text, kMaxNesting)) return json(json::value_t::discarded);
+  return json::parse(text, nullptr, /*allow_exceptions=*/false);
 }
 
 }  // namespace preflight::json_fields

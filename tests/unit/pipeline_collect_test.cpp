@@ -72,6 +72,20 @@ TEST(PipelineCollect, ALinkIsNotFollowedAndABrokenFileIsBadInputNamingIt) {
       << broken.error().message;
 }
 
+TEST(PipelineCollect, AReportNestedFarTooDeepIsBadInputNamingItsLine) {
+  // What another run (or a stranger's job) left in a shared folder: 100,000 levels crashed collect.
+  testing::TempDir dir;
+  write(dir.path() / "tasks" / "1" / "report.json",
+        R"({"schema": "preflight.report/v1", "job": )" + std::string(100'000, '[') + std::string(100'000, ']') + "}");
+  auto collected = pipeline::collect_reports({dir.path() / "tasks"}, testing::shipped_policies());
+  ASSERT_FALSE(collected);
+  EXPECT_EQ(collected.error().kind, ErrorKind::BadInput);
+  EXPECT_EQ(collected.error().where.file, dir.path() / "tasks" / "1" / "report.json");
+  EXPECT_EQ(collected.error().where.line, 1);
+  EXPECT_NE(collected.error().message.find("nested more than 64 deep"), std::string::npos)
+      << collected.error().message;
+}
+
 TEST(PipelineCollect, AFileGivenMustBeAReportAndNoReportAtAllIsBadInput) {
   testing::TempDir dir;
   write(dir.path() / "one.json", report_json("mnist", "pass", 1).dump());

@@ -327,6 +327,15 @@ TEST(PlanPlanner, GpusAndExplicitArgumentsReachTheHarness) {
             nlohmann::json::parse(R"({"epochs": 3, "lr": 0.5, "resume": false, "arch": "resnet18"})"));
 }
 
+TEST(PlanPlanner, AnArgumentNestedFarTooDeepReachesTheHarnessAsText) {
+  // Read as JSON, 100,000 brackets crashed the planner (issue 30); as text the harness passes
+  // it on as the job wrote it.
+  const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
+  PlannedJob p("command: python main.py\ndryrun:\n  args: {arch: \"" + deep + "\"}\n");
+  ASSERT_TRUE(p.plan.ok()) << p.plan.error().str();
+  EXPECT_EQ(nlohmann::json::parse(p.env("PREFLIGHT_CLAMP_ARGS")), nlohmann::json({{"arch", deep}}));
+}
+
 TEST(PlanPlanner, NoGpusNoVirtualGpus) {
   PlannedJob p("command: python main.py\n");
   ASSERT_TRUE(p.plan.ok()) << p.plan.error().str();

@@ -64,5 +64,23 @@ TEST(ReportReader, FieldsOfAnotherTypeReadAsEmpty) {
   EXPECT_EQ(read->clamps.size(), 2u);
 }
 
+TEST(ReportReader, TextNestedDeeperThanTheBoundIsRefusedAtItsLine) {
+  // 100,000 levels crashed nlohmann::json's parser (SIGSEGV in collect and show).
+  const std::string deep = "{\"schema\": \"preflight.report/v1\",\n\"job\": " + std::string(100'000, '[') +
+                           std::string(100'000, ']') + "}";
+  auto parsed = report::parse_report_json(deep, "runs/a/report.json");
+  ASSERT_FALSE(parsed);
+  EXPECT_EQ(parsed.error().kind, ErrorKind::BadInput);
+  EXPECT_EQ(parsed.error().where.str(), "runs/a/report.json:2:71") << "the 64th [ is the 65th level";
+  EXPECT_NE(parsed.error().message.find("nested more than 64 deep"), std::string::npos);
+
+  auto cut = report::parse_report_json(R"({"schema": "preflight.rep)", "runs/b/report.json");
+  ASSERT_FALSE(cut);
+  EXPECT_NE(cut.error().message.find("runs/b/report.json is not JSON"), std::string::npos);
+  auto read = report::parse_report_json(report::to_json(sample_report()).dump(), "runs/c/report.json");
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_TRUE(report::is_report(*read));
+}
+
 }  // namespace
 }  // namespace preflight

@@ -42,5 +42,18 @@ TEST(UtilJsonFields, ADocumentThatIsNotAnObjectHasNoFields) {
   }
 }
 
+TEST(UtilJsonFields, NestingBeyondTheDepthIsFoundOutsideStrings) {
+  EXPECT_EQ(jf::nesting_beyond(R"({"a": [[1], {"b": [2]}]})", 4), std::nullopt);
+  EXPECT_EQ(jf::nesting_beyond(R"({"a": [[1], {"b": [2]}]})", 3), 18u) << "the [ of [2]";
+  // Brackets in strings, and quotes escaped in them, are text.
+  EXPECT_EQ(jf::nesting_beyond(R"(["[[[{{", "\"[[[", "\\"])", 1), std::nullopt);
+  EXPECT_EQ(jf::nesting_beyond(R"(["\\", [0]])", 1), 7u) << "a string ending in a backslash";
+  const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
+  EXPECT_EQ(jf::nesting_beyond(deep, 64), 64u);
+  EXPECT_TRUE(jf::parse_bounded(deep).is_discarded());
+  EXPECT_TRUE(jf::parse_bounded("{\"a\": ").is_discarded());
+  EXPECT_EQ(jf::parse_bounded(R"({"a": [1]})"), json::parse(R"({"a": [1]})"));
+}
+
 }  // namespace
 }  // namespace preflight

@@ -21,7 +21,6 @@ constexpr unsigned kNobody = 65534;
 constexpr std::uint64_t kMemoryBytes = 4ull << 30;
 constexpr int kPids = 256;
 constexpr std::chrono::minutes kTimeout{5};
-constexpr const char* kSeccompPolicy = "default";  // a container runtime's, as for most jobs
 
 constexpr const char* kDefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 constexpr int kMaxLinks = 40;  // as the kernel's limit on symlinks in one lookup
@@ -125,7 +124,7 @@ Result<PythonRun> ImagePython::run(const std::string& program, const std::string
   plan.limits.pids = kPids;
   plan.timeout = kTimeout;
   plan.harness = false;
-  auto seccomp = spec::load_seccomp_policy(kSeccompPolicy, spec::shipped_seccomp_dir());
+  auto seccomp = spec::load_seccomp_policy(spec::kFloorSeccompPolicy, spec::shipped_seccomp_dir());
   if (!seccomp) return std::move(seccomp).error();
   plan.seccomp = std::move(*seccomp);
   plan.stdin_file = dir / "input";

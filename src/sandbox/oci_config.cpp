@@ -60,27 +60,60 @@ json seccomp_architectures() {
 #endif
 }
 
-// The policy as runc takes it (runtime-spec "Seccomp"): every call allowed but the refused
-// ones. A rule on flags becomes one rule per flag, since a masked comparison tests all the
-// bits of its mask at once and a call is refused when any one of them is set.
+// A condition as runtime-spec argument tests, one list per filter rule: the rules of a call
+// are alternatives, while the tests of one rule must all hold, so "any bit" and "one of" become
+// one rule per bit or value, and "no bit" a single masked comparison with zero.
+std::vector<json> argument_tests(const spec::SeccompCondition& when) {
+  const auto masked = [&](std::uint64_t mask, std::uint64_t value) {
+    return json::array(
+        {{{"index", when.arg}, {"value", mask}, {"valueTwo", value}, {"op", "SCMP_CMP_MASKED_EQ"}}});
+  };
+  std::vector<json> alternatives;
+  switch (when.test) {
+    case spec::SeccompCondition::Test::AnyBit:
+      for (std::uint64_t bit = 1; bit != 0; bit <<= 1)
+        if ((when.mask & bit) != 0) alternatives.push_back(masked(bit, bit));
+      break;
+    case spec::SeccompCondition::Test::NoBit:
+      alternatives.push_back(masked(when.mask, 0));
+      break;
+    case spec::SeccompCondition::Test::OneOf:
+      for (const std::uint64_t value : when.values)
+        alternatives.push_back(json::array({{{"index", when.arg}, {"value", value}, {"op", "SCMP_CMP_EQ"}}}));
+      break;
+  }
+  return alternatives;
+}
+
+// The policy as runc takes it (runtime-spec "Seccomp"): an allow list whose other calls fail
+// with the policy's error, or every call allowed but the refused ones.
 json seccomp(const spec::SeccompPolicy& policy) {
   json syscalls = json::array();
   for (const spec::SeccompRule& rule : policy.rules) {
-    json refused = {{"names", rule.syscalls}, {"action", "SCMP_ACT_ERRNO"}, {"errnoRet", rule.errno_value}};
-    if (!rule.flags_arg) {
-      syscalls.push_back(refused);
+    json entry = {{"names", rule.syscalls}};
+    if (rule.allow) {
+      entry["action"] = "SCMP_ACT_ALLOW";
+    } else {
+      entry["action"] = "SCMP_ACT_ERRNO";
+      entry["errnoRet"] = rule.errno_value;
+    }
+    if (!rule.when) {
+      syscalls.push_back(entry);
       continue;
     }
-    for (std::uint64_t bit = 1; bit != 0; bit <<= 1) {
-      if ((rule.any_flag & bit) == 0) continue;
-      refused["args"] = json::array(
-          {{{"index", *rule.flags_arg}, {"value", bit}, {"valueTwo", bit}, {"op", "SCMP_CMP_MASKED_EQ"}}});
-      syscalls.push_back(refused);
+    for (json& tests : argument_tests(*rule.when)) {
+      entry["args"] = std::move(tests);
+      syscalls.push_back(entry);
     }
   }
-  return {{"defaultAction", "SCMP_ACT_ALLOW"},
-          {"architectures", seccomp_architectures()},
-          {"syscalls", syscalls}};
+  json filter = {{"defaultAction", "SCMP_ACT_ALLOW"},
+                 {"architectures", seccomp_architectures()},
+                 {"syscalls", syscalls}};
+  if (policy.otherwise_errno) {
+    filter["defaultAction"] = "SCMP_ACT_ERRNO";
+    filter["defaultErrnoRet"] = *policy.otherwise_errno;
+  }
+  return filter;
 }
 
 }  // namespace

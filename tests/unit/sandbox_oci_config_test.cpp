@@ -44,7 +44,9 @@ TEST(SandboxOciConfig, TheSeccompPolicyRefusesItsCallsWithItsErrorsAndAllowsTheR
   plan::RunPlan plan;
   EXPECT_FALSE(make_oci_config(plan, "/r", std::nullopt)["linux"].contains("seccomp"));
 
-  plan.seccomp.rules = {{{"unshare", "mount"}, 1, std::nullopt, 0}, {{"clone"}, 1, 0u, 0x30000000}};
+  using Test = spec::SeccompCondition::Test;
+  plan.seccomp.rules = {{{"unshare", "mount"}, false, 1, std::nullopt},
+                        {{"clone"}, false, 1, spec::SeccompCondition{0, Test::AnyBit, 0x30000000, {}}}};
   const auto seccomp = make_oci_config(plan, "/r", std::nullopt)["linux"]["seccomp"];
   EXPECT_EQ(seccomp["defaultAction"], "SCMP_ACT_ALLOW");
   EXPECT_FALSE(seccomp["architectures"].empty());
@@ -64,6 +66,35 @@ TEST(SandboxOciConfig, TheSeccompPolicyRefusesItsCallsWithItsErrorsAndAllowsTheR
     EXPECT_EQ(rules[i]["args"][0]["value"], bit);
     EXPECT_EQ(rules[i]["args"][0]["valueTwo"], bit);
   }
+}
+
+TEST(SandboxOciConfig, AnAllowListRefusesTheOtherCallsWithItsError) {
+  using Test = spec::SeccompCondition::Test;
+  plan::RunPlan plan;
+  plan.seccomp.otherwise_errno = 1;
+  plan.seccomp.rules = {{{"read", "write"}, true, 1, std::nullopt},
+                        {{"clone"}, true, 1, spec::SeccompCondition{0, Test::NoBit, 0x7E020000, {}}},
+                        {{"socket"}, true, 1, spec::SeccompCondition{0, Test::OneOf, 0, {1, 2}}},
+                        {{"clone3"}, false, 38, std::nullopt}};
+  const auto seccomp = make_oci_config(plan, "/r", std::nullopt)["linux"]["seccomp"];
+  EXPECT_EQ(seccomp["defaultAction"], "SCMP_ACT_ERRNO");
+  EXPECT_EQ(seccomp["defaultErrnoRet"], 1);
+  const auto& rules = seccomp["syscalls"];
+  ASSERT_EQ(rules.size(), 5u);
+  EXPECT_EQ(rules[0]["action"], "SCMP_ACT_ALLOW");
+  EXPECT_FALSE(rules[0].contains("errnoRet"));
+  // No namespace flag: one comparison of the masked argument with zero.
+  EXPECT_EQ(rules[1]["args"],
+            nlohmann::json::parse(
+                R"([{"index": 0, "value": 2114060288, "valueTwo": 0, "op": "SCMP_CMP_MASKED_EQ"}])"));
+  // One of the families: a rule per value, since the rules of a call are alternatives.
+  for (int i : {2, 3}) {
+    EXPECT_EQ(rules[i]["names"], nlohmann::json({"socket"}));
+    EXPECT_EQ(rules[i]["args"][0]["op"], "SCMP_CMP_EQ");
+    EXPECT_EQ(rules[i]["args"][0]["value"], i - 1);
+  }
+  EXPECT_EQ(rules[4]["action"], "SCMP_ACT_ERRNO");
+  EXPECT_EQ(rules[4]["errnoRet"], 38);
 }
 
 }  // namespace

@@ -23,27 +23,39 @@ const SeccompRule* rule_for(const SeccompPolicy& policy, const std::string& sysc
   return nullptr;
 }
 
-TEST(SpecSeccomp, TheDefaultPolicyRefusesWhatContainerRuntimesRefuse) {
+TEST(SpecSeccomp, TheDefaultPolicyAllowsAListAndRefusesTheRest) {
   auto policy = load_seccomp_policy("default", shipped());
   ASSERT_TRUE(policy.ok()) << policy.error().str();
-  for (const char* call : {"unshare", "setns", "mount", "umount2", "pivot_root", "keyctl", "add_key", "bpf",
-                           "perf_event_open", "userfaultfd", "init_module", "kexec_load", "open_by_handle_at",
-                           "clock_settime", "reboot", "swapon", "fsopen"}) {
+  EXPECT_EQ(policy->otherwise_errno, EPERM);
+  // What every job needs is allowed whatever its arguments.
+  for (const char* call : {"fork", "vfork", "execve", "mmap", "openat", "futex", "ptrace", "statx"}) {
     const SeccompRule* rule = rule_for(*policy, call);
     ASSERT_NE(rule, nullptr) << call;
-    EXPECT_EQ(rule->errno_value, EPERM) << call;
-    EXPECT_FALSE(rule->flags_arg) << call;
+    EXPECT_TRUE(rule->allow) << call;
+    EXPECT_FALSE(rule->when) << call;
   }
-  // clone only with a namespace flag; clone3, whose flags a filter cannot read, as missing.
+  // What container runtimes refuse is in no rule: it gets the policy's EPERM.
+  for (const char* call :
+       {"unshare", "setns", "mount", "umount2", "pivot_root", "chroot", "keyctl", "add_key", "bpf",
+        "perf_event_open", "userfaultfd", "io_uring_setup", "init_module", "kexec_load", "open_by_handle_at",
+        "clock_settime", "reboot", "swapon", "fsopen"})
+    EXPECT_EQ(rule_for(*policy, call), nullptr) << call;
+  // clone only without a namespace flag; socket by family; clone3, whose flags a filter
+  // cannot read, as missing.
   const SeccompRule* clone = rule_for(*policy, "clone");
   ASSERT_NE(clone, nullptr);
-  EXPECT_EQ(clone->flags_arg, 0u);
-  EXPECT_EQ(clone->any_flag, 0x7E020000u);
+  ASSERT_TRUE(clone->when);
+  EXPECT_EQ(clone->when->test, SeccompCondition::Test::NoBit);
+  EXPECT_EQ(clone->when->mask, 0x7E020000u);
+  const SeccompRule* socket = rule_for(*policy, "socket");
+  ASSERT_NE(socket, nullptr);
+  ASSERT_TRUE(socket->when);
+  EXPECT_EQ(socket->when->test, SeccompCondition::Test::OneOf);
+  EXPECT_EQ(std::count(socket->when->values.begin(), socket->when->values.end(), 40u), 0);  // AF_VSOCK
+  EXPECT_EQ(std::count(socket->when->values.begin(), socket->when->values.end(), 2u), 1);   // AF_INET
   ASSERT_NE(rule_for(*policy, "clone3"), nullptr);
+  EXPECT_FALSE(rule_for(*policy, "clone3")->allow);
   EXPECT_EQ(rule_for(*policy, "clone3")->errno_value, ENOSYS);
-  // What every job needs is never listed.
-  for (const char* call : {"fork", "vfork", "execve", "mmap", "openat", "futex", "ptrace", "chroot"})
-    EXPECT_EQ(rule_for(*policy, call), nullptr) << call;
 }
 
 TEST(SpecSeccomp, UnconfinedLeavesNamespacesToTheJob) {
@@ -106,24 +118,42 @@ TEST(SpecSeccomp, APolicyFilesMistakesAreErrorsAtTheirPlace) {
   expect_error(
       load("deny:\n  - {syscalls: [mount], errno: EPERN}\n"), 2, 32,
       "deny[0].errno: unknown error \"EPERN\"; did you mean \"EPERM\"? (one of EPERM, EACCES, ENOSYS)");
-  expect_error(load("deny:\n  - {syscalls: [clone], flags: {arg: 6, any_of: 1}}\n"), 2, 38,
-               "deny[0].flags.arg: expected an argument's index, 0 to 5");
-  expect_error(load("deny:\n  - {syscalls: [clone], flags: {arg: 0, any_of: 0xZZ}}\n"), 2, 49,
-               "deny[0].flags.any_of: expected a number such as 2 or 0x10000000, got \"0xZZ\"");
-  expect_error(load("deny:\n  - {syscalls: [clone], flags: {arg: 0}}\n"), 2, 32,
-               "deny[0].flags: give the argument's index and the flags: {arg: 0, any_of: 0x10000000}");
+  expect_error(load("deny:\n  - {syscalls: [clone], when: {arg: 6, any_of: 1}}\n"), 2, 37,
+               "deny[0].when.arg: expected an argument's index, 0 to 5");
+  expect_error(load("deny:\n  - {syscalls: [clone], when: {arg: 0, any_of: 0xZZ}}\n"), 2, 48,
+               "deny[0].when.any_of: expected a number such as 2 or 0x10000000, got \"0xZZ\"");
+  expect_error(load("deny:\n  - {syscalls: [clone], when: {arg: 0}}\n"), 2, 31,
+               "deny[0].when: give the argument's index and one test: {arg: 0, any_of: 0x10000000}, none_of: "
+               "or one_of: [...]");
+  expect_error(load("deny:\n  - {syscalls: [clone], when: {arg: 0, any_of: 1, none_of: 2}}\n"), 2, 31,
+               "deny[0].when: give the argument's index and one test: {arg: 0, any_of: 0x10000000}, none_of: "
+               "or one_of: [...]");
   expect_error(load("deny:\n  - {errno: EPERM}\n"), 2, 5,
                "deny[0]: name the system calls it refuses: syscalls: [...]");
   expect_error(load("deny:\n  - {syscalls: [\"mount; rm\"]}\n"), 2, 16,
                "deny[0].syscalls: \"mount; rm\" is not a system call's name");
   expect_error(load("deny: {mount: 1}\n"), 1, 7, "deny: expected a list of rules, got a map");
-  expect_error(load("allow: [read]\n"), 1, 1, "unknown key \"allow\" (valid keys: description, deny)");
+  expect_error(load("allows: [read]\n"), 1, 1, "unknown key \"allows\"; did you mean \"allow\"?");
+  // An allowed call returns no error, and allowing means something only in an allow list.
+  expect_error(load("otherwise: EPERM\nallow:\n  - {syscalls: [read], errno: EPERM}\n"), 3, 24,
+               "unknown key \"errno\" in allow[0] (valid keys: syscalls, when)");
+  expect_error(load("allow:\n  - {syscalls: [read]}\n"), 2, 3,
+               "allow: an allow list refuses the other calls: add otherwise: EPERM");
+  expect_error(load("otherwise: EPERM\nallow:\n  - {syscalls: [socket], when: {arg: 0, one_of: []}}\n"), 3,
+               49, "allow[0].when.one_of: list at least one value");
 
-  auto policy = load("deny:\n  - {syscalls: [clone], flags: {arg: 0, any_of: 0x30000000}, errno: EACCES}\n");
+  auto policy = load("deny:\n  - {syscalls: [clone], when: {arg: 0, any_of: 0x30000000}, errno: EACCES}\n");
   ASSERT_TRUE(policy.ok()) << policy.error().str();
   ASSERT_EQ(policy->rules.size(), 1u);
-  EXPECT_EQ(policy->rules[0].any_flag, 0x30000000u);
+  EXPECT_EQ(policy->rules[0].when->mask, 0x30000000u);
   EXPECT_EQ(policy->rules[0].errno_value, EACCES);
+  EXPECT_FALSE(policy->otherwise_errno);
+  auto allowed =
+      load("otherwise: ENOSYS\nallow:\n  - {syscalls: [socket], when: {arg: 0, one_of: [1, 0x2]}}\n");
+  ASSERT_TRUE(allowed.ok()) << allowed.error().str();
+  EXPECT_EQ(allowed->otherwise_errno, ENOSYS);
+  EXPECT_TRUE(allowed->rules[0].allow);
+  EXPECT_EQ(allowed->rules[0].when->values, (std::vector<std::uint64_t>{1, 2}));
 }
 
 }  // namespace

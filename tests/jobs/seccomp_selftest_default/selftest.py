@@ -11,9 +11,10 @@ libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
 
 # x86-64 system call numbers (asm/unistd_64.h).
-CLONE, UNSHARE, KEYCTL, BPF, USERFAULTFD, IO_URING_SETUP, CLONE3, GET_MEMPOLICY = (
-    56, 272, 250, 321, 323, 425, 435, 239)
+CLONE, UNSHARE, KEYCTL, BPF, USERFAULTFD, IO_URING_SETUP, CLONE3, GET_MEMPOLICY, SOCKET, CHROOT = (
+    56, 272, 250, 321, 323, 425, 435, 239, 41, 161)
 CLONE_NEWUSER, SIGCHLD = 0x10000000, 17
+AF_VSOCK, SOCK_STREAM = 40, 1
 KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING = 0, -3
 UFFD_USER_MODE_ONLY = 1
 
@@ -38,6 +39,18 @@ def io_uring():
     return call(IO_URING_SETUP, 1, ctypes.addressof(params))
 
 
+def vsock():
+    fd, error = call(SOCKET, AF_VSOCK, SOCK_STREAM, 0)
+    if fd >= 0:
+        os.close(fd)
+    return fd, error
+
+
+def chroot():
+    root = ctypes.create_string_buffer(b"/")
+    return call(CHROOT, ctypes.addressof(root))
+
+
 def get_mempolicy():
     mode = ctypes.c_int()
     return call(GET_MEMPOLICY, ctypes.addressof(mode), 0, 0, 0, 0)
@@ -51,13 +64,16 @@ CALLS = {
     "io_uring_setup": io_uring,
     "get_mempolicy": get_mempolicy,
     "clone3": lambda: call(CLONE3, 0, 0),
+    "socket(AF_VSOCK)": vsock,
+    "chroot": chroot,
     "unshare(CLONE_NEWUSER)": lambda: call(UNSHARE, CLONE_NEWUSER),
 }
 
 # What each policy answers: EPERM or ENOSYS, or None for "not refused" (the call reaches the
 # kernel, whose own answer does not matter here). Unconfined, the calls a host's own settings
 # may refuse an ordinary user with EPERM (user namespaces, userfaultfd, io_uring) are not
-# checked.
+# checked, nor are AF_VSOCK (the host may lack the module) and chroot (no capability refuses it
+# there too).
 EXPECTED = {
     "default": {name: errno.EPERM for name in CALLS} | {"clone3": errno.ENOSYS},
     "unconfined": {"keyctl(KEYCTL_GET_KEYRING_ID)": None, "get_mempolicy": None, "clone3": None},

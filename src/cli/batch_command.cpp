@@ -22,6 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct BatchArgs : ReadArgs {
+  SandboxArgs sandbox;
   std::vector<std::string> jobs;
   std::string platform, image, shard, reports, timeout;
   int parallel = 0;
@@ -69,6 +70,7 @@ int batch(BatchArgs& args) {
     return report_error(checked.error());
   auto read = read_options(args);
   if (!read) return report_error(read.error());
+  if (auto seccomp = sandbox_seccomp(args.sandbox); !seccomp) return report_error(seccomp.error());
   if (jobs->empty()) {
     // A CI matrix with more runners than jobs: this one has nothing to check.
     std::cout << "no job falls in shard " << args.shard << ": nothing to run\n";
@@ -94,6 +96,7 @@ int batch(BatchArgs& args) {
   if (args.steps > 0) pass_on("--steps", std::to_string(args.steps));
   if (args.strict) plan.run_args.emplace_back("--strict");
   for (std::string& arg : read_arguments(*read)) plan.run_args.push_back(std::move(arg));
+  for (std::string& arg : sandbox_arguments(args.sandbox)) plan.run_args.push_back(std::move(arg));
 
   auto progress = report::progress_on_stderr(args.quiet);
   // A line to keep: printed above the status line on a terminal, logged elsewhere.
@@ -170,6 +173,7 @@ Command batch_command() {
             app.add_option("--timeout", args->timeout, "stop each dry run after DURATION (e.g. 90s, 10m)");
             app.add_flag("--strict", args->strict,
                          "treat the static checks' predictions as errors unless the dry run refutes them");
+            add_sandbox_options(app, args->sandbox);
             app.add_flag("-q,--quiet", args->quiet, "show no progress");
             add_batch_outputs(app, args->outputs);
             return [args] { return batch(*args); };

@@ -14,6 +14,7 @@
 #include "formats/job_formats.hpp"
 #include "report/batch_report.hpp"
 #include "report/report.hpp"
+#include "spec/seccomp_policy.hpp"
 #include "util/error.hpp"
 
 namespace preflight::cli {
@@ -98,5 +99,17 @@ std::filesystem::path github_workspace();
 // The JUnit XML and SARIF files (each when its name is not empty) of one report or many.
 Status write_ci_files(std::span<const report::Report> reports, const std::string& junit,
                       const std::string& sarif, const std::filesystem::path& workspace);
+
+// How the user lowers the sandbox's floor for a run (docs/security.md "The sandbox floor"):
+// --network and --seccomp NAME, on run and on the commands that pass them on to it.
+struct SandboxArgs {
+  bool network = false;
+  std::string seccomp;
+};
+void add_sandbox_options(CLI::App& app, SandboxArgs& args);
+// --seccomp's shipped policy, loaded (an unknown name is bad usage); none when not given.
+Result<std::optional<spec::SeccompPolicy>> sandbox_seccomp(const SandboxArgs& args);
+// The same options as arguments of `preflight run` in another process (batch, export slurm).
+std::vector<std::string> sandbox_arguments(const SandboxArgs& args);
 
 }  // namespace preflight::cli

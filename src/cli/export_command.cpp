@@ -28,6 +28,7 @@ struct ExportArgs : ReadArgs {
 };
 
 struct SlurmArgs : ExportArgs {
+  SandboxArgs sandbox;
   std::string shared;
   int parallel = pipeline::kDefaultSlurmParallel;
 };
@@ -91,6 +92,8 @@ int export_slurm(SlurmArgs& args) {
   batch.platform = args.platform;
   batch.image = args.image;
   batch.read_args = read_arguments(*read);
+  if (auto seccomp = sandbox_seccomp(args.sandbox); !seccomp) return report_error(seccomp.error());
+  batch.sandbox_args = sandbox_arguments(args.sandbox);
   batch.parallel = args.parallel;
   auto files = pipeline::export_slurm(batch);
   if (!files) return report_error(files.error());
@@ -188,6 +191,7 @@ Command export_command() {
             ->capture_default_str();
         slurm->add_option("--shared", slurm_args->shared,
                           "a folder every node sees: the tasks' cache is its cache/ folder");
+        add_sandbox_options(*slurm, slurm_args->sandbox);
         auto k8s_args = std::make_shared<K8sArgs>();
         CLI::App* k8s = app.add_subcommand(
             "k8s",

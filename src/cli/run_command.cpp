@@ -17,6 +17,7 @@ namespace preflight::cli {
 namespace {
 
 struct RunArgs : JobOptions {
+  SandboxArgs sandbox;
   std::string timeout;
   int steps = 0;
   bool quiet = false;
@@ -45,6 +46,10 @@ int run(const RunArgs& args) {
     for (char** entry = environ; *entry; ++entry) environment.emplace_back(*entry);
     options.image_config = sandbox::pod_image_config(environment);
   }
+  auto seccomp = sandbox_seccomp(args.sandbox);
+  if (!seccomp) return report_error(seccomp.error());
+  options.seccomp = std::move(*seccomp);
+  options.network = args.sandbox.network;
   if (args.steps > 0) options.steps = args.steps;
   options.harness = !args.no_harness;
   options.stop_on_static = !args.run_anyway;
@@ -99,6 +104,9 @@ Command run_command() {
                 "--in-pod", args->in_pod,
                 "run in this Kubernetes pod, on its own image and as its user, instead of in a container "
                 "(docs/scale-out.md \"Kubernetes\")");
+            add_sandbox_options(app, args->sandbox);
+            // In a pod the sandbox is the pod's (its NetworkPolicy and RuntimeDefault seccomp).
+            app.get_option("--in-pod")->excludes("--network")->excludes("--seccomp");
             app.add_flag(
                    "--stage", args->stage,
                    "with --in-pod: only fill the places the platform gives the job read-only, as the pod's "

@@ -57,7 +57,7 @@ struct PlatformFacts {
   std::uint64_t shm_bytes = 0;     // size of /dev/shm
   std::uint64_t memory_bytes = 0;  // memory limit, 0: none
   std::uint64_t disk_bytes = 0;    // disk quota (limits.disk), 0: none
-  std::string seccomp;             // the profile's seccomp policy, e.g. "default"
+  std::string seccomp;             // the run's seccomp policy, e.g. "default"
   int gpus = 0;                    // per node, as the job asked
   int nodes = 1;
   std::string gpu_name;  // the profile's GPU model

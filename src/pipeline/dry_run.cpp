@@ -196,6 +196,14 @@ Result<plan::RunPlan> plan_run(const JobContext& context, const DryRunOptions& o
   plan_context.timeout_override = options.timeout;
   plan_context.harness = options.harness;
   plan_context.watched = watched_lines(static_results);
+  plan_context.sandbox.network = options.network;
+  if (options.seccomp) {
+    plan_context.sandbox.seccomp = *options.seccomp;
+  } else {
+    auto floor = spec::load_seccomp_policy(spec::kFloorSeccompPolicy, spec::shipped_seccomp_dir());
+    if (!floor) return std::move(floor).error();
+    plan_context.sandbox.seccomp = std::move(*floor);
+  }
   return plan::make_plan(context.job, context.profile, context.image.config, plan_context);
 }
 

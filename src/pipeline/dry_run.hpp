@@ -28,6 +28,9 @@ struct DryRunOptions {
   bool stop_on_static = true;      // a certain static error ends the run before the container starts
   bool strict = false;             // --strict: predictions the dry run did not refute stay errors
   std::filesystem::path runs_dir;  // where run folders go; empty: the cache's runs/
+  // Only the user lowers the sandbox's floor (docs/security.md "The sandbox floor").
+  bool network = false;                        // --network
+  std::optional<spec::SeccompPolicy> seccomp;  // --seccomp NAME; none: the floor, "default"
   // Replaces the image's configuration: a run in a pod (--in-pod) knows its image by the
   // environment the pod was given.
   std::optional<image::ImageConfig> image_config;

@@ -67,6 +67,7 @@ std::string run_arguments(const SlurmExport& batch) {
   if (!batch.platform.empty()) args += " --platform " + quote_shell_word(batch.platform);
   if (!batch.image.empty()) args += " --image " + quote_shell_word(batch.image);
   for (const std::string& arg : batch.read_args) args += " " + quote_shell_word(arg);
+  for (const std::string& arg : batch.sandbox_args) args += " " + quote_shell_word(arg);
   return args;
 }
 

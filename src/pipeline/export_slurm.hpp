@@ -27,6 +27,7 @@ struct SlurmExport {
   std::filesystem::path shared;             // when not empty, the tasks' cache is shared/cache
   std::string platform, image;              // each run's --platform and --image, when not empty
   std::vector<std::string> read_args;       // and its --as, --code and --map, paths absolute
+  std::vector<std::string> sandbox_args;    // and --network, --seccomp NAME, the user's
   int parallel = 4;                         // tasks at once (the array's %P), clamped to the jobs
 };
 

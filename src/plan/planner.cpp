@@ -236,8 +236,9 @@ class Planner {
     plan_.run_dir = context_.run_dir;
     plan_.limits = profile_.limits;
     if (job_.shm_bytes) plan_.limits.shm_bytes = *job_.shm_bytes;
-    plan_.network = profile_.network;
-    plan_.seccomp = profile_.seccomp;
+    plan_.network = context_.sandbox.network;
+    plan_.seccomp = context_.sandbox.seccomp;
+    plan_.notes = sandbox_notes(profile_, context_.sandbox);
     plan_.steps = context_.steps_override.value_or(job_.dryrun.steps);
     plan_.timeout = context_.timeout_override.value_or(job_.dryrun.timeout);
     plan_.harness = context_.harness;
@@ -487,7 +488,7 @@ class Planner {
     facts.user = profile_.user.name + " (uid " + std::to_string(profile_.user.uid) + ")";
     facts.uid = profile_.user.uid;
     facts.home = profile_.user.home;
-    facts.seccomp = profile_.seccomp.name;
+    facts.seccomp = plan_.seccomp.name;  // the policy that refuses a call, for the hint
     facts.shm_bytes = plan_.limits.shm_bytes;
     facts.memory_bytes = plan_.limits.memory_bytes;
     facts.disk_bytes = plan_.limits.disk_bytes;

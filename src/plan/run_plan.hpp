@@ -13,6 +13,7 @@
 #include "image/image_store.hpp"
 #include "model/run_evidence.hpp"
 #include "model/run_layout.hpp"
+#include "plan/sandbox_floor.hpp"
 #include "spec/job_spec.hpp"
 #include "spec/platform_profile.hpp"
 #include "util/error.hpp"
@@ -84,8 +85,8 @@ struct RunPlan {
   std::vector<PlannedFile> files;
   std::vector<UserDir> user_dirs;
   spec::ResourceLimits limits;
-  bool network = false;
-  spec::SeccompPolicy seccomp;  // no rules: no filter (a plan made by hand, in a test)
+  bool network = false;         // the host's: only when the user passed --network
+  spec::SeccompPolicy seccomp;  // the floor or --seccomp's; no rules: no filter (a plan made in a test)
   int steps = 2;
   std::chrono::milliseconds timeout{600000};
   bool harness = true;               // the harness is injected: on timeout it is asked for its stacks first
@@ -107,6 +108,8 @@ struct PlanContext {
   // Lines of the job's Python files that static predictions are about, relative to the code
   // folder: the harness says which of them run (docs/harness.md "Watched lines").
   std::vector<SourceLocation> watched;
+  // The sandbox: the floor, or what the user lowered it to; never the profile's (plan/sandbox_floor.hpp).
+  SandboxFloor sandbox;
 };
 
 Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile& profile,

@@ -63,6 +63,7 @@ Status read_field(const YamlDoc& doc, const YamlField& field, PlatformProfile& p
     auto value = doc.boolean(field);
     if (!value) return std::move(value).error();
     profile.network = *value;
+    profile.network_at = doc.at(field);
   } else if (field.key == "seccomp") {
     auto value = doc.string(field);
     if (!value) return std::move(value).error();
@@ -70,6 +71,7 @@ Status read_field(const YamlDoc& doc, const YamlField& field, PlatformProfile& p
     if (!policy && !policy.error().where.known()) return doc.error(field, policy.error().message);
     if (!policy) return std::move(policy).error();
     profile.seccomp = std::move(*policy);
+    profile.seccomp_at = doc.at(field);
   } else if (field.key == "user") {
     return read_user(doc, field, profile.user);
   } else if (field.key == "mounts") {

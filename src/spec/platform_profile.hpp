@@ -84,8 +84,11 @@ struct PlatformProfile {
   std::string hostname;  // a template; empty: NAME-worker-0
   PlatformUser user;
   MountLayout mounts;
+  // The platform's facts, never grants: a run keeps the sandbox's floor whatever they say
+  // (docs/security.md "The sandbox floor"); where they are written, for the report's notes.
   bool network = false;
   SeccompPolicy seccomp;  // `seccomp: NAME` of policies/seccomp; "default" when not given
+  SourceLocation network_at, seccomp_at;
   ResourceLimits limits;
   GpuModel gpu;
   std::vector<EnvTemplate> environment;         // exported to every job

@@ -1,0 +1,40 @@
+#include "plan/sandbox_floor.hpp"
+
+#include <fmt/format.h>
+
+namespace preflight::plan {
+namespace {
+
+// "FILE:LINE: " where the profile says it, or nothing for a profile made in memory.
+std::string at(const SourceLocation& where) { return where.known() ? where.str() + ": " : ""; }
+
+}  // namespace
+
+std::vector<std::string> sandbox_notes(const spec::PlatformProfile& profile, const SandboxFloor& sandbox) {
+  std::vector<std::string> notes;
+  if (sandbox.network)
+    notes.push_back(
+        "the job had the host's network (--network): it could reach this machine's own services and "
+        "beyond; without the flag it has none");
+  else if (profile.network)
+    notes.push_back(fmt::format(
+        "{}{}'s nodes have network; the dry run has none: pass --network to grant it (what the job "
+        "downloads there fails here)",
+        at(profile.network_at), profile.name));
+  const std::string run = sandbox.seccomp.name;
+  if (run.empty()) return notes;  // a plan that runs nothing (the static checks', an export's)
+  if (run != spec::kFloorSeccompPolicy)
+    notes.push_back(fmt::format(
+        "the job ran under seccomp policy \"{0}\" (--seccomp {0}, policies/seccomp/{0}.yaml) instead of the "
+        "floor, \"{1}\": it could make calls that Docker's default profile refuses",
+        run, spec::kFloorSeccompPolicy));
+  else if (profile.seccomp.name != run)
+    notes.push_back(fmt::format(
+        "{0}{1} runs its jobs under seccomp policy \"{2}\"; the dry run keeps the floor, \"{3}\", which "
+        "refuses namespaces, mounts, kernel keyrings and io_uring: a call {1} allows may fail here. Pass "
+        "--seccomp {2} to emulate it",
+        at(profile.seccomp_at), profile.name, profile.seccomp.name, run));
+  return notes;
+}
+
+}  // namespace preflight::plan

@@ -357,7 +357,7 @@ Result<report::Report> dry_run_loaded(const JobContext& context, const DryRunOpt
   // Runs cut short (a SIGKILLed Preflight) are reaped first; the newest runs are kept for a
   // look at their outputs and events (docs/security.md "Crash-safe lifecycle"), this one among
   // them, as the cache's bound and the disk's floor allow.
-  const auto room = make_room_for_run(image::default_cache_dir(), runs_dir, kKeptRuns - 1, console.progress);
+  const auto room = make_room_for_run(runs_dir, kKeptRuns - 1, console.progress);
   if (!room) return room.error();
   auto folder = sandbox::RunFolder::create_new(runs_dir, [&] { return make_job_id(context.job.name); });
   if (!folder) return std::move(folder).error();

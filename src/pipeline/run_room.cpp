@@ -55,14 +55,14 @@ std::uint64_t room_wanted(const CacheRoom& room) {
   return std::max(over, room.floor > room.free ? room.floor - room.free : 0);
 }
 
-Status make_room_for_run(const fs::path& cache_dir, const fs::path& runs_dir, std::size_t kept_runs,
+Status make_room_for_run(const fs::path& runs_dir, std::size_t kept_runs,
                          const std::function<void(const std::string&)>& progress) {
   sandbox::reap_abandoned(runs_dir, kept_runs);
   auto limit = image::cache_limit();
   if (!limit) return std::move(limit).error();
   std::error_code ec;
   fs::create_directories(runs_dir, ec);  // for its disk to be measured
-  const image::RootfsCache images(cache_dir);
+  const image::RootfsCache images(runs_dir.parent_path());
   const CacheRoom room = measure(images, runs_dir, *limit);
   if (const std::uint64_t wanted = room_wanted(room)) free_room(images, runs_dir, room, wanted, progress);
   const sandbox::DiskSpace disk = sandbox::disk_space(runs_dir);

@@ -28,10 +28,12 @@ struct CacheRoom {
 // floor, whichever is more.
 std::uint64_t room_wanted(const CacheRoom& room);
 
-// Reaps runs cut short and prunes finished ones to the newest `kept_runs` (sandbox::
-// reap_abandoned), then frees what room_wanted asks, each removal told to `progress`. An error
-// (exit 3) naming `runs_dir` and what to do when its disk still has less than its floor free.
-Status make_room_for_run(const std::filesystem::path& cache_dir, const std::filesystem::path& runs_dir,
-                         std::size_t kept_runs, const std::function<void(const std::string&)>& progress);
+// For a run in `runs_dir`, the cache's runs/ folder (its parent is the cache, whose unpacked
+// images count too): reaps runs cut short and prunes finished ones to the newest `kept_runs`
+// (sandbox::reap_abandoned), then frees what room_wanted asks, each removal told to
+// `progress`. An error (exit 3) naming `runs_dir` and what to do when its disk still has less
+// than its floor free.
+Status make_room_for_run(const std::filesystem::path& runs_dir, std::size_t kept_runs,
+                         const std::function<void(const std::string&)>& progress);
 
 }  // namespace preflight::pipeline

@@ -171,43 +171,36 @@ RunsPruned prune_runs(const fs::path& parent, std::uint64_t wanted) {
   RunsPruned pruned;
   if (wanted == 0) return pruned;
   struct Finished {
-    fs::file_time_type time;
-    fs::path dir;
-    UniqueFd lock;              // held while it is pruned: no other Preflight takes it meanwhile
+    Abandoned run;
     std::uint64_t written = 0;  // by a run Preflight stopped, else 0
   };
+  std::size_t held = 0;
   std::vector<Finished> finished;
   const std::vector<std::string> mounted = mounts_in(parent);  // what would not go
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(parent, ec)) {
-    struct stat st {};
-    const std::string dir = entry.path().string();
-    if (entry.path().filename().string().starts_with(".")) continue;  // being made (RunFolder::create)
-    if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()) continue;
+  for (Abandoned& run : find_abandoned(parent, held)) {
+    const std::string dir = run.dir.string();
     if (std::any_of(mounted.begin(), mounted.end(), [&](auto& point) { return is_under(point, dir); }))
       continue;  // never delete through a mount
-    const auto changed = entry.last_write_time(ec);
-    UniqueFd lock;
-    if (!owner_gone(entry.path(), changed, lock)) continue;
-    const model::RunLayout layout(entry.path());
+    const model::RunLayout layout(run.dir);
+    std::error_code ec;
     const bool stopped = fs::exists(layout.stopped(), ec);
-    finished.push_back({changed, entry.path(), std::move(lock),
-                        stopped ? disk_used(layout.kept_writes(), kDiskWalkEntries) : 0});
+    finished.push_back({std::move(run), stopped ? disk_used(layout.kept_writes(), kDiskWalkEntries) : 0});
   }
   // What stopped runs wrote, largest first: a job stopped for filling the disk holds the most.
   std::sort(finished.begin(), finished.end(), [](auto& a, auto& b) { return a.written > b.written; });
+  std::error_code ec;
   for (Finished& f : finished) {
     if (pruned.bytes >= wanted || f.written == 0) break;
-    for (const auto& written : model::RunLayout(f.dir).kept_writes()) fs::remove_all(written, ec);
+    for (const auto& written : model::RunLayout(f.run.dir).kept_writes()) fs::remove_all(written, ec);
     pruned.bytes += std::exchange(f.written, 0);
     ++pruned.outputs;
   }
   // Then whole folders, oldest first.
-  std::sort(finished.begin(), finished.end(), [](auto& a, auto& b) { return a.time < b.time; });
+  std::sort(finished.begin(), finished.end(), [](auto& a, auto& b) { return a.run.time < b.run.time; });
   for (const Finished& f : finished) {
     if (pruned.bytes >= wanted) break;
-    const std::uint64_t bytes = disk_used({f.dir}, kDiskWalkEntries);
-    if (fs::remove_all(f.dir, ec); ec) continue;
+    const std::uint64_t bytes = disk_used({f.run.dir}, kDiskWalkEntries);
+    if (fs::remove_all(f.run.dir, ec); ec) continue;
     pruned.bytes += bytes;
     ++pruned.folders;
   }

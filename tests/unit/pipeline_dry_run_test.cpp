@@ -2,6 +2,7 @@
 // error, the launcher's setup marker, the harness's events of a failed stage, an interrupted
 // run and the files a job leaves behind. The real runtime is the integration tests' business.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <csignal>
 #include <fstream>
@@ -209,6 +210,29 @@ TEST_F(DryRunTest, FilesWrittenOutsideTheOutputsAreReported) {
   EXPECT_EQ(lost->category, "Output Lost");
   EXPECT_NE(lost->message.find("/results/model.pt (4.0 KiB)"), std::string::npos) << lost->message;
   EXPECT_NE(lost->hint.find("${{outputs.model}}"), std::string::npos) << lost->hint;
+}
+
+TEST_F(DryRunTest, WhatTheJobKeepsLosesSetIdBitsAndSpecialFilesInAFolderOfTheUsersOwn) {
+  runtime.leave = [](const model::RunLayout& run) {
+    fs::create_directories(run.output("o"));
+    std::ofstream(run.output("o") / "rootsh") << "#!/bin/sh\n";
+    ::chmod((run.output("o") / "rootsh").c_str(), 04755);
+    ::mkfifo((run.output("o") / "fifo").c_str(), 0644);
+  };
+  auto report = run("name: t\ncommand: echo training\noutputs:\n  o: {}\n");
+  ASSERT_TRUE(report) << report.error().message;
+  EXPECT_EQ(fs::status(layout().output("o") / "rootsh").permissions(), static_cast<fs::perms>(0755));
+  EXPECT_FALSE(fs::exists(fs::symlink_status(layout().output("o") / "fifo")));
+  EXPECT_EQ(fs::status(layout().dir()).permissions(), fs::perms::owner_all);
+  EXPECT_FALSE(fs::exists(layout().stopped()));
+}
+
+TEST_F(DryRunTest, ARunPreflightStoppedIsMarkedForWhatItWroteToBePrunedFirst) {
+  runtime.exit.timed_out = true;
+  runtime.exit.exit_code = 137;
+  auto report = run("name: t\ncommand: echo training\n");
+  ASSERT_TRUE(report) << report.error().message;
+  EXPECT_TRUE(fs::exists(layout().stopped()));
 }
 
 TEST_F(DryRunTest, TheRuntimesFailureIsPreflightsError) {

@@ -10,6 +10,7 @@
 #include "util/data_dir.hpp"
 #include "util/json_fields.hpp"
 #include "util/text.hpp"
+#include "util/untrusted_fs.hpp"
 
 namespace preflight::check {
 namespace fs = std::filesystem;
@@ -156,7 +157,7 @@ Result<CodeScan> scan_code(const ImagePython& python, const fs::path& code_dir,
   if (!program) return Error::runtime("cannot read " + program_file.string());
   json request = {{"files", json::array()}, {"entry", nullptr}};
   for (const auto& file : files) {
-    auto source = read_file(code_dir / file);
+    auto source = read_code_file(code_dir, file);
     if (!source) continue;  // unreadable here: the dry run will say what the platform does
     request["files"].push_back({{"path", file.generic_string()}, {"text", std::move(*source)}});
   }

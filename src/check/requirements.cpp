@@ -9,6 +9,7 @@
 
 #include "check/code_findings.hpp"
 #include "util/text.hpp"
+#include "util/untrusted_fs.hpp"
 
 namespace preflight::check {
 namespace fs = std::filesystem;
@@ -329,7 +330,7 @@ std::vector<model::Finding> requirement_findings(const fs::path& code_dir, const
     const fs::path relative = file.lexically_relative(code_dir);
     if (std::find(installed_by_setup.begin(), installed_by_setup.end(), relative) != installed_by_setup.end())
       continue;
-    for (const auto& [number, line] : logical_lines(read_file(file).value_or(""))) {
+    for (const auto& [number, line] : logical_lines(read_code_file(code_dir, relative).value_or(""))) {
       if (line[0] == '-') continue;
       auto r = parse_requirement(line);
       if (!r || r->name.empty() || r->specifier.empty()) continue;

@@ -8,6 +8,7 @@
 
 #include "check/shell_words.hpp"
 #include "util/text.hpp"
+#include "util/untrusted_fs.hpp"
 
 namespace preflight::check {
 namespace fs = std::filesystem;
@@ -247,11 +248,11 @@ bool runs_python(const std::vector<std::string>& words) {
 
 namespace {
 
-// The host file of a path in the code mount, if it is one.
-std::optional<fs::path> host_code_file(const std::string& path, const plan::RunPlan& plan) {
+// The text of a path in the code mount, read from the host's code folder, if it is one.
+std::optional<std::string> code_file_text(const std::string& path, const plan::RunPlan& plan) {
   for (const auto& mount : plan.mounts)
     if (mount.kind == model::MountFact::Kind::Code && is_under(path, mount.destination))
-      return mount.source / fs::path(path).lexically_relative(mount.destination);
+      return read_code_file(mount.source, fs::path(path).lexically_relative(mount.destination));
   return std::nullopt;
 }
 
@@ -263,8 +264,7 @@ void python_folders(const std::string& text, const SourceLocation& where, const 
     for (const auto& word : simple.words) {
       if (depth > 2 || word.size() < 4 || word.compare(word.size() - 3, 3, ".sh") != 0) continue;
       auto path = now.absolute(word);
-      auto file = path ? host_code_file(*path, plan) : std::nullopt;
-      auto script = file ? read_file(*file) : std::nullopt;
+      auto script = path ? code_file_text(*path, plan) : std::nullopt;
       if (!script) continue;
       ShellState inner = now;
       python_folders(*script, {in_code_mount(*path, plan).value_or(fs::path(*path).filename()), 1, 0}, plan,

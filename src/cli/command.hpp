@@ -56,10 +56,15 @@ int report_error(const Error& error);
 std::optional<int> enter_user_namespace();
 
 // How a job file is read (docs/formats.md "Other platforms' job files"): --as KIND when its
-// content does not say, --code DIR for a definition that names no code, --map CLOUD=LOCAL.
+// content does not say, --code DIR for a definition that names no code, --map CLOUD=LOCAL, and
+// what it may name on the host (--allow, --allow-registry, with $PREFLIGHT_ALLOW and
+// $PREFLIGHT_ALLOW_REGISTRY).
 struct ReadArgs {
   std::string as, code;
   std::vector<std::string> maps;
+  // --allow FOLDER and --allow-registry HOST: what the job file may name beyond its folder
+  // tree (docs/security.md "Host paths and registries").
+  std::vector<std::string> allow, allow_registries;
 };
 void add_read_options(CLI::App& app, ReadArgs& args);
 Result<formats::ReadOptions> read_options(const ReadArgs& args);

@@ -30,7 +30,17 @@ void add_read_options(CLI::App& app, ReadArgs& args) {
                  "the current folder");
   app.add_option("--map", args.maps,
                  "CLOUD=LOCAL: a local copy or sample of data the platform has at CLOUD (s3://bucket/prefix, "
-                 "gs://bucket, pvc://claim, a cluster folder of a Slurm script); repeatable");
+                 "gs://bucket, pvc://claim, a cluster folder of a Slurm script); repeatable")
+      ->allow_extra_args(false);
+  // One value each time (not the job file after it), as often as given.
+  app.add_option("--allow", args.allow,
+                 "a host folder the job file may name (code, inputs, image, profile) besides its own folder "
+                 "tree; repeatable; default: $PREFLIGHT_ALLOW (folders separated by \":\")")
+      ->allow_extra_args(false);
+  app.add_option("--allow-registry", args.allow_registries,
+                 "a registry (HOST[:PORT]) the job file may name docker:// images of; repeatable; default: "
+                 "$PREFLIGHT_ALLOW_REGISTRY (separated by \",\"); never a loopback or link-local address")
+      ->allow_extra_args(false);
 }
 
 Result<formats::ReadOptions> read_options(const ReadArgs& args) {
@@ -40,12 +50,19 @@ Result<formats::ReadOptions> read_options(const ReadArgs& args) {
     if (!kind) return std::move(kind).error();
     options.as = *kind;
   }
+  const std::filesystem::path here = std::filesystem::current_path();
   if (!args.code.empty()) options.code_dir = std::filesystem::absolute(args.code).lexically_normal();
   for (const auto& text : args.maps) {
-    auto map = spec::parse_path_map(text, std::filesystem::current_path());
+    auto map = spec::parse_path_map(text, here);
     if (!map) return std::move(map).error();
     options.load.maps.push_back(std::move(*map));
   }
+  // What the person running Preflight names is theirs to grant (the local sides of --code and
+  // --map are granted where they are used).
+  spec::HostGrant& grant = options.load.grant;
+  grant = spec::environment_grant(here);
+  for (const auto& folder : args.allow) grant.folders.push_back((here / folder).lexically_normal());
+  grant.registries.insert(grant.registries.end(), args.allow_registries.begin(), args.allow_registries.end());
   return options;
 }
 
@@ -55,6 +72,10 @@ std::vector<std::string> read_arguments(const formats::ReadOptions& options) {
   if (!options.code_dir.empty()) args.insert(args.end(), {"--code", options.code_dir.string()});
   for (const spec::PathMap& map : options.load.maps)
     args.insert(args.end(), {"--map", map.prefix + "=" + map.local.string()});
+  for (const std::filesystem::path& folder : options.load.grant.folders)
+    args.insert(args.end(), {"--allow", folder.string()});
+  for (const std::string& registry : options.load.grant.registries)
+    args.insert(args.end(), {"--allow-registry", registry});
   return args;
 }
 

@@ -192,7 +192,12 @@ Result<JobFile> read_job_file(const fs::path& file, const ReadOptions& options) 
   // The text's locations name a file of their own, which the remap turns back into the source.
   const fs::path shown_as = file.string() + " (as job.yaml)";
   const Remap remap(*translation, shown_as);
-  auto job = spec::load_job_text(translation->text(), shown_as, fs::absolute(file), options.load);
+  // The code folder of a definition that names none is the user's (--code, else where they
+  // ran Preflight): the job may name it as it names its own tree.
+  spec::LoadOptions load = options.load;
+  if (const fs::path code = code_folder(options); code != code.root_path())
+    load.grant.folders.push_back(code);
+  auto job = spec::load_job_text(translation->text(), shown_as, fs::absolute(file), load);
   if (!job) {
     remap(job.error().where);
     job.error().message +=

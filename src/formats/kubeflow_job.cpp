@@ -348,6 +348,12 @@ class PyTorchJobReader {
         } else if (field.key == "mountPath") {
           mount_path = *text, mount_at = doc_.at(field);
         } else if (field.key == "subPath") {
+          // Kubernetes refuses a subPath that is absolute or has "..": it would leave the volume.
+          if (text->starts_with('/') || spec::climbs_out(*text))
+            return doc_.error(field,
+                              "\"" + *text +
+                                  "\" is not a relative path inside the volume (Kubernetes refuses an "
+                                  "absolute subPath or one with \"..\"); give the folder inside the volume");
           sub_path = *text;
         } else {
           out_.unmapped(doc_.at(field.key_node), field.path, why_not(field.key));

@@ -17,6 +17,7 @@
 #include "pipeline/predictions.hpp"
 #include "plan/run_plan.hpp"
 #include "util/text.hpp"
+#include "util/untrusted_fs.hpp"
 
 namespace preflight::pipeline {
 namespace fs = std::filesystem;
@@ -69,7 +70,7 @@ SourceLocation in_code_folder(const JobContext& context, SourceLocation where) {
 // the image's; nullopt in the job's writable folders, or where nothing is.
 std::optional<std::string> container_file(const JobContext& context, const plan::RunPlan& plan,
                                           const std::string& path) {
-  if (auto code = check::in_code_mount(path, plan)) return read_file(context.job.code_dir / *code);
+  if (auto code = check::in_code_mount(path, plan)) return read_code_file(context.job.code_dir, *code);
   for (const auto& mount : plan.mounts)
     if (path == mount.destination || is_under(path, mount.destination)) return std::nullopt;
   for (const auto& dir : plan.user_dirs)
@@ -99,7 +100,7 @@ void lint_start_up(const JobContext& context, const plan::RunPlan& plan,
   const auto command_where = in_code(context.job.command_where);
   texts.push_back({{plan.command, command_where, "init"}, {}});
   for (const auto& [script, folder] : check::scripts_and_folders(plan.command, command_where, plan))
-    if (auto text = read_file(context.job.code_dir / script))
+    if (auto text = read_code_file(context.job.code_dir, script))
       texts.push_back({{*text, {script, 1, 0}, "init"}, folder});
   for (const auto& [text, start] : texts) {
     auto lint = check::lint_shell(text, facts);
@@ -111,7 +112,7 @@ void lint_start_up(const JobContext& context, const plan::RunPlan& plan,
     findings.insert(findings.end(), paths.begin(), paths.end());
   }
   for (const auto& config : config_files(context.job.code_dir, context.job.file)) {
-    auto text = read_file(context.job.code_dir / config);
+    auto text = read_code_file(context.job.code_dir, config);
     if (!text) continue;
     auto paths = check::text_path_findings(*text, {config, 1, 0}, "", plan, context.image.rootfs, false);
     // An error only in a file the job is told to read; another file of the folder may be unused.

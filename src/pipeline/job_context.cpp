@@ -25,10 +25,20 @@ Result<JobContext> load_job_context(const JobChoices& choices, const image::Prog
 
   std::string image_text = choices.image.value_or(job->image.empty() ? profile->default_image : job->image);
   const bool written = !choices.image && !job->image.empty();
+  // A profile file the job names is the job's too: its default image is chosen by the file.
+  const bool job_profile =
+      !choices.platform && !job->platform.empty() && platform_name.find('/') != std::string::npos;
+  const bool chosen_by_file = written || (!choices.image && job_profile);
+  const SourceLocation where = written       ? job->image_where
+                               : job_profile ? job->platform_where
+                                             : SourceLocation{};
   // A path in job.yaml is the job's, relative to its folder; one on the command line (--image)
   // is relative to where the command was typed, so that a batch's --image is one image.
-  auto image = resolve_image(image_text, written ? job->file.parent_path() : fs::current_path(),
-                             written ? job->image_where : SourceLocation{}, progress);
+  const fs::path base_dir = chosen_by_file ? job->file.parent_path() : fs::current_path();
+  if (chosen_by_file)
+    if (auto granted = check_image_grant(image_text, base_dir, choices.read.load.grant, where); !granted)
+      return std::move(granted).error();
+  auto image = resolve_image(image_text, base_dir, where, progress);
   if (!image) return std::move(image).error();
   auto policies = diagnosis::load_policies(diagnosis::shipped_rules_dir());
   if (!policies) return std::move(policies).error();
@@ -36,6 +46,17 @@ Result<JobContext> load_job_context(const JobChoices& choices, const image::Prog
   if (!gpus) return std::move(gpus).error();
   return JobContext{std::move(*job),   std::move(*profile),  std::move(image_text),
                     std::move(*image), std::move(*policies), std::move(*gpus)};
+}
+
+Status check_image_grant(const std::string& text, const fs::path& base_dir, const spec::HostGrant& grant,
+                         const SourceLocation& where) {
+  auto ref = image::parse_image_ref(text, base_dir);
+  if (!ref) return Ok{};  // resolve_image says what is wrong with it, at the same place
+  if (ref->kind == image::ImageRef::Kind::Registry) return spec::check_registry(ref->name, grant, where);
+  if (ref->path.empty()) return Ok{};
+  auto confined = spec::confine_host_path(ref->path, base_dir, grant, "image", where);
+  if (!confined) return std::move(confined).error();
+  return Ok{};
 }
 
 Result<image::UnpackedImage> resolve_image(const std::string& text, const fs::path& base_dir,

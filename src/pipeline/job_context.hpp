@@ -36,6 +36,11 @@ struct JobContext {
 // file:line.
 Result<JobContext> load_job_context(const JobChoices& choices, const image::ProgressSink& progress);
 
+// Whether a job file (or a profile it names) may choose the image `text`: a path (rootfs:,
+// oci:, docker-archive:) in its folder tree or a granted folder, a registry the user allows.
+Status check_image_grant(const std::string& text, const std::filesystem::path& base_dir,
+                         const spec::HostGrant& grant, const SourceLocation& where);
+
 // The image `text` names (relative paths against `base_dir`), built or unpacked when missing;
 // a malformed reference is an error at `written_at`, where the reference was written if known.
 Result<image::UnpackedImage> resolve_image(const std::string& text, const std::filesystem::path& base_dir,

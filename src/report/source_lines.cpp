@@ -1,5 +1,3 @@
-#include <fcntl.h>
-
 #include <algorithm>
 
 #include "report/html_report.hpp"
@@ -36,17 +34,6 @@ std::vector<std::string> lines_of(const std::string& text, int first, int last) 
   return out;
 }
 
-// A file below the code folder, resolved in it as in a root: no link or ".." leads out.
-std::optional<std::string> read_below(const fs::path& code_dir, const fs::path& file) {
-  auto folder = open_folder(code_dir);
-  if (!folder) return std::nullopt;
-  auto fd = open_below(folder->get(), file.string(), O_RDONLY | O_NONBLOCK | O_NOCTTY, Links::InRoot);
-  if (!fd) return std::nullopt;
-  auto text = read_regular(fd->get(), kMaxSourceBytes, file.string());
-  if (!text) return std::nullopt;
-  return std::move(*text);
-}
-
 bool has_parent_step(const fs::path& file) {
   return std::any_of(file.begin(), file.end(), [](const fs::path& part) { return part == ".."; });
 }
@@ -64,7 +51,7 @@ SourceLines source_lines_below(const fs::path& code_dir, const fs::path& job_fil
       auto read = read_regular_file(job_file, kMaxSourceBytes);
       if (read) text = std::move(*read);
     } else if (!file.is_absolute() && !has_parent_step(file)) {
-      text = read_below(code_dir, file);
+      text = read_code_file(code_dir, file, kMaxSourceBytes);
     }
     return text ? lines_of(*text, first, last) : std::vector<std::string>{};
   };

@@ -14,8 +14,17 @@ json mount(const std::string& destination, const std::string& type, const std::s
   return {{"destination", destination}, {"type", type}, {"source", source}, {"options", options}};
 }
 
+// /sys: a sysfs of the container's own network namespace. Without root on the host, a container
+// that shares the host's network (--network) may not mount one, so it gets the host's /sys
+// bound read-only, every mount below it too, as rootless Podman does for --network=host.
+json sys_mount(const plan::RunPlan& plan, bool host_root) {
+  if (plan.network && !host_root)
+    return mount("/sys", "bind", "/sys", {"rbind", "rro", "nosuid", "noexec", "nodev"});
+  return mount("/sys", "sysfs", "sysfs", {"nosuid", "noexec", "nodev", "ro"});
+}
+
 // The kernel file systems every container has, as runc's own default spec lays them out.
-json system_mounts(const plan::RunPlan& plan) {
+json system_mounts(const plan::RunPlan& plan, bool host_root) {
   json mounts = json::array();
   mounts.push_back(mount("/proc", "proc", "proc", {}));
   mounts.push_back(mount("/dev", "tmpfs", "tmpfs", {"nosuid", "strictatime", "mode=755", "size=65536k"}));
@@ -25,7 +34,7 @@ json system_mounts(const plan::RunPlan& plan) {
       mount("/dev/shm", "tmpfs", "shm",
             {"nosuid", "noexec", "nodev", "mode=1777", "size=" + std::to_string(plan.limits.shm_bytes)}));
   mounts.push_back(mount("/dev/mqueue", "mqueue", "mqueue", {"nosuid", "noexec", "nodev"}));
-  mounts.push_back(mount("/sys", "sysfs", "sysfs", {"nosuid", "noexec", "nodev", "ro"}));
+  mounts.push_back(sys_mount(plan, host_root));
   return mounts;
 }
 
@@ -134,7 +143,7 @@ std::vector<std::string> unenforced_limits(const spec::ResourceLimits& limits) {
 
 json make_oci_config(const plan::RunPlan& plan, const std::filesystem::path& rootfs,
                      const std::optional<std::string>& cgroup_path) {
-  json mounts = system_mounts(plan);
+  json mounts = system_mounts(plan, cgroup_path.has_value());  // only root on the host has a cgroup
   for (const auto& m : plan.mounts) mounts.push_back(plan_mount(m));
 
   json namespaces =

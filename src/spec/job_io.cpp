@@ -87,7 +87,7 @@ std::string map_origin(const std::string& written, const std::vector<PathMap>& m
 }
 
 Result<InputSpec> read_input(const YamlDoc& doc, const YamlField& entry, const fs::path& job_dir,
-                             const std::vector<PathMap>& maps) {
+                             const std::vector<PathMap>& maps, const HostGrant& grant) {
   InputSpec input{entry.key, {}, doc.at(entry.key_node), std::nullopt, doc.at(entry), {}, {}};
   if (entry.value.IsScalar() && is_literal(entry.value)) {
     input.value = entry.value.Scalar();
@@ -132,6 +132,11 @@ Result<InputSpec> read_input(const YamlDoc& doc, const YamlField& entry, const f
   if (written->empty()) return doc.error(*path_field, "the path is empty");
   std::string origin = "path \"" + *written + "\", relative to " + job_dir.string();
   if (is_cloud_path(*written)) {
+    // As Kubernetes refuses ".." in a subPath: the rest of a cloud path stays in its local copy.
+    if (climbs_out(*written))
+      return doc.error(*path_field, "\"" + *written +
+                                        "\" has a \"..\" component, which would climb out of the local copy "
+                                        "its --map or paths: entry gives; write the path without it");
     auto local = map_cloud_path(*written, maps);
     if (!local) {
       std::string prefix = *written;
@@ -152,6 +157,9 @@ Result<InputSpec> read_input(const YamlDoc& doc, const YamlField& entry, const f
   if (auto ok = check_path(doc, *path_field, entry.key, origin, input.path, type); !ok) {
     return std::move(ok).error();
   }
+  auto confined =
+      confine_host_path(input.path, job_dir, grant, "input \"" + entry.key + "\"", doc.at(*path_field));
+  if (!confined) return std::move(confined).error();
   return input;
 }
 
@@ -214,8 +222,8 @@ Result<PathMap> parse_path_map(const std::string& text, const fs::path& base_dir
   return PathMap{prefix, resolve_path(base_dir, text.substr(eq + 1)), {}};
 }
 
-Result<std::vector<PathMap>> read_paths(const YamlDoc& doc, const YamlField& section,
-                                        const fs::path& job_dir) {
+Result<std::vector<PathMap>> read_paths(const YamlDoc& doc, const YamlField& section, const fs::path& job_dir,
+                                        const HostGrant& grant) {
   auto entries = doc.fields(section, {});
   if (!entries) return std::move(entries).error();
   std::vector<PathMap> maps;
@@ -232,6 +240,9 @@ Result<std::vector<PathMap>> read_paths(const YamlDoc& doc, const YamlField& sec
       return doc.error(entry, "expected a local folder or file that stands for " + entry.key);
     std::string prefix = entry.key;
     while (prefix.size() > 1 && prefix.back() == '/') prefix.pop_back();
+    auto confined = confine_host_path(resolve_path(job_dir, *local), job_dir, grant,
+                                      "paths: \"" + entry.key + "\"", doc.at(entry));
+    if (!confined) return std::move(confined).error();
     maps.push_back(PathMap{prefix, resolve_path(job_dir, *local), doc.at(entry)});
   }
   return maps;
@@ -266,14 +277,15 @@ fs::path resolve_path(const fs::path& job_dir, const std::string& written) {
 }
 
 Result<std::vector<InputSpec>> read_inputs(const YamlDoc& doc, const YamlField& section,
-                                           const fs::path& job_dir, const std::vector<PathMap>& maps) {
+                                           const fs::path& job_dir, const std::vector<PathMap>& maps,
+                                           const HostGrant& grant) {
   auto entries = doc.fields(section, {});
   if (!entries) return std::move(entries).error();
   std::vector<InputSpec> inputs;
   std::vector<const YamlField*> seen;
   for (const YamlField& entry : *entries) {
     if (auto ok = check_name(doc, entry, "input", seen); !ok) return std::move(ok).error();
-    auto input = read_input(doc, entry, job_dir, maps);
+    auto input = read_input(doc, entry, job_dir, maps, grant);
     if (!input) return std::move(input).error();
     inputs.push_back(std::move(*input));
   }

@@ -27,16 +27,18 @@ Result<std::string> read_mount(const YamlDoc& doc, const YamlField& field);
 
 // inputs: {NAME: {path: P, type: uri_folder, mode: ro_mount, mount: /data}} or NAME: P, or an
 // AzureML literal (NAME: 10). Paths are resolved against `job_dir` and must exist; a cloud
-// path (s3://...) is resolved through `maps` to its local copy.
+// path (s3://...) is resolved through `maps` to its local copy; each must lie, after its
+// links, in the job's folder tree or a folder of `grant`.
 Result<std::vector<InputSpec>> read_inputs(const YamlDoc& doc, const YamlField& section,
                                            const std::filesystem::path& job_dir,
-                                           const std::vector<PathMap>& maps);
+                                           const std::vector<PathMap>& maps, const HostGrant& grant);
 
 // outputs: {NAME: {} | null | {type:, mode:, path:, mount:, ...}}.
 Result<std::vector<OutputSpec>> read_outputs(const YamlDoc& doc, const YamlField& section);
 
-// paths: {s3://bucket/prefix: ./local, ...}: each local path against `job_dir`.
+// paths: {s3://bucket/prefix: ./local, ...}: each local path against `job_dir`, confined as
+// inputs are.
 Result<std::vector<PathMap>> read_paths(const YamlDoc& doc, const YamlField& section,
-                                        const std::filesystem::path& job_dir);
+                                        const std::filesystem::path& job_dir, const HostGrant& grant);
 
 }  // namespace preflight::spec

@@ -75,7 +75,8 @@ Result<int> count(const YamlDoc& doc, const YamlField& field, int minimum, int m
   return static_cast<int>(*value);
 }
 
-Result<fs::path> read_code(const YamlDoc& doc, const YamlField& field, const fs::path& job_dir) {
+Result<fs::path> read_code(const YamlDoc& doc, const YamlField& field, const fs::path& job_dir,
+                           const HostGrant& grant) {
   auto written = text(doc, field);
   if (!written) return std::move(written).error();
   if (is_cloud_path(*written)) {
@@ -102,6 +103,8 @@ Result<fs::path> read_code(const YamlDoc& doc, const YamlField& field, const fs:
     return doc.error(field, code.string() +
                                 " is a system folder, not a job's code; set code: to the folder "
                                 "holding your training code");
+  if (auto confined = confine_host_path(code, job_dir, grant, "code", doc.at(field)); !confined)
+    return std::move(confined).error();
   return code;
 }
 
@@ -271,7 +274,7 @@ Status read_azureml_key(const YamlDoc& doc, const YamlField& field, JobSpec& job
 }
 
 Status read_field(const YamlDoc& doc, const YamlField& field, const fs::path& job_dir,
-                  const std::vector<PathMap>& maps, JobSpec& job) {
+                  const std::vector<PathMap>& maps, const HostGrant& grant, JobSpec& job) {
   bool exact = false;
   if (field.key == "name") {
     auto value = text(doc, field);
@@ -294,10 +297,13 @@ Status read_field(const YamlDoc& doc, const YamlField& field, const fs::path& jo
     const bool profile_file =
         value->find('/') != std::string::npos || value->ends_with(".yaml") || value->ends_with(".yml");
     if (field.key == "platform" && profile_file) {
-      job.platform = resolve_path(job_dir, *value).string();
+      const fs::path profile = resolve_path(job_dir, *value);
+      if (auto confined = confine_host_path(profile, job_dir, grant, "platform", doc.at(field)); !confined)
+        return std::move(confined).error();
+      job.platform = profile.string();
     }
   } else if (field.key == "code") {
-    auto code = read_code(doc, field, job_dir);
+    auto code = read_code(doc, field, job_dir, grant);
     if (!code) return std::move(code).error();
     job.code_dir = *code;
   } else if (field.key == "code_mount") {
@@ -317,7 +323,7 @@ Status read_field(const YamlDoc& doc, const YamlField& field, const fs::path& jo
       job.command = *value, job.command_where = where;
     }
   } else if (field.key == "inputs") {
-    auto inputs = read_inputs(doc, field, job_dir, maps);
+    auto inputs = read_inputs(doc, field, job_dir, maps, grant);
     if (!inputs) return std::move(inputs).error();
     job.inputs = std::move(*inputs);
   } else if (field.key == "outputs") {
@@ -377,16 +383,19 @@ Result<JobSpec> load_parsed(const YamlDoc& yaml, const fs::path& job_file, const
   job.name = default_job_name(job_dir.filename().string());
   // The command line's maps come first; then the job's own paths:, whichever order the keys are in.
   std::vector<PathMap> maps = options.maps;
+  // The local side of a --map is the user's to grant, as --allow is.
+  HostGrant grant = options.grant;
+  for (const PathMap& map : options.maps) grant.folders.push_back(map.local);
   for (const YamlField& field : *fields) {
     if (field.key != "paths") continue;
-    auto paths = read_paths(yaml, field, job_dir);
+    auto paths = read_paths(yaml, field, job_dir, grant);
     if (!paths) return std::move(paths).error();
     for (PathMap& map : *paths)
       if (std::none_of(maps.begin(), maps.end(), [&](const PathMap& m) { return m.prefix == map.prefix; }))
         maps.push_back(std::move(map));
   }
   for (const YamlField& field : *fields) {
-    if (auto ok = read_field(yaml, field, job_dir, maps, job); !ok) return std::move(ok).error();
+    if (auto ok = read_field(yaml, field, job_dir, maps, grant, job); !ok) return std::move(ok).error();
   }
   if (job.command.empty()) {
     return Error::bad_input(

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "model/job_kind.hpp"
+#include "spec/host_grant.hpp"
 #include "util/error.hpp"
 
 namespace preflight::spec {
@@ -101,6 +102,7 @@ struct JobSpec {
 // What a job's loading takes from outside its file.
 struct LoadOptions {
   std::vector<PathMap> maps;  // --map, searched before the job's paths:
+  HostGrant grant;            // what the job may name outside its folder tree (--allow, ...)
 };
 
 // Loads and validates a job file. Errors (exit 2) carry file:line:column; unknown keys get a

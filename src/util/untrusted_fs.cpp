@@ -123,6 +123,17 @@ Result<std::string> read_regular_file(const fs::path& path, std::size_t max_byte
   return read_regular(file.get(), max_bytes, path.string());
 }
 
+std::optional<std::string> read_code_file(const fs::path& dir, const fs::path& relative,
+                                          std::size_t max_bytes) {
+  auto folder = open_folder(dir);
+  if (!folder) return std::nullopt;
+  auto file = open_below(folder->get(), relative.string(), O_RDONLY | O_NONBLOCK | O_NOCTTY, Links::InRoot);
+  if (!file) return std::nullopt;
+  auto text = read_regular(file->get(), max_bytes, (dir / relative).string());
+  if (!text) return std::nullopt;
+  return std::move(*text);
+}
+
 Result<UniqueFd> open_job_file(const fs::path& dir, const std::string& name) {
   auto folder = open_folder(dir);
   if (!folder) return std::move(folder).error();

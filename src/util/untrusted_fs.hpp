@@ -10,9 +10,11 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "util/error.hpp"
+#include "util/text.hpp"
 
 namespace preflight {
 
@@ -63,6 +65,13 @@ Result<std::string> read_regular(int fd, std::size_t max_bytes, const std::strin
 
 // The regular file `path` (links followed as the user's own paths are), read with a bound.
 Result<std::string> read_regular_file(const std::filesystem::path& path, std::size_t max_bytes);
+
+// The regular file `relative` of the job's code folder `dir`, resolved in it as in a root
+// (Links::InRoot), of at most `max_bytes` (kMaxReadBytes): a link or ".." of the job's code
+// never reads a host file. Nullopt for anything else.
+std::optional<std::string> read_code_file(const std::filesystem::path& dir,
+                                          const std::filesystem::path& relative,
+                                          std::size_t max_bytes = kMaxReadBytes);
 
 // Opens the regular file `name` in the folder `dir` that the job may write, for reading: no
 // link is followed, a FIFO, a device or a folder is refused.

@@ -188,7 +188,9 @@ TEST(FormatsPyTorchJob, ConvertedItLoadsToTheSameJob) {
       text.find("paths:\n  # pytorchjob.yaml --map pvc://imagenet\n  \"pvc://imagenet\": \"../sample\"\n"),
       std::string::npos)
       << text;
-  // Saved beside the source, the job.yaml loads (without --map) to the same job.
+  // Saved beside the source in the repository that holds the code and the sample (a git work
+  // tree, whose files a job may name), the job.yaml loads (without --map) to the same job.
+  f.dir.write(".git/HEAD", "ref: refs/heads/main\n");
   const fs::path converted = f.dir.write("job/converted.yaml", text);
   auto direct = load_any_job(file, f.options);
   auto loaded = spec::load_job(converted);

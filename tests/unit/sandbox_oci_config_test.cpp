@@ -40,6 +40,24 @@ TEST(SandboxOciConfig, EachUnenforcedLimitIsStatedWithWhy) {
 
 TEST(SandboxOciConfig, NoLimitsNoNotes) { EXPECT_TRUE(unenforced_limits({}).empty()); }
 
+// The user's --network: as root a sysfs of the container's own; without root, which may not
+// mount one there, the host's /sys bound read-only with every mount below it.
+TEST(SandboxOciConfig, WithTheHostsNetworkSysIsTheHostsReadOnlyWithoutRoot) {
+  plan::RunPlan plan;
+  const auto sys = [&](const std::optional<std::string>& cgroup) {
+    const auto config = make_oci_config(plan, "/r", cgroup);
+    for (const auto& m : config["mounts"])
+      if (m["destination"] == "/sys") return m;
+    return nlohmann::json();
+  };
+  EXPECT_EQ(sys(std::nullopt)["type"], "sysfs");
+  plan.network = true;
+  EXPECT_EQ(sys("/preflight/x")["type"], "sysfs");
+  EXPECT_EQ(sys(std::nullopt)["type"], "bind");
+  EXPECT_EQ(sys(std::nullopt)["source"], "/sys");
+  EXPECT_EQ(sys(std::nullopt)["options"], nlohmann::json({"rbind", "rro", "nosuid", "noexec", "nodev"}));
+}
+
 TEST(SandboxOciConfig, TheSeccompPolicyRefusesItsCallsWithItsErrorsAndAllowsTheRest) {
   plan::RunPlan plan;
   EXPECT_FALSE(make_oci_config(plan, "/r", std::nullopt)["linux"].contains("seccomp"));

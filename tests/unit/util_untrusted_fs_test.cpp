@@ -108,6 +108,21 @@ TEST(ReadJobFile, RefusesLinksFifosAndDevicesAndBoundsTheSize) {
   EXPECT_NE(fifo.error().message.find("not a regular file"), std::string::npos);
 }
 
+TEST(ReadCodeFile, ALinkOfTheJobsCodeNeverReadsAHostFile) {
+  TempDir dir;
+  const fs::path secret = dir.write("host/secret", "TOPSECRET\n");
+  dir.write("code/lib/util.py", "x = 1\n");
+  const fs::path code = dir.path() / "code";
+  fs::create_symlink(secret, code / "train.py");               // absolute, out of the folder
+  fs::create_symlink("../host/secret", code / "config.yaml");  // relative, out of the folder
+  fs::create_symlink("lib/util.py", code / "util.py");         // inside: followed
+  EXPECT_EQ(read_code_file(code, "util.py").value_or(""), "x = 1\n");
+  EXPECT_EQ(read_code_file(code, "train.py"), std::nullopt);
+  EXPECT_EQ(read_code_file(code, "config.yaml"), std::nullopt);
+  EXPECT_EQ(read_code_file(code, "../host/secret"), std::nullopt);
+  EXPECT_EQ(read_code_file(code, "lib/util.py", 3), std::nullopt);  // past its bound
+}
+
 TEST(ReadFile, OnlyRegularFiles) {
   EXPECT_FALSE(read_file("/dev/zero"));
   EXPECT_FALSE(read_file("/"));

@@ -81,9 +81,17 @@ check_equal "--network: no note that the dry run has none" "" "$(grep -o 'pass -
 check_contains "--network: the job reached the host" "host's 127.0.0.1:$port: reached" "$(cat "$work/lowered.out")"
 check_no_leftovers floor-lowered
 
+# batch passes both on to each run.
+"$preflight" batch -q --reports "$work/batch" --network --seccomp unconfined "$job/floor-lowered.yaml" \
+  >"$work/batch.out" 2>&1
+check_equal "batch --network --seccomp unconfined: exit status" 0 "$?"
+check_contains "batch: the run's note" "(--seccomp unconfined" "$(jq -r '.notes[]' "$work"/batch/*.json 2>/dev/null)"
+
 # A name that is not a shipped policy is bad usage, before anything runs.
 "$preflight" run --seccomp ../x "$job/floor-kept.yaml" >"$work/bad.out" 2>&1
 check_equal "--seccomp ../x: exit status" 2 "$?"
 check_contains "--seccomp ../x: message" "--seccomp: unknown seccomp policy \"../x\"" "$(cat "$work/bad.out")"
+"$preflight" batch --seccomp ../x "$job/floor-kept.yaml" >"$work/bad.out" 2>&1
+check_equal "batch --seccomp ../x: exit status" 2 "$?"
 
 finish

@@ -159,6 +159,7 @@ TEST(PipelineExportSlurm, EachTaskRunsPreflightOnItsLineWithHostilePathsIntact) 
   batch.image = "oci:" + (place / "image").string();
   // How the jobs are read (--as, --map), with a hostile local copy.
   batch.read_args = {"--as", "pytorchjob", "--map", "pvc://data=" + (place / "data $y").string()};
+  batch.sandbox_args = {"--network", "--seccomp", "unconfined"};  // the user's lowering of the floor
   auto files = pipeline::export_slurm(batch);
   ASSERT_TRUE(files) << files.error().message;
   ASSERT_TRUE(pipeline::write_exported_files(batch.out, *files, pipeline::kSlurmExportFolders));
@@ -175,11 +176,12 @@ TEST(PipelineExportSlurm, EachTaskRunsPreflightOnItsLineWithHostilePathsIntact) 
     return run({"/bin/bash", script.string()}, with_id);
   };
   EXPECT_EQ(task("1"), 3) << "the task's exit status is preflight's";
-  EXPECT_EQ(read(args),
-            "run\n" + batch.jobs[1].string() + "\n-q\n--json\n" +
-                (batch.out / "reports" / "1.json").string() + "\n--platform\nit's.yaml\n--image\n" +
-                batch.image + "\n--as\npytorchjob\n--map\n" + batch.read_args[3] +
-                "\nDATA=" + (place / "share").string() + "\nCACHE=" + (place / "cache").string() + "\n");
+  EXPECT_EQ(read(args), "run\n" + batch.jobs[1].string() + "\n-q\n--json\n" +
+                            (batch.out / "reports" / "1.json").string() +
+                            "\n--platform\nit's.yaml\n--image\n" + batch.image +
+                            "\n--as\npytorchjob\n--map\n" + batch.read_args[3] +
+                            "\n--network\n--seccomp\nunconfined\nDATA=" + (place / "share").string() +
+                            "\nCACHE=" + (place / "cache").string() + "\n");
   EXPECT_EQ(task("2"), 2) << "past the list's end";
   EXPECT_EQ(run({"/bin/bash", script.string()}, env), 2) << "outside an array";
 }

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Ends dry runs every way a run ends early, RUNS times each: by the dry run's own timeout, and
 # by SIGINT, SIGTERM and SIGKILL sent to Preflight while the job's container runs. After each
-# run it counts what is left of it: containers runc knows, mounts, cgroups, and the job's own
-# processes. A SIGKILLed Preflight can clean up nothing itself (as root); what it leaves is
-# counted, and counted again after the next Preflight, which reaps it (docs/security.md
-# "Crash-safe lifecycle"). Writes its section of docs/benchmarks.md.
-# Usage: benchmarks/kill.sh [RUNS]   (default 25; after scripts/setup python)
+# run it counts what is left of it: containers runc knows, mounts (in any mount namespace),
+# cgroups, and the job's own processes. A SIGKILLed Preflight can clean up nothing itself (as
+# root); what it leaves is counted, and counted again after the next Preflight, which reaps it
+# (docs/security.md "Crash-safe lifecycle"). As an ordinary user (docs/rootless.md), SIGKILL
+# goes to Preflight's process in its user namespace, the one that runs the container, as a
+# crash or the OOM killer would end it; its parent outside stops what it left. Writes its
+# section of docs/benchmarks.md (one as root, one without), or prints it where the user cannot.
+# Usage: benchmarks/kill.sh [RUNS]   (default 25; after scripts/setup python; without root, with
+# the user's own cache holding the python image, as scripts/test-rootless hands it over)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source tests/integration/lib.sh
@@ -19,11 +23,23 @@ mkdir -p "$job"
 printf 'import sys, time\nwhile True:\n    time.sleep(1)\n' >"$job/main.py"
 printf 'print("next")\n' >"$job/next.py"
 
+# The mounts whose line in a mountinfo matches PATTERN (their point, or an overlay's layers), in
+# the mount namespace of every process this user may look into: without root, a run's mounts
+# are in its own namespaces, never in this one's.
+mounts_of() {  # PATTERN
+  local proc
+  for proc in /proc/[0-9]*; do
+    readlink "$proc/ns/mnt" 2>/dev/null | sed "s|\$| $proc|"
+  done | sort -u -k1,1 | while read -r _ proc; do
+    grep "$1" "$proc/mountinfo" 2>/dev/null | cut -d' ' -f1
+  done | sort -u | wc -l
+}
+
 # What is left of the runs of job NAME: containers mounts cgroups processes.
 leftovers() {
   local day='[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]'
   echo "$(runtime_list | grep -c "^preflight-$1-$day-" || true)" \
-    "$(grep -c "preflight/runs/$1-$day-" /proc/self/mountinfo || true)" \
+    "$(mounts_of "preflight/runs/$1-$day-")" \
     "$(find /sys/fs/cgroup -maxdepth 3 -path "*/preflight/preflight-$1-$day-*" 2>/dev/null | wc -l)" \
     "$(pgrep -fc "main.py $1\$" || true)"
 }
@@ -52,7 +68,10 @@ for way in timeout SIGINT SIGTERM SIGKILL; do
       "$preflight" run -q "$job/job.yaml" --timeout 3s >"$work/out" 2>&1 || status=$?
     else
       start_run "$name"
-      kill -"${way#SIG}" "$pid"
+      target=$pid
+      # Without root: the process in the user namespace (docs/rootless.md), for SIGKILL.
+      [[ $way == SIGKILL && $(id -u) != 0 ]] && target=$(pgrep -P "$pid" -x preflight)
+      kill -"${way#SIG}" "$target"
       status=0
       wait "$pid" 2>/dev/null || status=$?
     fi
@@ -84,15 +103,19 @@ for line in open(results):
     for k in range(4):
         row["after"][k] += int(counts[k])
         row["reaped"][k] += int(counts[4 + k])
-print("## Ending runs early: timeout, SIGINT, SIGTERM, SIGKILL (issue 11)\n")
+root = uid == "0"
+print("## Ending runs early: timeout, SIGINT, SIGTERM, SIGKILL{} (issue {})\n".format(
+    "" if root else ", without root", "11" if root else "30"))
 print("Measured by `benchmarks/kill.sh {}` in one run of Preflight at {} on: {}, as {}; 1-minute load "
       "average {} before the run and {} after it.\n".format(
-          runs, version, machine(), "root" if uid == "0" else "an ordinary user", loadavg[0], loadavg[1]))
+          runs, version, machine(), "root" if root else "an ordinary user", loadavg[0], loadavg[1]))
 print("Each run is a job that sleeps forever. *timeout*: the dry run's own `--timeout 3s`; the "
-      "signals are sent to Preflight half a second after the job's container appears. *Left* counts "
-      "what remained of the run right after Preflight exited, as containers / mounts / cgroups / job "
-      "processes, summed over the runs; for SIGKILL, *after the next run* counts it again once the "
-      "next Preflight has started (and reaped it).\n")
+      "signals are sent to Preflight half a second after the job's container appears{}. *Left* counts "
+      "what remained of the run right after Preflight exited, as containers / mounts (in any mount "
+      "namespace) / cgroups / job processes, summed over the runs; for SIGKILL, *after the next run* "
+      "counts it again once the next Preflight has started (and reaped it).\n".format(
+          "" if root else "; SIGKILL to Preflight's process in its user namespace, the one that runs the "
+          "container, not to its parent outside"))
 print("| ended by | runs | Preflight's exit statuses | seconds to exit, mean (max) | left | after the next run |")
 print("|---|---|---|---|---|---|")
 total_left = 0
@@ -106,5 +129,9 @@ for way, row in rows.items():
 print("\n{} runs; {} container, mount, cgroup or job process left of any of them at the end.\n".format(
     sum(len(r["seconds"]) for r in rows.values()), total_left))
 PY
-python3 benchmarks/section.py write "$work/section.md"
+if [[ -w docs/benchmarks.md ]]; then
+  python3 benchmarks/section.py write "$work/section.md"
+else
+  echo "kill.sh: $(id -un) cannot write docs/benchmarks.md: python3 benchmarks/section.py write this section" >&2
+fi
 cat "$work/section.md"

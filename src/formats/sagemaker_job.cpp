@@ -389,10 +389,11 @@ class SageMakerReader {
         }
     }
     if (const auto deep = python.too_deep())
-      return Error::bad_input(fmt::format("lists and dicts nested more than {} deep; an estimator's arguments "
-                                          "need a few levels at most",
-                                          kMaxNesting),
-                              python.location(*deep));
+      return Error::bad_input(
+          fmt::format("lists and dicts nested more than {} deep; an estimator's arguments "
+                      "need a few levels at most",
+                      kMaxNesting),
+          python.location(*deep));
     return map(arguments, fit, call_at, "the estimator's ");
   }
 

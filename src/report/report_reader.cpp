@@ -77,13 +77,15 @@ SourceLocation place_in(const std::string& text, std::size_t offset, const std::
 
 Result<json> parse_report_json(const std::string& text, const std::string& origin) {
   if (const auto deep = json_fields::nesting_beyond(text, kMaxNesting))
-    return Error::bad_input(fmt::format("arrays and objects nested more than {} deep; no report is: remove the "
-                                        "file, or run its job again",
-                                        kMaxNesting),
-                            place_in(text, *deep, origin));
+    return Error::bad_input(
+        fmt::format("arrays and objects nested more than {} deep; no report is: remove the "
+                    "file, or run its job again",
+                    kMaxNesting),
+        place_in(text, *deep, origin));
   json root = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (root.is_discarded())
-    return Error::bad_input(origin + " is not JSON: was its run stopped while writing it? Run its job again, " +
+    return Error::bad_input(origin +
+                            " is not JSON: was its run stopped while writing it? Run its job again, " +
                             "or remove the file");
   return root;
 }

@@ -60,11 +60,12 @@ class DocumentMeasure : public YAML::EventHandler {
     aliased_.nodes += extent.nodes;
     aliased_.bytes += extent.bytes;
     if (aliased_.nodes > kMaxAliasedNodes || aliased_.bytes > kMaxAliasedBytes)
-      throw OutOfBounds{at, fmt::format("the document's aliases, written out, add more than {} values or {} of "
-                                        "text to it by here (*{} repeats {} values, {}); a job definition "
-                                        "repeats far less",
-                                        kMaxAliasedNodes, human_size(kMaxAliasedBytes), name, extent.nodes,
-                                        human_size(extent.bytes))};
+      throw OutOfBounds{at,
+                        fmt::format("the document's aliases, written out, add more than {} values or {} of "
+                                    "text to it by here (*{} repeats {} values, {}); a job definition "
+                                    "repeats far less",
+                                    kMaxAliasedNodes, human_size(kMaxAliasedBytes), name, extent.nodes,
+                                    human_size(extent.bytes))};
   }
   void OnSequenceStart(const YAML::Mark& at, const std::string&, YAML::anchor_t anchor,
                        YAML::EmitterStyle::value) override {
@@ -80,7 +81,7 @@ class DocumentMeasure : public YAML::EventHandler {
  private:
   struct Open {
     YAML::anchor_t anchor;
-    Extent before;  // the document's totals before this node
+    Extent before;   // the document's totals before this node
     int height = 1;  // its own level and its deepest child's
   };
 
@@ -115,9 +116,10 @@ class DocumentMeasure : public YAML::EventHandler {
       names_[anchor] = anchor_name_;
     }
     if (static_cast<int>(open_.size()) + height > kMaxNesting)
-      throw OutOfBounds{at, fmt::format("lists and maps nested more than {} deep{}; a job definition needs a "
-                                        "dozen levels at most",
-                                        kMaxNesting, alias.empty() ? "" : " with *" + alias + " written out")};
+      throw OutOfBounds{at,
+                        fmt::format("lists and maps nested more than {} deep{}; a job definition needs a "
+                                    "dozen levels at most",
+                                    kMaxNesting, alias.empty() ? "" : " with *" + alias + " written out")};
     if (!open_.empty()) open_.back().height = std::max(open_.back().height, height + 1);
   }
 
@@ -150,8 +152,7 @@ Status check_yaml_bounds(const std::string& text, const std::filesystem::path& f
   YAML::Parser parser(stream);
   DocumentMeasure first, second, third;
   try {
-    if (!parser.HandleNextDocument(first) || !parser.HandleNextDocument(second) || !second.start)
-      return Ok{};
+    if (!parser.HandleNextDocument(first) || !parser.HandleNextDocument(second) || !second.start) return Ok{};
     const auto same_start = [](const DocumentMeasure& a, const DocumentMeasure& b) {
       return a.start && a.start->pos == b.start->pos;
     };

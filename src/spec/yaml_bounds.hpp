@@ -5,11 +5,11 @@
 // nested anchors stand for billions of nodes.
 #pragma once
 
+#include <yaml-cpp/mark.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <string>
-
-#include <yaml-cpp/mark.h>
 
 #include "util/error.hpp"
 

@@ -40,15 +40,16 @@ TEST(FormatsSageMakerPython, NestingDeeperThanTheBoundIsRefusedWhereItBegins) {
 TEST(FormatsSageMakerPython, PositionsInAFileOfManyLiteralsAreWhereTheyWereWritten) {
   TempDir dir;
   dir.write("train.py", "print('x')\n");
-  // 20,000 hyperparameters, one a line from line 6, indented by their number's digits.
-  constexpr int kCount = 20'000;
+  // 2,000 hyperparameters, one a line from line 6, indented by their number's digits.
+  constexpr int kCount = 2'000;
   std::string value = "{\n";
   for (int i = 0; i < kCount; ++i)
-    value += std::string(std::to_string(i).size(), ' ') + "\"k" + std::to_string(i) + "\": " + std::to_string(i) + ",\n";
+    value += std::string(std::to_string(i).size(), ' ') + "\"k" + std::to_string(i) +
+             "\": " + std::to_string(i) + ",\n";
   auto job = load_any_job(dir.write("many.py", estimator(value + "}")), {});
   ASSERT_TRUE(job) << job.error().str();
   ASSERT_EQ(job->hyperparameters.size(), static_cast<std::size_t>(kCount));
-  for (int i : {0, 9, 10, 12'345, kCount - 1}) {
+  for (int i : {0, 9, 10, 1'234, kCount - 1}) {
     const auto& where = job->hyperparameters[static_cast<std::size_t>(i)].where;
     EXPECT_EQ(where.line, 6 + i) << i;
     // The value, after the indent, the quoted key and ": ".

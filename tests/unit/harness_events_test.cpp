@@ -95,12 +95,12 @@ TEST(HarnessEvents, SkipsMalformedAndPartialLines) {
 
 TEST(HarnessEvents, ALineNestedFarTooDeepIsSkipped) {
   // The job writes its events file: 500,000 brackets in one line crashed nlohmann's parser.
-  HarnessEvents events = parse_events(
-      R"j({"ev":"start","t":0,"pid":1,"python":"3.11.4","argv":[],"phase":"command"})j"
-      "\n" +
-      std::string(500'000, '[') + std::string(500'000, ']') + "\n" +
-      R"j({"ev":"exit","t":1,"pid":1,"code":0})j"
-      "\n");
+  HarnessEvents events =
+      parse_events(R"j({"ev":"start","t":0,"pid":1,"python":"3.11.4","argv":[],"phase":"command"})j"
+                   "\n" +
+                   std::string(500'000, '[') + std::string(500'000, ']') + "\n" +
+                   R"j({"ev":"exit","t":1,"pid":1,"code":0})j"
+                   "\n");
   EXPECT_EQ(events.python_version, "3.11.4");
   ASSERT_EQ(events.processes.size(), 1u);
   EXPECT_TRUE(events.processes[0].exited.has_value()) << "the line after it is read";

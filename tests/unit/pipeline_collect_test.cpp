@@ -75,8 +75,9 @@ TEST(PipelineCollect, ALinkIsNotFollowedAndABrokenFileIsBadInputNamingIt) {
 TEST(PipelineCollect, AReportNestedFarTooDeepIsBadInputNamingItsLine) {
   // What another run (or a stranger's job) left in a shared folder: 100,000 levels crashed collect.
   testing::TempDir dir;
-  write(dir.path() / "tasks" / "1" / "report.json",
-        R"({"schema": "preflight.report/v1", "job": )" + std::string(100'000, '[') + std::string(100'000, ']') + "}");
+  write(dir.path() / "tasks" / "1" / "report.json", R"({"schema": "preflight.report/v1", "job": )" +
+                                                        std::string(100'000, '[') +
+                                                        std::string(100'000, ']') + "}");
   auto collected = pipeline::collect_reports({dir.path() / "tasks"}, testing::shipped_policies());
   ASSERT_FALSE(collected);
   EXPECT_EQ(collected.error().kind, ErrorKind::BadInput);

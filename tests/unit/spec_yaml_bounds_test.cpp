@@ -71,9 +71,9 @@ TEST(SpecYamlBounds, WhatTheTextHoldsCountsOnlyOnceAndAliasesUpToTheBound) {
   auto past = check_yaml_bounds(aliases(kMaxAliasedNodes + 1), "job.yaml");
   ASSERT_FALSE(past);
   EXPECT_EQ(past.error().where.column, static_cast<int>(5 + 3 * kMaxAliasedNodes));
-  // Without aliases, as many values as a file of kMaxDefinitionBytes holds: none is repeated.
-  std::string plain = "args: [";
-  for (std::size_t i = 0; plain.size() + 3 < kMaxDefinitionBytes; ++i) plain += i ? ",1" : "1";
+  // Without aliases, twice as many values: what the text holds is bounded by its size.
+  std::string plain = "args: [1";
+  for (std::uint64_t i = 1; i < 2 * kMaxAliasedNodes; ++i) plain += ",1";
   EXPECT_TRUE(check_yaml_bounds(plain + "]\n", "job.yaml"));
 }
 
@@ -93,7 +93,8 @@ TEST(SpecYamlBounds, NestingDeeperThanTheBoundIsRefusedWhereItBegins) {
   // Block maps, one a line: line n holds the key of the n-th level, and a scalar (no level) ends it.
   const auto block = [](int levels) {
     std::string text;
-    for (int level = 0; level < levels; ++level) text += std::string(static_cast<std::size_t>(level), ' ') + "a:\n";
+    for (int level = 0; level < levels; ++level)
+      text += std::string(static_cast<std::size_t>(level), ' ') + "a:\n";
     return text + std::string(static_cast<std::size_t>(levels), ' ') + "b\n";
   };
   EXPECT_TRUE(YamlDoc::parse(block(kMaxNesting), "job.yaml"));
@@ -106,8 +107,8 @@ TEST(SpecYamlBounds, NestingDeeperThanTheBoundIsRefusedWhereItBegins) {
 
 TEST(SpecYamlBounds, AnAliasCountsAsDeepAsTheNodeItNames) {
   const std::string deep = std::string(40, '[') + std::string(40, ']');
-  auto doc = YamlDoc::parse("a: &a " + deep + "\nb: " + std::string(30, '[') + "*a" + std::string(30, ']') + "\n",
-                            "job.yaml");
+  auto doc = YamlDoc::parse(
+      "a: &a " + deep + "\nb: " + std::string(30, '[') + "*a" + std::string(30, ']') + "\n", "job.yaml");
   ASSERT_FALSE(doc);
   EXPECT_EQ(doc.error().where.str(), "job.yaml:2:34");
   EXPECT_NE(doc.error().message.find("with *a written out"), std::string::npos) << doc.error().message;
@@ -118,7 +119,8 @@ TEST(SpecYamlBounds, AnAliasInsideTheNodeItNamesIsRefused) {
   auto doc = YamlDoc::parse("command: python main.py\nenvironment_variables: &env {A: *env}\n", "job.yaml");
   ASSERT_FALSE(doc);
   EXPECT_EQ(doc.error().where.str(), "job.yaml:2:33");
-  EXPECT_NE(doc.error().message.find("*env is inside the node &env"), std::string::npos) << doc.error().message;
+  EXPECT_NE(doc.error().message.find("*env is inside the node &env"), std::string::npos)
+      << doc.error().message;
   EXPECT_TRUE(YamlDoc::parse("a: &a {x: 1}\nb: *a\nc: [*a, *a]\n", "job.yaml")) << "a complete node";
 }
 

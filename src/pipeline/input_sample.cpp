@@ -28,7 +28,7 @@ std::uintmax_t size_up_to(const fs::path& input, std::uintmax_t limit) {
   std::uintmax_t total = 0;
   for (auto it = fs::recursive_directory_iterator(input, ec); !ec && it != fs::recursive_directory_iterator();
        it.increment(ec)) {
-    if (it->is_regular_file(ec)) total += it->file_size(ec);
+    if (!it->is_symlink(ec) && it->is_regular_file(ec)) total += it->file_size(ec);
     if (total > limit) break;
   }
   return total;
@@ -53,10 +53,19 @@ class Sampler {
   Sampler(const fs::path& input, const fs::path& into, const SampleLimits& limits, InputSample& sample)
       : input_(input), into_(into), limits_(limits), sample_(sample) {}
 
-  // One file: cut when it holds text records, else copied whole when small, else mounted.
+  // One file: cut when it holds text records, else copied whole when small, else mounted. A
+  // link stays a link, which the container resolves as it would in the whole input: followed
+  // here, on the host, it would copy or mount whatever host file it names.
   Status file(const fs::path& original, const fs::path& relative) {
     const fs::path target = into_ / relative;
     ++sample_.files_kept;
+    std::error_code link_ec;
+    if (fs::is_symlink(original, link_ec)) {
+      fs::copy_symlink(original, target, link_ec);
+      if (link_ec)
+        return Error::runtime(fmt::format("cannot sample {}: {}", original.string(), link_ec.message()));
+      return Ok{};
+    }
     if (is_text_records(original)) {
       bool cut = false;
       auto status = copy_first_lines(original, target, limits_.text_lines, cut);
@@ -84,7 +93,9 @@ class Sampler {
     std::vector<fs::path> files, folders;
     for (const auto& entry : fs::directory_iterator(input_ / relative, ec)) {
       std::error_code entry_ec;
-      if (entry.is_directory(entry_ec))
+      if (entry.is_symlink(entry_ec))
+        files.push_back(entry.path().filename());
+      else if (entry.is_directory(entry_ec))
         folders.push_back(entry.path().filename());
       else if (entry.is_regular_file(entry_ec))
         files.push_back(entry.path().filename());

@@ -68,6 +68,26 @@ TEST(PipelineInputSample, KeepsTheLayoutAFewFilesPerFolderAndTheFirstRecords) {
             std::string::npos);
 }
 
+TEST(PipelineInputSample, ALinkInTheDataStaysALinkAndNoHostFileIsCopied) {
+  TempDir dir;
+  dir.write("host/secret.csv", "TOPSECRET\n");
+  dir.write("host/etc/passwd.txt", "TOPSECRET\n");
+  dir.write("data/a/big.bin", std::string(2000, 'x'));
+  fs::create_symlink(dir.path() / "host" / "secret.csv", dir.path() / "data" / "a" / "key.csv");
+  fs::create_symlink(dir.path() / "host" / "etc", dir.path() / "data" / "etc");
+  auto sample = pipeline::sample_input(dir.path() / "data", dir.path() / "sample", tiny_limits());
+  ASSERT_TRUE(sample.ok() && sample->has_value());
+  const fs::path out = dir.path() / "sample";
+  EXPECT_TRUE(fs::is_symlink(out / "a" / "key.csv"));
+  EXPECT_EQ(fs::read_symlink(out / "a" / "key.csv"), dir.path() / "host" / "secret.csv");
+  EXPECT_TRUE(fs::is_symlink(out / "etc"));
+  for (const auto& entry : fs::recursive_directory_iterator(out))
+    if (!entry.is_symlink())
+      EXPECT_TRUE(entry.is_directory() || entry.path().filename() == "big.bin") << entry.path();
+  for (const auto& [original, relative] : (*sample)->file_mounts)
+    EXPECT_FALSE(fs::is_symlink(original)) << original;
+}
+
 TEST(PipelineInputSample, ALargeTextFileIsCutToItsFirstRecords) {
   TempDir dir;
   dir.write("corpus.txt", lines(400));

@@ -81,11 +81,14 @@ TEST(PipelineInputSample, ALinkInTheDataStaysALinkAndNoHostFileIsCopied) {
   EXPECT_TRUE(fs::is_symlink(out / "a" / "key.csv"));
   EXPECT_EQ(fs::read_symlink(out / "a" / "key.csv"), dir.path() / "host" / "secret.csv");
   EXPECT_TRUE(fs::is_symlink(out / "etc"));
-  for (const auto& entry : fs::recursive_directory_iterator(out))
-    if (!entry.is_symlink())
+  for (const auto& entry : fs::recursive_directory_iterator(out)) {
+    if (!entry.is_symlink()) {
       EXPECT_TRUE(entry.is_directory() || entry.path().filename() == "big.bin") << entry.path();
-  for (const auto& [original, relative] : (*sample)->file_mounts)
+    }
+  }
+  for (const auto& [original, relative] : (*sample)->file_mounts) {
     EXPECT_FALSE(fs::is_symlink(original)) << original;
+  }
 }
 
 TEST(PipelineInputSample, ALargeTextFileIsCutToItsFirstRecords) {

@@ -34,12 +34,12 @@ printf 'command: python main.py\nplatform: phily\n' >"$job/job.yaml"
 expect_usage_error "unknown platform" 'unknown platform "phily"'
 check_contains "platform did you mean" 'did you mean "philly"?' "$(cat "$work/err")"
 
-head -c 4096 /dev/urandom >"$work/corrupt.tar"
-printf 'command: python main.py\nimage: docker-archive:%s\n' "$work/corrupt.tar" >"$job/job.yaml"
+head -c 4096 /dev/urandom >"$job/corrupt.tar"
+printf 'command: python main.py\nimage: docker-archive:%s\n' "$job/corrupt.tar" >"$job/job.yaml"
 expect_usage_error "corrupt archive" "corrupt.tar"
 
 # A docker-save archive whose layer holds ../escaped.txt.
-python3 - "$work" <<'PY'
+python3 - "$job" <<'PY'
 import io, json, sys, tarfile, hashlib
 work = sys.argv[1]
 layer = io.BytesIO()
@@ -61,7 +61,7 @@ with tarfile.open(work + "/escape.tar", "w") as t:
         info.size = len(data)
         t.addfile(info, io.BytesIO(data))
 PY
-printf 'command: python main.py\nimage: docker-archive:%s\n' "$work/escape.tar" >"$job/job.yaml"
+printf 'command: python main.py\nimage: docker-archive:%s\n' "$job/escape.tar" >"$job/job.yaml"
 expect_usage_error "escaping entry" "../escaped.txt"
 
 # Nothing of the failed attempts may remain: no unpacked image, no run folder, no file outside.

@@ -71,7 +71,9 @@ mkdir -p "$shared/jobs"
 jobs=("$root/examples/mnist" "$root/tests/jobs/path_laptop_dataset" "$root/tests/jobs/permission_write_into_input"
   "$root/tests/jobs/platform_philly_writes_outputs_folder" "$root/tests/jobs/platform_sagemaker_pass")
 for job in "${jobs[@]}"; do cp -r "$job" "$shared/jobs/"; done
-# (platform_philly_writes_outputs_folder's code is its azureml sibling's, not itself a job here.)
+# The jobs are one repository, whose files each of them may name (docs/cli.md "--allow"):
+# platform_philly_writes_outputs_folder's code is its azureml sibling's, not itself a job here.
+git init -q "$shared/jobs"
 mkdir -p "$shared/jobs/platform_azureml_writes_outputs_folder"
 cp -r "$root/tests/jobs/platform_azureml_writes_outputs_folder/code" "$shared/jobs/platform_azureml_writes_outputs_folder/"
 "$preflight" export k8s "$shared/jobs" --out "$shared/export" --claim team-data --mount "$shared" \

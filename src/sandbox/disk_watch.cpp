@@ -41,7 +41,9 @@ std::uint64_t disk_used(const std::vector<fs::path>& roots, std::uint64_t max_en
 }
 
 std::uint64_t DiskWatch::host_floor(std::uint64_t disk_size) {
-  return std::min(disk_size / 4, std::max<std::uint64_t>(1ull << 30, disk_size / 50));
+  // 2% of a large disk would refuse every run on a full laptop (20 GiB of a 1 TB disk): 4 GiB
+  // leaves the system room enough.
+  return std::min(disk_size / 4, std::clamp<std::uint64_t>(disk_size / 50, 1ull << 30, 4ull << 30));
 }
 
 DiskWatch::DiskWatch(const plan::RunPlan& plan, Clock::time_point started)

@@ -35,8 +35,8 @@ class DiskWatch {
   std::uint64_t written_bytes() const { return written_; }  // at the last measure
   std::uint64_t free_bytes() const { return free_; }        // of the run folder's disk, at the last measure
 
-  // The host's free space a run may not take, of a disk of `disk_size`: the larger of 1 GiB and
-  // 2% of the disk, and no more than a quarter of a small one. The same for every run, so that
+  // The host's free space a run may not take, of a disk of `disk_size`: 2% of the disk, at least
+  // 1 GiB and at most 4 GiB, and no more than a quarter of a small one. The same for every run, so that
   // runs one after another do not each take half of what the last left (pipeline/run_room).
   static std::uint64_t host_floor(std::uint64_t disk_size);
 

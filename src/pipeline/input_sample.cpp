@@ -93,11 +93,11 @@ class Sampler {
     std::vector<fs::path> files, folders;
     for (const auto& entry : fs::directory_iterator(input_ / relative, ec)) {
       std::error_code entry_ec;
-      if (entry.is_symlink(entry_ec))
-        files.push_back(entry.path().filename());
-      else if (entry.is_directory(entry_ec))
+      // A link is a file of the sample whatever it names (file() keeps it a link).
+      const bool link = entry.is_symlink(entry_ec);
+      if (!link && entry.is_directory(entry_ec))
         folders.push_back(entry.path().filename());
-      else if (entry.is_regular_file(entry_ec))
+      else if (link || entry.is_regular_file(entry_ec))
         files.push_back(entry.path().filename());
     }
     if (ec)

@@ -298,6 +298,7 @@ report::Report assemble_report(const JobContext& context, const plan::RunPlan& p
       settle_predictions(std::move(static_results), diagnosis::diagnose(context.policies, outcome, facts),
                          evidence, options.strict);
   findings.insert(findings.end(), run.lost_outputs.begin(), run.lost_outputs.end());
+  plan::soften_withheld(findings, context.profile, {plan.network, plan.seccomp});
 
   context.policies.checks.complete(findings);  // their stages, for the estimate's first failure
   auto clamps = report::clamps_of(outcome.events.clamps, facts.code_container_dir);

@@ -10,6 +10,41 @@ std::string at(const SourceLocation& where) { return where.known() ? where.str()
 
 }  // namespace
 
+void soften_withheld(std::vector<model::Finding>& findings, const spec::PlatformProfile& profile,
+                     const SandboxFloor& sandbox) {
+  const bool network_withheld = profile.network && !sandbox.network;
+  const bool seccomp_withheld =
+      profile.seccomp.name == "unconfined" && sandbox.seccomp.name == spec::kFloorSeccompPolicy;
+  for (model::Finding& finding : findings) {
+    if (finding.severity != model::Severity::Error || finding.phase != model::Phase::Dryrun) continue;
+    const bool download = finding.rule == "network-unavailable" ||
+                          finding.rule == "network-unavailable-message" || finding.rule == "pip-no-network";
+    if (download && network_withheld) {
+      finding.message =
+          fmt::format("{}'s nodes have network, which the dry run withholds, and the job needed it here: {}",
+                      profile.name, finding.message);
+      finding.hint = fmt::format(
+          "Not a failure on {0}: the dry run stopped here, so what follows did not run. Pass --network to "
+          "give "
+          "it the host's network and run the rest",
+          profile.name);
+    } else if (finding.rule == "syscall-refused-by-seccomp" && seccomp_withheld) {
+      finding.message = fmt::format(
+          "{} runs its jobs without a seccomp policy; the dry run keeps the floor, which refused this call: "
+          "{}",
+          profile.name, finding.message);
+      finding.hint = fmt::format(
+          "Not a failure on {0}: the dry run stopped here, so what follows did not run. Pass --seccomp "
+          "unconfined "
+          "to emulate {0} and run the rest",
+          profile.name);
+    } else {
+      continue;
+    }
+    finding.severity = model::Severity::Warning;
+  }
+}
+
 std::vector<std::string> sandbox_notes(const spec::PlatformProfile& profile, const SandboxFloor& sandbox) {
   std::vector<std::string> notes;
   if (sandbox.network)

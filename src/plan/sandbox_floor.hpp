@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "model/finding.hpp"
 #include "spec/platform_profile.hpp"
 #include "spec/seccomp_policy.hpp"
 
@@ -21,5 +22,13 @@ struct SandboxFloor {
 // The report's notes on the sandbox: each way the user lowered the floor, and each way the
 // platform (at the profile's line) gives its jobs more than the dry run did.
 std::vector<std::string> sandbox_notes(const spec::PlatformProfile& profile, const SandboxFloor& sandbox);
+
+// A failure that only the floor caused: a download on a platform whose nodes have network,
+// or a refused call on one that runs its jobs unconfined, made without the user's --network
+// or --seccomp. The platform would not fail there, so it is no evidence against the job: its
+// finding becomes a warning that says what the dry run withheld, how to grant it, and that
+// what follows did not run.
+void soften_withheld(std::vector<model::Finding>& findings, const spec::PlatformProfile& profile,
+                     const SandboxFloor& sandbox);
 
 }  // namespace preflight::plan

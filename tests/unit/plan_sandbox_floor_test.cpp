@@ -78,5 +78,39 @@ TEST(PlanSandboxFloor, APlatformAtTheFloorHasNoNote) {
   EXPECT_TRUE(job.plan.notes.empty());
 }
 
+TEST(PlanSandboxFloor, AFailureOnlyTheFloorCausedIsAWarningThatSaysWhatWasWithheld) {
+  TempDir dir;
+  auto profile = spec::load_platform(dir.write("open.yaml", kOpenProfile).string(),
+                                     preflight::testing::source_dir() / "policies" / "platforms");
+  ASSERT_TRUE(profile.ok()) << profile.error().str();
+  const auto failures = [] {
+    std::vector<model::Finding> findings(4);
+    findings[0].rule = "network-unavailable", findings[0].message = "URLError: <urlopen error [Errno -3]>";
+    findings[1].rule = "pip-no-network";
+    findings[2].rule = "syscall-refused-by-seccomp";
+    findings[3].rule = "path-not-found";  // the job's own failure, whatever the sandbox
+    return findings;
+  };
+  auto floor = failures();
+  soften_withheld(floor, *profile, {false, shipped_policy("default")});
+  for (int i : {0, 1, 2}) EXPECT_EQ(floor[i].severity, model::Severity::Warning) << floor[i].rule;
+  EXPECT_EQ(floor[3].severity, model::Severity::Error);
+  EXPECT_EQ(floor[0].message,
+            "open's nodes have network, which the dry run withholds, and the job needed it here: URLError: "
+            "<urlopen error [Errno -3]>");
+  EXPECT_NE(floor[0].hint.find("Pass --network"), std::string::npos) << floor[0].hint;
+  EXPECT_NE(floor[2].hint.find("Pass --seccomp unconfined"), std::string::npos) << floor[2].hint;
+
+  // With what the user granted, a failure is the job's again; so on a platform without network.
+  auto granted = failures();
+  soften_withheld(granted, *profile, {true, shipped_policy("unconfined")});
+  for (const auto& finding : granted) EXPECT_EQ(finding.severity, model::Severity::Error) << finding.rule;
+  auto philly = spec::load_platform("philly", preflight::testing::source_dir() / "policies" / "platforms");
+  ASSERT_TRUE(philly.ok());
+  auto closed = failures();
+  soften_withheld(closed, *philly, {false, shipped_policy("default")});
+  for (const auto& finding : closed) EXPECT_EQ(finding.severity, model::Severity::Error) << finding.rule;
+}
+
 }  // namespace
 }  // namespace preflight::plan

@@ -210,7 +210,7 @@ TEST(DiagnosisPrecedence, SetupFailuresAreStagedSetupAndMatchSetupLines) {
   EXPECT_EQ(pip.rule, "pip-no-network");
   EXPECT_EQ(pip.stage, "setup");
   EXPECT_EQ(pip.retry, model::Retry::Useless);
-  EXPECT_TRUE(contains(pip.message, "no network")) << pip.message;
+  EXPECT_TRUE(contains(pip.message, "without network")) << pip.message;
   EXPECT_TRUE(contains(pip.message, "No matching distribution found for timm")) << pip.message;
 
   model::Finding missing = only_finding(setup_failed(127, {"sh: 1: conda: not found"}));

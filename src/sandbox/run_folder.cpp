@@ -18,6 +18,7 @@
 #include "sandbox/container.hpp"
 #include "sandbox/disk_watch.hpp"
 #include "util/text.hpp"
+#include "util/untrusted_fs.hpp"
 
 namespace preflight::sandbox {
 namespace fs = std::filesystem;
@@ -100,6 +101,20 @@ bool cut_short(const fs::path& dir) {
 
 std::string container_of(const fs::path& dir) { return "preflight-" + dir.filename().string(); }
 
+// What the Preflight of a run cut short never did (pipeline/dry_run's tidy_run_dir): its
+// container's layers go, and what the job wrote and is kept loses set-ID bits and devices, or
+// goes whole when too large to look through (docs/security.md "job's files → the host's users").
+// Only once nothing is mounted in it: nothing is ever removed through a mount.
+void tidy_cut_short(const fs::path& dir) {
+  if (!mounts_in(dir).empty()) return;
+  const model::RunLayout layout(dir);
+  std::error_code ec;
+  for (const auto& scratch : layout.scratch()) fs::remove_all(scratch, ec);
+  for (const auto& written : layout.kept_writes())
+    if (fs::exists(fs::symlink_status(written, ec)) && !disarm_job_tree(written, kDiskWalkEntries).whole)
+      fs::remove_all(written, ec);
+}
+
 }  // namespace
 
 Result<RunFolder> RunFolder::create_new(const fs::path& parent, const std::function<std::string()>& name) {
@@ -146,6 +161,7 @@ Reaped reap_abandoned(const fs::path& parent, std::size_t keep) {
     if (delete_container(container_of(run.dir))) ++reaped.containers;
     for (const auto& point : mounts_in(run.dir))
       if (::umount2(point.c_str(), MNT_DETACH) == 0) ++reaped.mounts;
+    tidy_cut_short(run.dir);
   }
   std::sort(abandoned.begin(), abandoned.end(), [](auto& a, auto& b) { return a.time > b.time; });
   const std::vector<std::string> mounted = mounts_in(parent);  // what would not go, read once

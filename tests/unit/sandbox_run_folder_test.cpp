@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
@@ -82,6 +83,37 @@ TEST(RunFolder, OnlyTheContainerOfARunCutShortWhoseOwnerIsGoneIsStopped) {
   EXPECT_EQ(std::count(called.begin(), called.end(), '\n'), 1) << called;
   EXPECT_TRUE(fs::exists(runs / "killed"));
   EXPECT_TRUE(fs::exists(runs / "ended"));
+}
+
+// A run whose Preflight was killed never tidied its folder: the reaping run does, as after
+// any run, so that nothing set-user-ID or a device is left of it on the host.
+TEST(RunFolder, WhatARunCutShortKeptIsDisarmedWhenItIsReaped) {
+  TempDir dir;
+  const fs::path runtime = dir.path() / "runtime";
+  std::ofstream(runtime) << "#!/bin/sh\nexit 0\n";
+  fs::permissions(runtime, fs::perms::owner_all);
+  testing::ScopedEnv fake("PREFLIGHT_RUNTIME", runtime.c_str());
+  const fs::path runs = dir.path() / "runs";
+  fs::path killed;
+  {
+    auto run = RunFolder::create(runs / "killed");
+    ASSERT_TRUE(run);
+    killed = run->path();
+  }
+  const model::RunLayout layout(killed);
+  fs::create_directories(layout.rootfs());
+  fs::create_directories(layout.upper());
+  const fs::path shell = dir.write("runs/killed/outputs/model/rootsh", "#!/bin/sh\n");
+  fs::permissions(shell, static_cast<fs::perms>(04755));
+  ASSERT_EQ(::mkfifo((killed / "outputs" / "model" / "pipe").c_str(), 0600), 0);
+  dir.write("runs/killed/outputs/model/weights.pt", "w");
+
+  reap_abandoned(runs, 10);  // kept: the ten newest
+  EXPECT_EQ(fs::status(shell).permissions() & fs::perms::set_uid, fs::perms::none);
+  EXPECT_FALSE(fs::exists(fs::symlink_status(killed / "outputs" / "model" / "pipe")));
+  EXPECT_TRUE(fs::exists(killed / "outputs" / "model" / "weights.pt"));
+  EXPECT_FALSE(fs::exists(layout.rootfs()));
+  EXPECT_FALSE(fs::exists(layout.upper()));
 }
 
 TEST(RunFolder, ANameTakenIsDrawnAgain) {

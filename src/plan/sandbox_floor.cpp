@@ -15,33 +15,29 @@ void soften_withheld(std::vector<model::Finding>& findings, const spec::Platform
   const bool network_withheld = profile.network && !sandbox.network;
   const bool seccomp_withheld =
       profile.seccomp.name == "unconfined" && sandbox.seccomp.name == spec::kFloorSeccompPolicy;
+  const auto soften = [&](model::Finding& finding, const std::string& why, const char* flag) {
+    finding.severity = model::Severity::Warning;
+    finding.message = why + ": " + finding.message;
+    finding.hint = fmt::format(
+        "Not a failure on {0}: the dry run stopped here, so what follows did not run. Pass {1} to emulate "
+        "{0} "
+        "and run the rest",
+        profile.name, flag);
+  };
   for (model::Finding& finding : findings) {
     if (finding.severity != model::Severity::Error || finding.phase != model::Phase::Dryrun) continue;
     const bool download = finding.rule == "network-unavailable" ||
                           finding.rule == "network-unavailable-message" || finding.rule == "pip-no-network";
-    if (download && network_withheld) {
-      finding.message =
-          fmt::format("{}'s nodes have network, which the dry run withholds, and the job needed it here: {}",
-                      profile.name, finding.message);
-      finding.hint = fmt::format(
-          "Not a failure on {0}: the dry run stopped here, so what follows did not run. Pass --network to "
-          "give "
-          "it the host's network and run the rest",
-          profile.name);
-    } else if (finding.rule == "syscall-refused-by-seccomp" && seccomp_withheld) {
-      finding.message = fmt::format(
-          "{} runs its jobs without a seccomp policy; the dry run keeps the floor, which refused this call: "
-          "{}",
-          profile.name, finding.message);
-      finding.hint = fmt::format(
-          "Not a failure on {0}: the dry run stopped here, so what follows did not run. Pass --seccomp "
-          "unconfined "
-          "to emulate {0} and run the rest",
-          profile.name);
-    } else {
-      continue;
-    }
-    finding.severity = model::Severity::Warning;
+    if (download && network_withheld)
+      soften(finding,
+             profile.name + "'s nodes have network, which the dry run withholds, and the job needed it here",
+             "--network");
+    else if (finding.rule == "syscall-refused-by-seccomp" && seccomp_withheld)
+      soften(finding,
+             profile.name +
+                 " runs its jobs without a seccomp policy; the dry run keeps the floor, which refused "
+                 "this call",
+             "--seccomp unconfined");
   }
 }
 

@@ -132,7 +132,8 @@ for folder in (os.path.expanduser("~"), "/philly/logs"):
 PY
 printf 'name: hostile\nimage: oci:%s\ncommand: python main.py\n' "$work/evil" >"$job/job.yaml"
 
-"$preflight" run "$job/job.yaml" --timeout 2m >"$work/out" 2>&1
+# The user grants the image's folder (docs/cli.md "--allow"): an image from anyone's docker save.
+"$preflight" run "$job/job.yaml" --allow "$work/evil" --timeout 2m >"$work/out" 2>&1
 status=$?
 check_equal "exit status (the job runs in the image's own folders)" 0 "$status"
 check_contains "localhost resolves through the platform's /etc/hosts" "localhost is 127.0.0.1" "$(cat "$work/out")"

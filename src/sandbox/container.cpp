@@ -189,6 +189,11 @@ bool delete_container(const std::string& id) {
   return existed;
 }
 
+bool container_exists(const std::string& id) {
+  const Runtime runtime = runtime_for_this_user(find_runtime());
+  return !runtime.program.empty() && run_runtime(runtime, {"state", id}).status == 0;
+}
+
 fs::path find_runtime() {
   if (const char* runtime = std::getenv("PREFLIGHT_RUNTIME"); runtime && *runtime) return runtime;
   return bp::search_path("runc").string();

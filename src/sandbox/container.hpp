@@ -15,6 +15,10 @@ namespace preflight::sandbox {
 // existed. Safe to call for a container that never was.
 bool delete_container(const std::string& id);
 
+// Whether the runtime knows the container `id` (`runc state`): one this process could not
+// delete, without root, is still there.
+bool container_exists(const std::string& id);
+
 // The OCI runtime to use: $PREFLIGHT_RUNTIME, else runc on PATH. Empty when none.
 std::filesystem::path find_runtime();
 

@@ -158,10 +158,14 @@ Reaped reap_abandoned(const fs::path& parent, std::size_t keep) {
   std::vector<Abandoned> abandoned = find_abandoned(parent, held);
   for (const Abandoned& run : abandoned) {
     if (!cut_short(run.dir)) continue;
-    if (delete_container(container_of(run.dir))) ++reaped.containers;
+    const std::string container = container_of(run.dir);
+    const bool deleted = delete_container(container);
+    if (deleted) ++reaped.containers;
     for (const auto& point : mounts_in(run.dir))
       if (::umount2(point.c_str(), MNT_DETACH) == 0) ++reaped.mounts;
-    tidy_cut_short(run.dir);
+    // A container this process could not delete (without root, one only the process outside
+    // the user namespace reaches) keeps its root: it marks the run as cut short for that one.
+    if (deleted || !container_exists(container)) tidy_cut_short(run.dir);
   }
   std::sort(abandoned.begin(), abandoned.end(), [](auto& a, auto& b) { return a.time > b.time; });
   const std::vector<std::string> mounted = mounts_in(parent);  // what would not go, read once

@@ -3,6 +3,7 @@
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <boost/process.hpp>
 #include <chrono>
 #include <deque>
@@ -113,13 +114,13 @@ void say(const Console& console, const std::string& text) {
 // loses what would give a user of this machine a privilege (docs/security.md "job's files →
 // the host's users"); a folder too large to look through whole is not kept, said in a note.
 std::vector<std::string> tidy_run_dir(const plan::RunPlan& plan) {
-  std::error_code ignored;
-  for (const auto& scratch : plan.layout().scratch()) fs::remove_all(scratch, ignored);
+  std::vector<fs::path> written;
+  for (const auto& m : plan.mounts)
+    if (!m.read_only && m.overlay_dir.empty()) written.push_back(m.source);
+  const std::vector<fs::path> removed = sandbox::tidy_run(plan.layout().scratch(), written);
   std::vector<std::string> notes;
   for (const auto& m : plan.mounts) {
-    if (m.read_only || !m.overlay_dir.empty() || !fs::exists(fs::symlink_status(m.source, ignored))) continue;
-    if (disarm_job_tree(m.source, sandbox::kDiskWalkEntries).whole) continue;
-    fs::remove_all(m.source, ignored);
+    if (std::find(removed.begin(), removed.end(), m.source) == removed.end()) continue;
     notes.push_back(fmt::format(
         "what the job wrote in {} was not kept: past {} entries or {} levels, more than Preflight looks "
         "through for set-user-ID files and devices it must not leave on this machine",

@@ -101,18 +101,11 @@ bool cut_short(const fs::path& dir) {
 
 std::string container_of(const fs::path& dir) { return "preflight-" + dir.filename().string(); }
 
-// What the Preflight of a run cut short never did (pipeline/dry_run's tidy_run_dir): its
-// container's layers go, and what the job wrote and is kept loses set-ID bits and devices, or
-// goes whole when too large to look through (docs/security.md "job's files → the host's users").
-// Only once nothing is mounted in it: nothing is ever removed through a mount.
+// What the Preflight of a run cut short never did: tidy_run, once nothing is mounted in the
+// folder, since nothing is ever removed through a mount.
 void tidy_cut_short(const fs::path& dir) {
-  if (!mounts_in(dir).empty()) return;
   const model::RunLayout layout(dir);
-  std::error_code ec;
-  for (const auto& scratch : layout.scratch()) fs::remove_all(scratch, ec);
-  for (const auto& written : layout.kept_writes())
-    if (fs::exists(fs::symlink_status(written, ec)) && !disarm_job_tree(written, kDiskWalkEntries).whole)
-      fs::remove_all(written, ec);
+  if (mounts_in(dir).empty()) tidy_run(layout.scratch(), layout.kept_writes());
 }
 
 }  // namespace
@@ -150,6 +143,19 @@ Result<RunFolder> RunFolder::make(const fs::path& dir, int& error) {
   if (::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, dir.c_str(), RENAME_NOREPLACE) != 0)
     return fail("make", true);
   return RunFolder(dir, std::move(lock));
+}
+
+std::vector<fs::path> tidy_run(const std::vector<fs::path>& scratch, const std::vector<fs::path>& written) {
+  std::error_code ec;
+  for (const auto& layer : scratch) fs::remove_all(layer, ec);
+  std::vector<fs::path> removed;
+  for (const auto& folder : written) {
+    if (!fs::exists(fs::symlink_status(folder, ec)) || disarm_job_tree(folder, kDiskWalkEntries).whole)
+      continue;
+    fs::remove_all(folder, ec);
+    removed.push_back(folder);
+  }
+  return removed;
 }
 
 Reaped reap_abandoned(const fs::path& parent, std::size_t keep) {

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "util/error.hpp"
 #include "util/untrusted_fs.hpp"
@@ -36,6 +37,13 @@ class RunFolder {
   std::filesystem::path dir_;
   UniqueFd lock_;
 };
+
+// What is kept of a run once it is over: its container's layers (`scratch`) removed, and each
+// folder of `written` (what the job wrote and is kept) disarmed, losing set-ID bits, devices,
+// FIFOs and sockets (docs/security.md "job's files → the host's users"), or removed whole when
+// too large to look through. Returns the folders removed whole.
+std::vector<std::filesystem::path> tidy_run(const std::vector<std::filesystem::path>& scratch,
+                                            const std::vector<std::filesystem::path>& written);
 
 // What reap_abandoned found and did, for tests and the benchmark.
 struct Reaped {

@@ -60,9 +60,10 @@ TEST(EstimateGpuTable, ShippedTableLoads) {
   EXPECT_EQ(shipped_gpu_table().parent_path().filename(), "policies");
   auto table = load_gpu_table(shipped());
   ASSERT_TRUE(table.ok()) << table.error().str();
-  for (const char* name : {"Tesla P100-PCIE-16GB", "Tesla V100-SXM2-16GB", "Tesla V100-SXM2-32GB",
-                           "Tesla V100-PCIE-16GB", "A100-SXM4-40GB", "A100-SXM4-80GB", "A100-PCIE-40GB",
-                           "H100-SXM5-80GB", "H100-PCIE-80GB", "Tesla T4", "A10G", "L4", "Tesla K80"}) {
+  for (const char* name :
+       {"Tesla P100-PCIE-16GB", "Tesla V100-SXM2-16GB", "Tesla V100-SXM2-32GB", "Tesla V100-PCIE-16GB",
+        "A100-SXM4-40GB", "A100-SXM4-80GB", "A100-PCIE-40GB", "H100-SXM5-80GB", "H100-PCIE-80GB", "H200",
+        "Tesla T4", "A10G", "L4", "Tesla K80"}) {
     EXPECT_NE(table->find(name), nullptr) << name;
   }
   for (const GpuSpec& gpu : table->gpus) {
@@ -97,6 +98,18 @@ TEST(EstimateGpuTable, ShippedTableLoads) {
   EXPECT_DOUBLE_EQ(a100->bf16, 312);
   EXPECT_DOUBLE_EQ(a100->bandwidth_gb_s, 2039);
   EXPECT_DOUBLE_EQ(a100->link_gb_s, 300);
+  // The H200: the H100 SXM's compute, with more and faster memory.
+  const GpuSpec* h200 = table->find("H200 SXM");
+  const GpuSpec* h100 = table->find("H100");
+  ASSERT_NE(h200, nullptr);
+  ASSERT_NE(h100, nullptr);
+  EXPECT_EQ(h200->name, "NVIDIA H200");
+  EXPECT_EQ(h200->memory_bytes, 141ull << 30);
+  EXPECT_DOUBLE_EQ(h200->bandwidth_gb_s, 4800);
+  EXPECT_DOUBLE_EQ(h200->fp32, h100->fp32);
+  EXPECT_DOUBLE_EQ(h200->tf32, h100->tf32);
+  EXPECT_DOUBLE_EQ(h200->bf16, h100->bf16);
+  EXPECT_FALSE(h200->price.has_value());
   for (const std::string& kind : gpu_work_kinds()) {
     const Efficiency& efficiency = table->efficiency(kind);
     EXPECT_GT(efficiency.low, 0) << kind;

@@ -231,6 +231,16 @@ HarnessEvents parse_events(const std::string& text_in) {
       if (!c.what.empty() && !seen) out.clamps.push_back(std::move(c));
     } else if (ev == "uncut") {
       out.uncut_loops.push_back({text(event, "what"), text(event, "why"), frame_at(event, "where")});
+    } else if (ev == "endless") {
+      EndlessRun run{integer(event, "after"),
+                     integer(event, "quiet"),
+                     frame_at(event, "where"),
+                     frame_at(event, "loop"),
+                     "",
+                     pid};
+      auto loop = event.find("loop");
+      if (loop != event.end() && loop->is_object()) run.loop_what = text(*loop, "what");
+      out.endless.push_back(std::move(run));
     } else if (ev == "nonfinite") {
       NonfiniteEvent n;
       n.step = integer(event, "step");

@@ -75,6 +75,17 @@ struct UncutLoop {
   std::optional<Frame> where;
 };
 
+// A job the harness ended because it went on repeating its training steps well past its
+// sample, with no end of its own in sight (docs/harness.md "Jobs without an end").
+struct EndlessRun {
+  long long after = 0;         // training steps (optimizer steps, else backward() calls) it had run
+  long long quiet = 0;         // the last of those, which reached no new line of its code nor a new stage
+  std::optional<Frame> where;  // the training step
+  std::optional<Frame> loop;   // the first line of the innermost loop of the job's code around it
+  std::string loop_what;       // "while loop" | "for loop" | "" (none: a library's loop)
+  int pid = 0;
+};
+
 // A loss that was NaN or infinite at backward(); the job may have carried on.
 struct NonfiniteEvent {
   int step = 0;       // backward calls so far in that process, 1-based
@@ -161,6 +172,7 @@ struct HarnessEvents {
   std::vector<CapEvent> caps;
   std::vector<ClampEvent> clamps;  // each distinct clamp once (every rank parses its arguments)
   std::vector<UncutLoop> uncut_loops;
+  std::vector<EndlessRun> endless;  // at most one per process
   std::vector<NonfiniteEvent> nonfinite;
   std::vector<StepMeasure> steps;     // one per process that trained for two steps or more
   std::vector<StepParts> step_parts;  // the same steps part by part

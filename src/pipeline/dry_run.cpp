@@ -284,7 +284,8 @@ report::Report assemble_report(const JobContext& context, const plan::RunPlan& p
   const model::RunOutcome& outcome = run.outcome;
   notes.insert(notes.end(), run.exit.unenforced.begin(), run.exit.unenforced.end());
   notes.insert(notes.end(), run.notes.begin(), run.notes.end());
-  const auto uncut = report::loop_notes(outcome.events.uncut_loops, facts.code_container_dir);
+  const auto uncut =
+      report::loop_notes(outcome.events.uncut_loops, facts.code_container_dir, outcome.events.endless);
   notes.insert(notes.end(), uncut.begin(), uncut.end());
 
   RunEvidence evidence;
@@ -313,6 +314,11 @@ report::Report assemble_report(const JobContext& context, const plan::RunPlan& p
     if (auto time_limit = time_limit_finding(*estimate, context.job, notes))
       findings.push_back(std::move(*time_limit));
   }
+  for (const harness::EndlessRun& endless : outcome.events.endless)
+    if (endless.pid == outcome.events.main_pid)
+      notes.push_back(report::endless_note(endless, outcome.events.uncut_loops,
+                                           estimate ? estimate->steps_per_hour : std::nullopt,
+                                           facts.code_container_dir));
 
   auto report = job_report(context, std::move(findings));
   report.notes.insert(report.notes.end(), notes.begin(), notes.end());

@@ -134,6 +134,14 @@ std::optional<model::Finding> time_limit_finding(const report::Estimate& estimat
   if (is_under(where.file.string(), job.code_dir.string()))
     where.file = where.file.lexically_relative(job.code_dir);
   const std::string at = where.str();
+  if (estimate.steps_per_hour) {
+    // A job with no end of its own: the limit is where it ends, not a failure.
+    notes.push_back(
+        fmt::format("{}: the platform stops the job at its time limit ({}), after about {:.0f} "
+                    "training steps",
+                    at, limit_text, *estimate.steps_per_hour * limit / 3600));
+    return std::nullopt;
+  }
   if (!estimate.run_hours || !estimate.total_steps || !estimate.on_platform) {
     notes.push_back(fmt::format(
         "{}: the time limit ({}) was not compared with the run: {}", at, limit_text,
@@ -205,6 +213,14 @@ std::optional<report::Estimate> estimate_run(const HarnessEvents& events,
   long long dry_epochs = 0;
   for (const auto& end : events.epochs) dry_epochs += end.pid == step->pid;
   if (step->batches_per_epoch) out.steps_per_epoch = *step->batches_per_epoch;
+  const bool endless = std::any_of(events.endless.begin(), events.endless.end(),
+                                   [&](const harness::EndlessRun& run) { return run.pid == step->pid; });
+  if (endless) {
+    // No length to project: the DataLoaders it went through again and again are no epochs.
+    set_step_time(out, events, *step, facts, gpus);
+    if (out.iteration_seconds > 0) out.steps_per_hour = 3600 / out.iteration_seconds;
+    return out;
+  }
   if (epochs) {
     out.epochs = epochs->original;
   } else if (dry_epochs > 0) {

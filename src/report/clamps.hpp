@@ -1,6 +1,7 @@
 // The clamps the harness reported (harness/events.hpp), as report.json lists them.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,8 +15,15 @@ namespace preflight::report {
 std::vector<Clamp> clamps_of(const std::vector<harness::ClampEvent>& events, const std::string& code_dir);
 
 // The report's note for each loop that trained and could not be shortened: "the while loop at
-// train.py:40 ran in full: it is the last statement of its function".
-std::vector<std::string> loop_notes(const std::vector<harness::UncutLoop>& loops,
-                                    const std::string& code_dir);
+// train.py:40 ran in full: it is the last statement of its function". A loop the job was ended
+// in (`endless`) did not run in full: endless_note speaks of it.
+std::vector<std::string> loop_notes(const std::vector<harness::UncutLoop>& loops, const std::string& code_dir,
+                                    const std::vector<harness::EndlessRun>& endless = {});
+
+// The report's note for a job the harness ended because it had no end of its own: where it
+// repeated itself, why its loop was not shortened (from `loops`), and the pace at which it
+// trains until the platform stops it (`steps_per_hour`, when a step was measured).
+std::string endless_note(const harness::EndlessRun& run, const std::vector<harness::UncutLoop>& loops,
+                         std::optional<double> steps_per_hour, const std::string& code_dir);
 
 }  // namespace preflight::report

@@ -68,6 +68,7 @@ nlohmann::json estimate_json(const Estimate& e) {
               {"gpu_memory", nullptr},
               {"failure", nullptr},
               {"platform", e.projection ? projection_json(*e.projection, kReportParts) : json(nullptr)}};
+  if (e.steps_per_hour) out["steps_per_hour"] = *e.steps_per_hour;  // a job with no end of its own
   if (e.gpu_needed_bytes)
     out["gpu_memory"] = {{"needed_bytes", *e.gpu_needed_bytes}, {"available_bytes", e.gpu_available_bytes}};
   if (e.failure_stage)

@@ -90,8 +90,11 @@ struct Estimate {
   std::optional<double> epochs;              // the real run's, before clamping
   std::optional<long long> total_steps;      // the real run's training steps
   std::optional<double> run_hours;           // the real run's training time on the platform
-  std::optional<double> time_limit_hours;    // the job's time limit (JobSpec::time_limit)
-  int gpus = 0;                              // all nodes' GPUs
+  // A job with no end of its own (harness::EndlessRun): its training steps an hour on the
+  // platform, until the platform's time limit stops it; total_steps and run_hours are unset.
+  std::optional<double> steps_per_hour;
+  std::optional<double> time_limit_hours;  // the job's time limit (JobSpec::time_limit)
+  int gpus = 0;                            // all nodes' GPUs
   std::string gpu_name;
   std::optional<std::uint64_t> gpu_needed_bytes;  // per GPU (during_run.hpp)
   std::uint64_t gpu_available_bytes = 0;

@@ -69,6 +69,12 @@ void print_estimate(const Estimate& e, std::ostream& out, const Palette& p) {
     if (e.time_limit_hours) out << "; the time limit is " << human_duration(*e.time_limit_hours * 3600);
     out << "\n";
   }
+  if (e.steps_per_hour)
+    out << p.dim("estimate:") << " "
+        << fmt::format(
+               "the job has no end of its own: about {:.0f} training steps an hour{}, until the "
+               "platform's time limit\n",
+               *e.steps_per_hour, on);
   if (e.failure_stage && e.failure_after_hours && e.gpu_hours_saved) {
     out << p.dim("saved:") << " "
         << fmt::format("on the platform this failure strikes at {} after about {} steps, {} into the run",

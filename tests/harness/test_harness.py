@@ -1422,6 +1422,134 @@ class TraceWithTorch(HarnessCase):
         self.assertEqual(len(self.events("step_measure")), 1)
 
 
+# A library function standing in for optimizer.step() as the torch hooks call it: the loop cut,
+# periodic work brought forward, and the end of a job that repeats itself.
+FAKE_ENDLESS_STEP = """
+import sys
+def step():
+    import preflight_harness
+    from preflight_harness import endless, loop_cut, periodic
+    preflight_harness.state.trained = True
+    frame = sys._getframe(1)
+    loop_cut.on_step(frame)
+    periodic.on_first_step(frame)
+    if endless.on_step(frame, "step"):
+        endless.end_job()
+"""
+
+
+class EndlessRuns(HarnessCase):
+    """endless.py and periodic.py: a job with no end of its own is ended once it repeats
+    itself, never one still reaching new code; intervals in its own config run within the
+    sample."""
+
+    def run_job(self, source):
+        lib = os.path.join(self.dir, "lib")
+        os.mkdir(lib)
+        with open(os.path.join(lib, "fakeopt.py"), "w") as f:
+            f.write(FAKE_ENDLESS_STEP)
+        code, out, err = self.run_script(source, extra_path=lib, timeout=60)
+        self.assertEqual(self.events("harness_error"), [])
+        return code, out, err
+
+    def test_a_while_true_trainer_is_ended_where_it_repeats_itself(self):
+        code, out, err = self.run_job("""
+            from fakeopt import step
+
+            class Trainer(object):
+                def __init__(self):
+                    self.iter_num = 0
+
+                def train_step(self):
+                    step()
+
+                def run(self):
+                    while True:
+                        self.train_step()
+                        self.iter_num += 1
+                        if self.iter_num % 10 == 0:
+                            print(self.iter_num)
+
+            trainer = Trainer()
+            try:
+                trainer.run()
+            finally:
+                print("finally ran at", trainer.iter_num)
+        """)
+        self.assertEqual(code, 0, err)
+        self.assertIn("finally ran at 149", out)  # 50·2 steps, then 25·2 with nothing new
+        ended = self.events("endless")
+        self.assertEqual(len(ended), 1, ended)
+        self.assertEqual((ended[0]["after"], ended[0]["quiet"]), (150, 50))
+        self.assertEqual(ended[0]["where"]["line"], 9)
+        self.assertEqual((ended[0]["loop"]["line"], ended[0]["loop"]["what"]), (12, "while loop"))
+        self.assertEqual(self.events("exit")[-1]["code"], 0)
+
+    def test_a_job_still_reaching_new_code_is_not_ended(self):
+        # A while loop the loop cut cannot end (the last statement of its function) that
+        # reaches a new line every 40 steps, then ends by itself: it runs in full.
+        code, out, err = self.run_job("""
+            from fakeopt import step
+
+            def mark(seen, i):
+                seen.append(i)
+
+            def fit(seen):
+                i = 0
+                while i < 330:
+                    step()
+                    if i == 100: mark(seen, i)
+                    if i == 140: mark(seen, i)
+                    if i == 180: mark(seen, i)
+                    if i == 220: mark(seen, i)
+                    if i == 260: mark(seen, i)
+                    if i == 300: mark(seen, i)
+                    i += 1
+
+            seen = []
+            fit(seen)
+            print("done", seen[-1])
+        """)
+        self.assertEqual(code, 0, err)
+        self.assertEqual(out.strip(), "done 300")
+        self.assertEqual(self.events("endless"), [])
+
+    def test_intervals_in_the_jobs_own_config_are_brought_forward(self):
+        code, out, err = self.run_job("""
+            import json
+            from fakeopt import step
+
+            class TrainerConfig(object):
+                def __init__(self):
+                    self.eval_interval = 250
+                    self.learning_rate = 3e-4
+
+            class Trainer(object):
+                def __init__(self, config):
+                    self.config = config
+                    self.log_every = 100
+
+                def fit(self, steps):
+                    for it in range(1, steps + 1):
+                        step()
+                        if it % self.config.eval_interval == 0:
+                            print("eval", it)
+                        if it % self.log_every == 0:
+                            print("log", it)
+                        if it % cfg["train"]["save_every"] == 0:
+                            print("save", it)
+
+            cfg = json.loads('{"train": {"save_every": 1000, "batch_size": 64}}')
+            Trainer(TrainerConfig()).fit(3)
+        """)
+        self.assertEqual(code, 0, err)
+        self.assertEqual(out.split(), ["eval", "2", "log", "2", "save", "2"])
+        clamps = sorted((e["what"], e["original"], e["value"], e["kind"]) for e in self.events("clamp"))
+        self.assertEqual(clamps, [("cfg['train']['save_every']", 1000, 2, "interval"),
+                                  ("self.config.eval_interval", 250, 2, "interval"),
+                                  ("self.log_every", 100, 2, "interval")])
+
+
 def shard(suite, index, count):
     """Every `count`th test from the `index`th (1-based), so that each of the image's runs of
     the suite stays short (tests/jobs/harness_selftest_*)."""

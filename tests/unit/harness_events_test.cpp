@@ -233,6 +233,23 @@ TEST(HarnessEvents, ReadsLoopsEndedAsClampsAndLoopsLeftInFull) {
   EXPECT_EQ(events.uncut_loops[0].where->line, 80);
 }
 
+TEST(HarnessEvents, ReadsAJobEndedForHavingNoEndOfItsOwn) {
+  HarnessEvents events = parse_events(
+      R"j({"ev":"endless","t":20.0,"pid":1,"after":150,"quiet":50,"where":{"file":"/job/code/trainer.py","line":54,"function":"train_step","user":true},"loop":{"file":"/job/code/trainer.py","line":65,"function":"run","user":true,"what":"while loop"}})j"
+      "\n"
+      R"j({"ev":"endless","t":9.0,"pid":2,"after":100,"quiet":50,"where":null,"loop":null})j"
+      "\n");
+  ASSERT_EQ(events.endless.size(), 2u);
+  EXPECT_EQ(events.endless[0].after, 150);
+  EXPECT_EQ(events.endless[0].quiet, 50);
+  EXPECT_EQ(events.endless[0].pid, 1);
+  EXPECT_EQ(events.endless[0].where->line, 54);
+  EXPECT_EQ(events.endless[0].loop->line, 65);
+  EXPECT_EQ(events.endless[0].loop_what, "while loop");
+  EXPECT_FALSE(events.endless[1].loop.has_value());  // a library's loop
+  EXPECT_EQ(events.endless[1].loop_what, "");
+}
+
 TEST(HarnessEvents, ReadsAMeasuredStepAndEpochEnds) {
   HarnessEvents events = parse_events(
       R"j({"ev":"step_measure","t":1.2,"pid":10,"seconds":0.03,"flops":119749781,"ops":43,"live_bytes":1205408,"step_bytes":9283592,"replicas":4,"batch_size":64,"batches_per_epoch":null,"stage":"train","where":{"file":"/job/code/train.py","line":40,"function":"train","user":true}})j"

@@ -1,5 +1,6 @@
 // The cost estimate: a measured step's time on the platform's GPU, the length of the real run
 // from the clamped epochs, and where a failure of the dry run would strike in it.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "diagnosis_fixtures.hpp"
@@ -108,6 +109,27 @@ TEST(PipelineEstimate, ATimeLimitThatCannotBeComparedIsANote) {
   EXPECT_FALSE(time_limit_finding(*no_steps, limited_to(std::chrono::minutes(1)), notes).has_value());
   ASSERT_EQ(notes.size(), 2u);
   EXPECT_NE(notes[1].find("the run's number of steps could not be told"), std::string::npos) << notes[1];
+}
+
+// A job with no end of its own has no length to project: its pace, and the time limit as
+// where it ends. The iterators it went through again and again are no epochs.
+TEST(PipelineEstimate, AJobWithNoEndHasAPaceAndNoLength) {
+  harness::HarnessEvents events = trained(74, 625000000);
+  events.endless.push_back({150, 50, std::nullopt, std::nullopt, "", kMain});
+  auto estimate = estimate_run(events, {}, {}, p100s(1));
+  ASSERT_TRUE(estimate.has_value());
+  ASSERT_TRUE(estimate->steps_per_hour.has_value());
+  EXPECT_NEAR(*estimate->steps_per_hour, 3600 / estimate->iteration_seconds, 1e-6);
+  EXPECT_FALSE(estimate->total_steps.has_value());
+  EXPECT_FALSE(estimate->run_hours.has_value());
+  EXPECT_FALSE(estimate->epochs.has_value());
+  std::vector<std::string> notes;
+  EXPECT_FALSE(time_limit_finding(*estimate, limited_to(std::chrono::hours(2)), notes).has_value());
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0],
+            fmt::format("train.sbatch:4:9: the platform stops the job at its time limit (2.0 h), after "
+                        "about {:.0f} training steps",
+                        *estimate->steps_per_hour * 2));
 }
 
 TEST(PipelineEstimate, NothingWithoutAMeasuredStep) {

@@ -41,5 +41,31 @@ TEST(ReportClamps, ALoopThatRanInFullIsANoteWithItsReason) {
             "function");
 }
 
+TEST(ReportClamps, AJobWithNoEndIsANoteWithItsLoopItsReasonAndItsPace) {
+  harness::UncutLoop loop{"while loop", "it has no exit but an exception or a return",
+                          frame_in_code("/job/code/trainer.py", 65)};
+  harness::UncutLoop other{"while loop", "it is the last statement of its function",
+                           frame_in_code("/job/code/fit.py", 80)};
+  harness::EndlessRun run{
+      150,          50, frame_in_code("/job/code/trainer.py", 54), frame_in_code("/job/code/trainer.py", 65),
+      "while loop", 1};
+  EXPECT_EQ(
+      endless_note(run, {loop, other}, 41234.5, "/job/code"),
+      "the job has no end of its own: after its sampled steps it went on training in the while loop at "
+      "trainer.py:65, which the harness could not shorten: it has no exit but an exception or a return "
+      "(150 training steps, the last 50 reaching no new line of its code and no new stage), so the dry run "
+      "ended it there and judged what it had run; on the platform it trains until the platform's time "
+      "limit, at about 41,000 training steps an hour");
+  // The loop it was ended in did not run in full: only the other loop keeps its note.
+  std::vector<std::string> notes = loop_notes({loop, other}, "/job/code", {run});
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("fit.py:80"), std::string::npos) << notes[0];
+
+  harness::EndlessRun in_library{100, 50, std::nullopt, std::nullopt, "", 1};
+  EXPECT_NE(endless_note(in_library, {}, std::nullopt, "/job/code")
+                .find("went on training in a library's loop (100 training steps"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace preflight::report

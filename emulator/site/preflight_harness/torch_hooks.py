@@ -8,7 +8,7 @@ import sys
 import time
 
 import preflight_harness as core
-from . import dataloader_cap, frames, layers, loop_cut, loss_check, measure, report, stages
+from . import dataloader_cap, endless, frames, layers, loop_cut, loss_check, measure, periodic, report, stages
 
 # Module classes that are not models although they are nn.Modules.
 _NOT_MODELS = ("torchvision.transforms", "torchaudio.transforms")
@@ -212,6 +212,9 @@ def _patch_autograd(torch):
         core.guard("backward", loss_check.on_backward, torch, args, kwargs, sys._getframe(1))
         core.guard("backward", dataloader_cap.mark_training)
         core.guard("backward", loop_cut.on_step, sys._getframe(1))
+        core.guard("backward", periodic.on_first_step, sys._getframe(1))
+        if core.guard("backward", endless.on_step, sys._getframe(1), "backward"):
+            endless.end_job()  # the job repeats its steps and has no end of its own
         tracer = core.state.trace
         if tracer is None:
             return original(*args, **kwargs)
@@ -266,6 +269,8 @@ def _patch_optimizer(torch):
             core.guard("trace optimizer", step_traced, core.state.trace, optimizer, at)
         core.guard("optimizer.step", measure.after_step, torch, optimizer, sys._getframe(1), at)
         core.guard("optimizer.step", loop_cut.on_step, sys._getframe(1))
+        if core.guard("optimizer.step", endless.on_step, sys._getframe(1), "step"):
+            endless.end_job()
 
     if register_pre is not None and register_post is not None:
         register_pre(step_started)

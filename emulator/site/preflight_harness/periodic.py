@@ -1,0 +1,115 @@
+"""Periodic work brought forward (docs/harness.md "Clamping"): evaluation, checkpoints, samples
+and logs that a loop does every N iterations, with N in the job's own configuration object
+rather than in argparse or a framework's arguments (a dataclass, a dict read from JSON or YAML,
+a namespace, a trainer's attributes). At the first training step of a process, the objects the
+job's frames on the stack hold (their locals, and the globals of their modules) and the objects
+those hold are searched for fields named like intervals (clamp.INTERVAL_NAMES); each number
+above PREFLIGHT_STEPS is lowered to it, so that `if it % cfg.save_every == 0:` runs within the
+sampled steps. Each value changed is a `clamp` event of kind "interval"."""
+
+import os
+import sys
+import types
+
+import preflight_harness as core
+from . import clamp, frames
+
+_done = [False]
+_MAX_OBJECTS = 400     # objects looked at, at most
+_MAX_FIELDS = 200      # a larger dict or object is data, not configuration
+_SKIP_MODULES = ("torch", "numpy", "pandas", "builtins", "collections", "typing", "logging",
+                 "preflight_harness")
+
+
+def on_first_step(frame):
+    """Called at each training step; does its work at the first one of the process."""
+    st = core.state
+    if _done[0] or st.steps <= 0 or st.phase == "setup" or os.getpid() != st.pid:
+        return
+    _done[0] = True
+    if not clamp.settings().on:
+        return
+    seen = set()
+    f = frame
+    while f is not None:
+        if frames.is_user(f.f_code.co_filename):
+            _search_frame(f, seen)
+        f = f.f_back
+
+
+def _search_frame(frame, seen):
+    try:
+        names = list(frame.f_locals.items())
+    except Exception:
+        names = []
+    if id(frame.f_globals) not in seen:
+        seen.add(id(frame.f_globals))
+        names += list(frame.f_globals.items())
+    where = frames.frame_dict(frame.f_code, frame.f_lineno)
+    for name, value in names:
+        if len(seen) > _MAX_OBJECTS:
+            return
+        if not isinstance(name, str) or name.startswith("__") or not _config_like(value):
+            continue
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        for field, child in _bring_forward(value, name, where):
+            if _config_like(child) and id(child) not in seen:
+                seen.add(id(child))
+                _bring_forward(child, field, where)
+
+
+def _config_like(value):
+    """A container of settings: a dict, or an instance with attributes that is none of a
+    module, class or function, nor a model, tensor, optimizer or dataset."""
+    if isinstance(value, dict):
+        return len(value) <= _MAX_FIELDS
+    if isinstance(value, _NOT_SETTINGS):
+        return False
+    if (getattr(type(value), "__module__", "") or "").split(".")[0] in _SKIP_MODULES:
+        return False
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(value, _torch_types(torch)):
+        return False
+    fields = getattr(value, "__dict__", None)
+    return isinstance(fields, dict) and len(fields) <= _MAX_FIELDS
+
+
+_NOT_SETTINGS = (type, types.ModuleType, types.FunctionType, types.MethodType,
+                 types.BuiltinFunctionType)
+
+
+def _torch_types(torch):
+    return (torch.nn.Module, torch.Tensor, torch.optim.Optimizer, torch.utils.data.Dataset,
+            torch.utils.data.DataLoader)
+
+
+def _bring_forward(container, path, where):
+    """Lowers the interval fields of `container` (named `path` in the job's code); returns
+    its other fields as (path, value) for the search one level down."""
+    is_dict = isinstance(container, dict)
+    try:
+        fields = list(container.items() if is_dict else vars(container).items())
+    except Exception:
+        return []
+    children = []
+    for key, value in fields:
+        if not isinstance(key, str):
+            continue
+        named = "%s[%r]" % (path, key) if is_dict else "%s.%s" % (path, key)
+        if clamp.normal(key) not in clamp.INTERVAL_NAMES:
+            children.append((named, value))
+            continue
+        new = clamp.wanted(key, value)
+        if new is clamp._KEEP:
+            continue
+        try:
+            if is_dict:
+                container[key] = new
+            else:
+                object.__setattr__(container, key, new)
+        except Exception:
+            continue  # a read-only mapping or attribute
+        clamp.report(named, value, new, where, "interval")
+    return children

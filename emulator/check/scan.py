@@ -11,7 +11,9 @@ and prints one JSON object (ASCII only) on stdout:
 
     {"python": "3.11.2",
      "files": [{"path", "syntax_error": null or {"line", "column", "message"},
-                "imports": [{"module", "line", "guarded", "level", "scope", "conditional"}],
+                "imports": [{"module", "line", "guarded", "level", "scope", "conditional",
+                             "names", "main"}],
+                "dynamic": [{"line", "module", "exact"} or {"line", "file"}],
                 "env": [{"name", "line", "how", "default", "guarded", "scope"}],
                 "paths": [{"value", "line", "option", "use"}],
                 "perf": [{"rule", "line", "detail"}],
@@ -36,8 +38,14 @@ save_*, to_csv, SummaryWriter...), "model" (from_pretrained, load_state_dict, lo
 `argparse` describes the entry script's parser. A file the scanner itself fails on gets
 "error": "<type>: <message>" and empty lists; the other files are unaffected. Environment
 variables the job's code sets are not reported as reads. `main` says the file runs code under
-`if __name__ == "__main__":`, an import's `conditional` that it sits at module level under
-an `if` other than that one or in a loop (it may not run), `parser` that it builds an
+`if __name__ == "__main__":`, an import's `conditional` that it sits under an `if` other than
+that one, in a loop, in a `try` or `with` block or an `except` (it may not run), its `main` that
+it sits under that test (it runs only when the file is the script Python runs, not when it is
+imported), its `names` what `from M import a, b` takes from M (a may be a submodule).
+`dynamic` lists the imports whose module is computed: `importlib.import_module(X)`,
+`__import__(X)` and `runpy.run_module(X)` with `module` the literal name (`exact`) or the literal
+start of a name built at run time ("models." in `"models." + name`, "" when none), and
+`exec(open("F").read())` or `runpy.run_path("F")` with the literal `file` F. `parser` that it builds an
 ArgumentParser, `cuda` the first line that names CUDA (`.cuda`, `"cuda"`, `"cuda:0"`); an
 option's `default` is its literal text default, else null (`preflight init` reads them). Lines
 and columns are 1-based.
@@ -86,6 +94,9 @@ TF_OPS = frozenset([
     "variables_initializer", "initialize_all_variables", "py_func", "Print"])
 TF_OP_PREFIXES = ("reduce_", "random_")
 TF_OP_MODULES = frozenset(["summary", "math", "nn", "random", "linalg", "image", "io"])
+
+# Calls that import or run a module or file named by their first argument.
+DYNAMIC_CALLS = frozenset(["import_module", "__import__", "run_module", "run_path", "exec"])
 
 NARGS_CONSTANTS = {"REMAINDER": "...", "OPTIONAL": "?", "ZERO_OR_MORE": "*", "ONE_OR_MORE": "+"}
 PARSER_MAKERS = frozenset(["ArgumentParser", "add_argument_group", "add_mutually_exclusive_group"])
@@ -148,7 +159,7 @@ def scan_safely(path, text, is_entry):
 
 def empty_report(path):
     return {"path": path, "syntax_error": None, "imports": [], "env": [], "paths": [], "perf": [],
-            "main": False, "parser": False, "cuda": 0}
+            "dynamic": [], "main": False, "parser": False, "cuda": 0}
 
 
 def scan_file(path, text, is_entry):
@@ -192,7 +203,7 @@ class FileScan(object):
     functions, try blocks, guarding ifs and loops."""
 
     def __init__(self, is_entry):
-        self.imports, self.env, self.paths, self.perf = [], [], [], []
+        self.imports, self.env, self.paths, self.perf, self.dynamic = [], [], [], [], []
         self.env_sets = set()
         self.parallel_candidates = []  # map/interleave calls: findings only in TensorFlow code
         self.imports_tensorflow = False
@@ -200,7 +211,8 @@ class FileScan(object):
         self.tf_names = set(["tf"])
         self.scope_depth = 0  # enclosing def/class bodies
         self.if_guards = 0  # enclosing TYPE_CHECKING, version or platform tests
-        self.branches = 0  # enclosing ifs (but the main guard) and loops: code that may not run
+        self.branches = 0  # enclosing ifs (but the main guard), loops, try and with: may not run
+        self.in_main = 0  # under `if __name__ == "__main__":` at module level
         self.try_guards = []  # what the enclosing try blocks of this function catch
         self.env_guards = []  # sets of variables the enclosing tests make sure are set
         self.function_depth = 0  # enclosing def and lambda bodies
@@ -216,7 +228,8 @@ class FileScan(object):
             ast.Import: self.visit_import, ast.ImportFrom: self.visit_import_from,
             ast.FunctionDef: self.visit_function, ast.AsyncFunctionDef: self.visit_function,
             ast.Lambda: self.visit_lambda, ast.ClassDef: self.visit_class,
-            ast.Try: self.visit_try, ast.If: self.visit_if,
+            ast.Try: self.visit_try, ast.If: self.visit_if, ast.With: self.visit_with,
+            ast.AsyncWith: self.visit_with,
             ast.For: self.visit_for, ast.AsyncFor: self.visit_for, ast.While: self.visit_while,
             ast.ListComp: self.visit_comprehension, ast.SetComp: self.visit_comprehension,
             ast.DictComp: self.visit_comprehension, ast.GeneratorExp: self.visit_comprehension,
@@ -232,7 +245,8 @@ class FileScan(object):
             self.perf.extend(self.parallel_candidates)
         self.perf.sort(key=lambda use: use["line"])
         return {"imports": self.imports, "env": self.env, "paths": self.paths, "perf": self.perf,
-                "main": self.main_guard, "parser": self.builds_parser, "cuda": self.cuda_line}
+                "dynamic": self.dynamic, "main": self.main_guard, "parser": self.builds_parser,
+                "cuda": self.cuda_line}
 
     # --- the walk ---------------------------------------------------------------------------
 
@@ -318,28 +332,49 @@ class FileScan(object):
         self.visit_scope(node.body, False)  # a class body runs where it is defined
 
     def visit_try(self, node):
+        # The body may stop at any line, a handler runs only on a failure, the else only without
+        # one: each may not run. The finally block always does.
+        self.branches += 1
         self.try_guards.append(caught_names(node.handlers))
         self.visit_block(node.body)
         self.try_guards.pop()
         self.visit_list(node.handlers)
         self.visit_block(node.orelse)
+        self.branches -= 1
         self.visit_block(node.finalbody)
 
+    def visit_with(self, node):
+        """A with block may be left early; `with suppress(ImportError):` guards as a try does."""
+        self.visit_list(node.items)
+        suppressed = set()
+        for item in node.items:
+            call = item.context_expr
+            if isinstance(call, ast.Call) and callee_name(call.func) == "suppress":
+                suppressed.update(callee_name(arg) for arg in call.args)
+        self.branches += 1
+        self.try_guards.append(suppressed)
+        self.visit_block(node.body)
+        self.try_guards.pop()
+        self.branches -= 1
+
     def visit_if(self, node):
-        branch = 1
+        branch, main = 1, 0
         if self.scope_depth == 0 and is_main_test(node.test):
             self.main_guard = True
-            branch = 0  # runs whenever the script is the entry point
+            branch, main = 0, 1  # runs whenever the file is the script Python runs
         when_true, when_false = self.visit_test(node.test)
         guard = condition_guard(node.test)
         if guard:
             self.if_guards += 1
         self.branches += branch
+        self.in_main += main
         self.visit_guarded(when_true, node.body)
+        self.in_main -= main
         if guard == "typing":  # the else branch is what runs
             self.if_guards -= 1
+        self.branches += 1 - branch  # the main guard's else runs only when the file is imported
         self.visit_guarded(when_false, node.orelse)
-        self.branches -= branch
+        self.branches -= 1
         if guard == "environment":
             self.if_guards -= 1
 
@@ -399,7 +434,7 @@ class FileScan(object):
 
     def visit_import_from(self, node):
         module, level = node.module or "", node.level or 0
-        self.add_import(module, level, node.lineno)
+        self.add_import(module, level, node.lineno, [alias.name for alias in node.names if alias.name != "*"])
         if level:
             return
         if module.split(".")[0] == "tensorflow":
@@ -411,11 +446,29 @@ class FileScan(object):
                 elif alias.name == "getenv":
                     self.getenv_names.add(alias.asname or alias.name)
 
-    def add_import(self, module, level, line):
+    def add_import(self, module, level, line, names=()):
         guarded = self.if_guards > 0 or self.guarded_against(IMPORT_FAILURES)
         self.imports.append({"module": module, "line": line, "guarded": guarded, "level": level,
                              "scope": "function" if self.scope_depth else "module",
-                             "conditional": self.branches > 0})
+                             "conditional": self.branches > 0, "names": list(names),
+                             "main": self.in_main > 0})
+
+    def check_dynamic_import(self, node, name):
+        """importlib.import_module(X), __import__(X), runpy.run_module(X); exec(open("F").read())
+        and runpy.run_path("F")."""
+        if not node.args:
+            return
+        first = node.args[0]
+        if name in ("import_module", "__import__", "run_module"):
+            exact = string_value(first)
+            module = exact if exact is not None else literal_start(first)
+            self.dynamic.append({"line": node.lineno, "module": module, "exact": exact is not None})
+        elif name == "run_path" and string_value(first) is not None:
+            self.dynamic.append({"line": node.lineno, "file": string_value(first)})
+        elif name == "exec" and is_method_call(first, "read") and is_call_of(first.func.value, "open"):
+            opened = first.func.value.args
+            if opened and string_value(opened[0]) is not None:
+                self.dynamic.append({"line": node.lineno, "file": string_value(opened[0])})
 
     def bind_module(self, name, asname):
         if name.split(".")[0] == "tensorflow":
@@ -534,6 +587,8 @@ class FileScan(object):
 
     def visit_call(self, node):
         func = node.func
+        if callee_name(func) in DYNAMIC_CALLS:
+            self.check_dynamic_import(node, callee_name(func))
         if isinstance(func, ast.Attribute):
             self.method_call(node, func.attr, func.value)
         elif isinstance(func, ast.Name):
@@ -722,9 +777,28 @@ def is_method_call(node, method):
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == method
 
 
+def is_call_of(node, name):
+    return isinstance(node, ast.Call) and callee_name(node.func) == name
+
+
 def method_line(call):
     """The line of a method's name: in a chain split over lines, the call starts lines earlier."""
     return getattr(call.func, "end_lineno", None) or call.lineno
+
+
+def literal_start(node):
+    """The literal text a string built at run time starts with: "models." for `"models." + x`,
+    `"models.%s" % x`, `"models.{}".format(x)` and `f"models.{x}"`; "" when none."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mod)):
+        text = string_value(node.left)
+        if text is None:
+            return literal_start(node.left) if isinstance(node.op, ast.Add) else ""
+        return text.split("%")[0] if isinstance(node.op, ast.Mod) else text
+    if is_method_call(node, "format") and string_value(node.func.value) is not None:
+        return string_value(node.func.value).split("{")[0]
+    if isinstance(node, ast.JoinedStr) and node.values:
+        return string_value(node.values[0]) or ""
+    return ""
 
 
 def callee_name(func):

@@ -189,6 +189,63 @@ class ImportTest(unittest.TestCase):
         self.assertFalse(self.imports[42]["guarded"])
 
 
+class ImportFollowingTest(unittest.TestCase):
+    """What Preflight needs to follow imports from the entry script through the job's files."""
+
+    @classmethod
+    def setUpClass(cls):
+        result = scan_one("""\
+            import importlib, runpy
+            from contextlib import suppress
+            from .pkg.mod import a, b
+            exec(open("configurator.py").read())
+            exec(open(config_file).read())
+            m = importlib.import_module("models." + name)
+            n = importlib.import_module(f"plugins.{x}")
+            o = __import__("literal")
+            p = importlib.import_module(name)
+            runpy.run_path("tools/x.py")
+            with suppress(ImportError):
+                import fancy
+            with open("x") as f:
+                import other
+            try:
+                import tracker
+            finally:
+                import cleanup
+            if __name__ == "__main__":
+                import main_only
+            else:
+                import imported_only
+            """)
+        cls.imports = by_line(result["imports"])
+        cls.dynamic = by_line(result["dynamic"])
+
+    def test_from_imports_name_what_they_take(self):
+        self.assertEqual(self.imports[3]["names"], ["a", "b"])
+        self.assertEqual(self.imports[1]["names"], [])
+
+    def test_try_and_with_blocks_may_not_run(self):
+        self.assertEqual((self.imports[12]["conditional"], self.imports[12]["guarded"]), (True, True))
+        self.assertEqual((self.imports[14]["conditional"], self.imports[14]["guarded"]), (True, False))
+        self.assertTrue(self.imports[16]["conditional"])
+        self.assertFalse(self.imports[18]["conditional"])  # finally always runs
+
+    def test_the_main_guard_runs_only_as_the_script(self):
+        self.assertEqual((self.imports[20]["main"], self.imports[20]["conditional"]), (True, False))
+        self.assertEqual((self.imports[22]["main"], self.imports[22]["conditional"]), (False, True))
+        self.assertFalse(self.imports[1]["main"])
+
+    def test_dynamic_imports_with_their_literal_part(self):
+        self.assertEqual(self.dynamic[4], {"line": 4, "file": "configurator.py"})
+        self.assertNotIn(5, self.dynamic)  # a file only the run knows: the command names it
+        self.assertEqual((self.dynamic[6]["module"], self.dynamic[6]["exact"]), ("models.", False))
+        self.assertEqual((self.dynamic[7]["module"], self.dynamic[7]["exact"]), ("plugins.", False))
+        self.assertEqual((self.dynamic[8]["module"], self.dynamic[8]["exact"]), ("literal", True))
+        self.assertEqual((self.dynamic[9]["module"], self.dynamic[9]["exact"]), ("", False))
+        self.assertEqual(self.dynamic[10], {"line": 10, "file": "tools/x.py"})
+
+
 class EnvironmentTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):

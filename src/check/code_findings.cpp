@@ -5,14 +5,13 @@
 
 #include <algorithm>
 #include <cctype>
-#include <deque>
 #include <map>
 #include <set>
-#include <sstream>
 #include <stdexcept>
 #include <tuple>
 
 #include "check/argument_check.hpp"
+#include "check/import_reach.hpp"
 #include "check/shell_words.hpp"
 #include "check/stages.hpp"
 #include "diagnosis/job_words.hpp"
@@ -26,74 +25,22 @@ namespace {
 
 std::string top_level(const std::string& dotted) { return dotted.substr(0, dotted.find('.')); }
 
-std::string module_of(const fs::path& file) {
-  std::string dotted;
-  for (const auto& part : file.parent_path()) dotted += part.string() + ".";
-  const std::string stem = file.stem().string();
-  if (stem == "__init__") return dotted.empty() ? dotted : dotted.substr(0, dotted.size() - 1);
-  return dotted + stem;
-}
-
-// The job's own modules by dotted name, as seen from the code folder and from the entry
-// script's folder (Python puts the script's folder first on sys.path).
-std::map<std::string, std::string> local_modules(const CodeScan& scan,
-                                                 const std::optional<EntryPoint>& entry) {
-  std::map<std::string, std::string> modules;
-  const fs::path entry_dir = entry ? fs::path(entry->script).parent_path() : fs::path();
-  for (const auto& file : scan.files) {
-    const fs::path path(file.path);
-    modules.emplace(module_of(path), file.path);
-    if (!entry_dir.empty()) {
-      auto relative = path.lexically_relative(entry_dir);
-      if (!relative.empty() && *relative.begin() != "..") modules.emplace(module_of(relative), file.path);
-    }
-  }
-  return modules;
-}
-
-// The files an entry script imports, directly or not (all of them when there is no entry).
-std::set<std::string> reachable_files(const CodeScan& scan, const std::map<std::string, std::string>& modules,
-                                      const std::optional<EntryPoint>& entry) {
-  std::set<std::string> reached;
-  if (!entry) {
-    for (const auto& file : scan.files) reached.insert(file.path);
-    return reached;
-  }
-  std::map<std::string, const ScannedFile*> by_path;
-  for (const auto& file : scan.files) by_path[file.path] = &file;
-  std::deque<std::string> pending{entry->script};
-  while (!pending.empty()) {
-    const std::string path = pending.front();
-    pending.pop_front();
-    if (!reached.insert(path).second || !by_path.count(path)) continue;
-    for (const auto& use : by_path[path]->imports) {
-      // `import a.b.c` runs a/__init__.py, a/b/__init__.py and a/b/c.py.
-      std::string prefix;
-      std::istringstream parts(use.module);
-      std::string part;
-      while (std::getline(parts, part, '.')) {
-        prefix += (prefix.empty() ? "" : ".") + part;
-        if (auto it = modules.find(prefix); it != modules.end()) pending.push_back(it->second);
-      }
-    }
-  }
-  return reached;
-}
-
-// Where a finding is an error: only in the files the job runs (the entry script and what it
-// imports); elsewhere in the code folder it is a warning.
+// Where a finding is reported: in the files the job runs (its scripts and what they import,
+// check/import_reach.hpp). Where the imports could not all be followed, the other files of the
+// code folder are still read, their findings warnings.
 struct Reach {
   std::map<std::string, std::string> modules;  // the job's own modules by dotted name
-  std::set<std::string> files;
+  CodeReach code;
   std::string entry;  // the entry script, if there is one
+  bool reads(const std::string& file) const { return code.runs(file) || !code.complete(); }
   model::Severity severity(const std::string& file, model::Severity wanted) const {
-    return files.count(file) ? wanted : model::Severity::Warning;
+    return code.runs(file) ? wanted : model::Severity::Warning;
   }
 };
 
 void syntax_findings(const CodeScan& scan, const Reach& reach, std::vector<model::Finding>& out) {
   for (const auto& file : scan.files) {
-    if (!file.syntax_error) continue;
+    if (!file.syntax_error || !reach.reads(file.path)) continue;
     auto f = static_finding("syntax-error-in-image", reach.severity(file.path, model::Severity::Error),
                             file.path, file.syntax_error->line);
     f.location.column = file.syntax_error->column;
@@ -117,25 +64,30 @@ void import_findings(const CodeScan& scan, const StaticContext& context, const R
   const auto& modules = reach.modules;
   std::set<std::string> local_tops;
   for (const auto& [name, file] : modules) local_tops.insert(top_level(name));
-  const auto& reached = reach.files;
   const std::vector<std::string> known(context.index->modules.begin(), context.index->modules.end());
   std::set<std::string> reported;  // one finding per missing module
   for (const auto& file : scan.files) {
+    if (!reach.reads(file.path)) continue;
     for (const auto& use : file.imports) {
       const std::string top = top_level(use.module);
-      if (use.guarded || top.empty() || local_tops.count(top) || context.index->importable(top)) continue;
+      if (use.guarded || use.level > 0 || top.empty() || local_tops.count(top) ||
+          context.index->importable(top) || !reach.code.runs(file.path, use))
+        continue;
       if (!reported.insert(top).second) continue;
-      const bool fatal = use.module_scope && reached.count(file.path) && !context.setup_installs;
+      // An import runs when its file loads only at module level, outside if, loop, try and with
+      // (and, in a file that is only imported, outside the main guard).
+      const bool on_load = use.module_scope && !use.conditional;
+      const bool fatal = on_load && reach.code.runs(file.path) && !context.setup_installs;
       auto f = static_finding("import-not-in-image",
                               fatal ? model::Severity::Error : model::Severity::Warning, file.path, use.line);
       f.subject = top;
       f.stage = use.module_scope ? "init" : "";
-      // Certain only for the entry script's own unconditional module-level imports.
-      if (fatal && !use.conditional && file.path == reach.entry) f.prediction = model::Prediction::None;
+      // Certain only for the entry script's own imports that run as it loads.
+      if (fatal && file.path == reach.entry) f.prediction = model::Prediction::None;
       f.message = fmt::format("the image cannot import \"{}\"{}: no such module on its Python {} ({})",
                               use.module, did_you_mean(top, known), context.index->python_version,
-                              use.module_scope ? "imported when " + file.path + " loads"
-                                               : "imported inside a function, when it runs");
+                              on_load ? fmt::format("imported when {} loads", file.path)
+                                      : fmt::format("imported when {}:{} runs", file.path, use.line));
       f.hint = context.setup_installs
                    ? fmt::format(
                          "The setup step installs packages: make sure it installs the one that provides "
@@ -180,6 +132,7 @@ void env_findings(const CodeScan& scan, const StaticContext& context, const Reac
   for (const auto& name : names)
     if (name != "PWD" && name != "SHLVL" && name != "_" && name != "OLDPWD") platform_names.push_back(name);
   for (const auto& file : scan.files) {
+    if (!reach.reads(file.path)) continue;
     for (const auto& read : file.env) {
       if (read.has_default || read.guarded || names.count(read.name)) continue;
       const bool raises = read.how == "subscript";
@@ -318,6 +271,7 @@ model::Finding path_finding(const std::string& value, const std::string& problem
 void path_findings(const CodeScan& scan, const StaticContext& context, const Reach& reach,
                    std::vector<model::Finding>& out) {
   for (const auto& file : scan.files) {
+    if (!reach.reads(file.path)) continue;
     for (const auto& literal : file.paths) {
       if (replaced_by_command(literal, file, context)) continue;
       auto problem = path_problem(literal.value, context.plan, context.image_rootfs, code_folder(context));
@@ -357,11 +311,13 @@ std::pair<std::string, std::string> perf_text(const PerfUse& use) {
   throw std::logic_error("a performance pattern without a text");
 }
 
-void perf_findings(const CodeScan& scan, const StaticContext& context, std::vector<model::Finding>& out) {
+void perf_findings(const CodeScan& scan, const StaticContext& context, const Reach& reach,
+                   std::vector<model::Finding>& out) {
   // Loading in the training process costs GPU time only when there are GPUs to wait, and
   // workers only help when the platform gives the job more than one core.
   const bool starved = context.plan.facts.gpus > 0 && context.plan.limits.cpus != 1;
   for (const auto& file : scan.files) {
+    if (!reach.reads(file.path)) continue;
     for (const auto& use : file.perf) {
       if (use.pattern == PerfPattern::TorchDataloaderNoWorkers && !starved) continue;
       auto f = static_finding(rule_id(use.pattern), model::Severity::Warning, file.path, use.line);
@@ -410,6 +366,34 @@ std::optional<EntryPoint> entry_point(const std::string& command, const fs::path
   return std::nullopt;
 }
 
+namespace {
+
+// The script that words[i] (and the words after it) make Python run, found from the working
+// folder `now` says; i is moved past a module name.
+std::optional<fs::path> script_at(const std::vector<std::string>& words, std::size_t& i,
+                                  const ShellState& now, const fs::path& code_dir,
+                                  const plan::RunPlan& plan) {
+  std::optional<fs::path> script;
+  if (words[i] == "-m" && i + 1 < words.size()) {
+    // python -m pkg.mod: found from the working folder (sys.path[0]).
+    std::string module = words[++i];
+    std::replace(module.begin(), module.end(), '.', '/');
+    auto folder = now.folder().path ? in_code_mount(*now.folder().path, plan) : std::nullopt;
+    if (!folder) return std::nullopt;
+    std::error_code ec;
+    script = fs::is_regular_file(code_dir / *folder / (module + ".py"), ec)
+                 ? *folder / (module + ".py")
+                 : *folder / module / "__main__.py";
+  } else if (words[i].size() > 3 && words[i].compare(words[i].size() - 3, 3, ".py") == 0) {
+    if (auto path = now.absolute(words[i])) script = in_code_mount(*path, plan);
+  }
+  std::error_code ec;
+  if (!script || !fs::is_regular_file(code_dir / *script, ec)) return std::nullopt;
+  return script->lexically_normal();
+}
+
+}  // namespace
+
 std::optional<EntryPoint> entry_point(const std::string& command, const fs::path& code_dir,
                                       const plan::RunPlan& plan, const SourceLocation& where) {
   std::optional<EntryPoint> found;
@@ -418,28 +402,30 @@ std::optional<EntryPoint> entry_point(const std::string& command, const fs::path
     if (found) return;
     const auto& words = simple.words;
     for (std::size_t i = 0; i < words.size() && !found; ++i) {
-      std::optional<fs::path> script;
-      if (words[i] == "-m" && i + 1 < words.size()) {
-        // python -m pkg.mod: found from the working folder (sys.path[0]).
-        std::string module = words[++i];
-        std::replace(module.begin(), module.end(), '.', '/');
-        auto folder = now.folder().path ? in_code_mount(*now.folder().path, plan) : std::nullopt;
-        if (!folder) continue;
-        std::error_code ec;
-        script = fs::is_regular_file(code_dir / *folder / (module + ".py"), ec)
-                     ? *folder / (module + ".py")
-                     : *folder / module / "__main__.py";
-      } else if (words[i].size() > 3 && words[i].compare(words[i].size() - 3, 3, ".py") == 0) {
-        if (auto path = now.absolute(words[i])) script = in_code_mount(*path, plan);
-      }
-      std::error_code ec;
-      if (!script || !fs::is_regular_file(code_dir / *script, ec)) continue;
-      EntryPoint entry{script->lexically_normal().generic_string(), {}, static_cast<int>(i)};
+      auto script = script_at(words, i, now, code_dir, plan);
+      if (!script) continue;
+      EntryPoint entry{script->generic_string(), {}, static_cast<int>(i)};
       entry.args.assign(words.begin() + static_cast<long>(i) + 1, words.end());
       found = std::move(entry);
     }
   });
   return found;
+}
+
+std::vector<std::string> python_scripts(const std::string& text, const fs::path& code_dir,
+                                        const plan::RunPlan& plan, const SourceLocation& where,
+                                        const std::optional<WorkingFolder>& start) {
+  std::vector<std::string> scripts;
+  ShellState state(plan);
+  if (start) state.start_in(*start);
+  walk_shell(text, where, state, [&](const SimpleCommand& simple, const ShellState& now) {
+    if (!runs_python(simple.words)) return;
+    for (std::size_t i = 0; i < simple.words.size(); ++i)
+      if (auto script = script_at(simple.words, i, now, code_dir, plan);
+          script && std::find(scripts.begin(), scripts.end(), script->generic_string()) == scripts.end())
+        scripts.push_back(script->generic_string());
+  });
+  return scripts;
 }
 
 std::vector<model::Finding> text_path_findings(const std::string& text, const SourceLocation& first_line,
@@ -519,9 +505,14 @@ std::vector<model::Finding> shell_env_findings(const ShellText& shell, const pla
 std::vector<model::Finding> code_findings(const CodeScan& scan, const StaticContext& context) {
   std::vector<model::Finding> findings;
   Reach reach;
-  reach.modules = local_modules(scan, context.entry);
-  reach.files = reachable_files(scan, reach.modules, context.entry);
-  if (context.entry) reach.entry = context.entry->script;
+  std::vector<std::string> scripts = context.scripts;
+  if (context.entry) {
+    reach.entry = context.entry->script;
+    if (std::find(scripts.begin(), scripts.end(), reach.entry) == scripts.end())
+      scripts.push_back(reach.entry);
+  }
+  reach.modules = local_modules(scan, scripts);
+  reach.code = code_reach(scan, scripts);
   syntax_findings(scan, reach, findings);
   import_findings(scan, context, reach, findings);
   env_findings(scan, context, reach, findings);
@@ -529,7 +520,7 @@ std::vector<model::Finding> code_findings(const CodeScan& scan, const StaticCont
   if (scan.argparse && !scan.argparse->dynamic && context.entry &&
       scan.argparse->file == context.entry->script)
     check_arguments(*scan.argparse, *context.entry, context.command_where, findings);
-  perf_findings(scan, context, findings);
+  perf_findings(scan, context, reach, findings);
   return findings;
 }
 

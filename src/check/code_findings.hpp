@@ -26,6 +26,9 @@ struct StaticContext {
   SourceLocation command_where;               // job.yaml's command, for argument findings
   WorkingFolder code_folder;                  // where the job's Python runs; empty why: the plan's
   const diagnosis::Policies& policies;        // the rules and the platforms' equivalent variables
+  // Every Python script of the code folder the command and setup run (python_scripts); the
+  // checks read these and the job's modules they import. The entry script counts without it.
+  std::vector<std::string> scripts = {};
 };
 
 std::vector<model::Finding> code_findings(const CodeScan& scan, const StaticContext& context);
@@ -58,5 +61,13 @@ std::optional<EntryPoint> entry_point(const std::string& command, const std::fil
 // `cd`, with its variables expanded) as the platform would run it.
 std::optional<EntryPoint> entry_point(const std::string& command, const std::filesystem::path& code_dir,
                                       const plan::RunPlan& plan, const SourceLocation& where);
+
+// Every Python script of the code folder a shell text runs, found as entry_point finds the first
+// (`python X.py`, `python -m pkg`, torchrun/accelerate/deepspeed X.py), and the `.py` files of
+// the code folder its Python command lines name (a configuration script: `python train.py
+// config/small.py`), relative to the code folder. `start`: the folder a script's text starts in.
+std::vector<std::string> python_scripts(const std::string& text, const std::filesystem::path& code_dir,
+                                        const plan::RunPlan& plan, const SourceLocation& where,
+                                        const std::optional<WorkingFolder>& start = std::nullopt);
 
 }  // namespace preflight::check

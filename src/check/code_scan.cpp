@@ -119,9 +119,11 @@ Result<CodeScan> parse_code_scan(const std::string& text_in) {
     if (auto it = item.find("syntax_error"); it != item.end() && it->is_object())
       file.syntax_error = SyntaxProblem{integer(*it, "line"), integer(*it, "column"), shown(*it, "message")};
     for (const auto& i : list(item, "imports"))
-      if (integer(i, "level") == 0)
-        file.imports.push_back({shown(i, "module"), integer(i, "line"), flag(i, "guarded"),
-                                shown(i, "scope") != "function", flag(i, "conditional")});
+      file.imports.push_back({shown(i, "module"), integer(i, "line"), flag(i, "guarded"),
+                              shown(i, "scope") != "function", flag(i, "conditional"), integer(i, "level"),
+                              strings(i, "names"), flag(i, "main")});
+    for (const auto& d : list(item, "dynamic"))
+      file.dynamic.push_back({integer(d, "line"), shown(d, "module"), flag(d, "exact"), shown(d, "file")});
     for (const auto& e : list(item, "env"))
       file.env.push_back({shown(e, "name"), integer(e, "line"), shown(e, "how"), flag(e, "default"),
                           flag(e, "guarded"), shown(e, "scope") != "function"});

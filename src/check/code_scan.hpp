@@ -16,11 +16,23 @@
 namespace preflight::check {
 
 struct ImportUse {
-  std::string module;  // absolute dotted name; relative imports are left out
+  std::string module;  // dotted name, relative to the file's package when level > 0
   int line = 0;
   bool guarded = false;  // inside try/except ImportError, TYPE_CHECKING or a version test
   bool module_scope = true;
-  bool conditional = false;  // at module level under an if (not the main guard) or a loop
+  bool conditional = false;  // under an if (not the main guard), a loop, a try or a with: may not run
+  int level = 0;             // the leading dots of a relative import
+  std::vector<std::string> names = {};  // what `from module import a, b` takes (a may be a module)
+  bool under_main = false;              // under `if __name__ == "__main__":`: runs only in the script run
+};
+
+// An import whose module is computed (importlib.import_module(X), __import__(X)), or a file
+// run by name (exec(open("F").read()), runpy.run_path("F")).
+struct DynamicImport {
+  int line = 0;
+  std::string module;  // the literal name, or the literal start of a name built at run time
+  bool exact = false;  // `module` is the whole name
+  std::string file;    // the file run, as the code names it; empty for a module
 };
 
 struct EnvRead {
@@ -65,6 +77,7 @@ struct ScannedFile {
   std::vector<EnvRead> env;
   std::vector<PathLiteral> paths;
   std::vector<PerfUse> perf;
+  std::vector<DynamicImport> dynamic;
   bool main_guard = false;     // runs code under `if __name__ == "__main__":`
   bool builds_parser = false;  // calls argparse.ArgumentParser
   int cuda_line = 0;           // the first line that names CUDA; 0 if none

@@ -124,6 +124,26 @@ void lint_start_up(const JobContext& context, const plan::RunPlan& plan,
   }
 }
 
+// Every Python script of the code folder the job runs, which the code checks start from: those
+// its command and setup run, and those the shell scripts of the code folder they run start.
+std::vector<std::string> job_scripts(const JobContext& context, const plan::RunPlan& plan,
+                                     const SourceLocation& command_where) {
+  std::vector<std::string> scripts;
+  auto add = [&](const std::vector<std::string>& found) {
+    for (const auto& script : found)
+      if (std::find(scripts.begin(), scripts.end(), script) == scripts.end()) scripts.push_back(script);
+  };
+  std::vector<std::pair<const std::string*, SourceLocation>> texts = {{&plan.command, command_where}};
+  if (!plan.setup.empty()) texts.emplace_back(&plan.setup, in_code_folder(context, context.job.setup_where));
+  for (const auto& [text, where] : texts) {
+    add(check::python_scripts(*text, context.job.code_dir, plan, where));
+    for (const auto& [script, folder] : check::scripts_and_folders(*text, where, plan))
+      if (auto body = read_code_file(context.job.code_dir, script))
+        add(check::python_scripts(*body, context.job.code_dir, plan, {script, 1, 0}, folder));
+  }
+  return scripts;
+}
+
 }  // namespace
 
 Result<std::vector<model::Finding>> static_findings(const JobContext& context,
@@ -163,7 +183,8 @@ Result<std::vector<model::Finding>> static_findings(const JobContext& context,
                               setup_installs,
                               command_where,
                               check::python_folder(plan->command, command_where, *plan),
-                              context.policies};
+                              context.policies,
+                              job_scripts(context, *plan, command_where)};
   auto code = check::code_findings(*scan, checks);
   findings.insert(findings.end(), code.begin(), code.end());
   if (index) {

@@ -79,11 +79,38 @@ const model::Finding* first_failure(const std::vector<model::Finding>& findings)
   return nullptr;
 }
 
+// The job's own interval of the periodic work a failure in `stage` struck in, when the harness
+// brought it forward ("config.save_every" 500 → 2 for a checkpoint, "argparse --eval-interval"
+// for validation): on the platform that work first runs after that many steps.
+std::optional<double> interval_brought_forward(const std::vector<report::Clamp>& clamps,
+                                               const std::string& stage) {
+  static const std::vector<std::string> kCheckpoint = {"save", "ckpt", "checkpoint"};
+  static const std::vector<std::string> kValidate = {"eval", "val"};
+  const std::vector<std::string>* words = stage == "checkpoint" ? &kCheckpoint
+                                          : stage == "validate" ? &kValidate
+                                                                : nullptr;
+  if (!words) return std::nullopt;
+  for (const report::Clamp& clamp : clamps) {
+    if (clamp.kind != "interval" || !clamp.original.is_number()) continue;
+    // The field's own name: the last word of "config.save_every", "cfg['save_every']", "--save-every".
+    const auto end = clamp.what.find_last_not_of("'\"]");
+    const auto start = clamp.what.find_last_of(".[' ", end);
+    std::string name = clamp.what.substr(start == std::string::npos ? 0 : start + 1,
+                                         end == std::string::npos ? 0 : end - start);
+    name.erase(0, name.find_first_not_of('-'));
+    for (const std::string& word : *words)
+      if (name.rfind(word, 0) == 0) return clamp.original.get<double>();
+  }
+  return std::nullopt;
+}
+
 // Training steps of the real run before `failure` strikes; none when that cannot be told.
+// `interval`: the job's own interval of the periodic work it struck in, brought forward.
 std::optional<long long> steps_before(const model::Finding& failure, const HarnessEvents& events,
                                       const harness::StepMeasure& step,
                                       const std::optional<CountClamp>& epochs,
-                                      const std::optional<CountClamp>& steps) {
+                                      const std::optional<CountClamp>& steps,
+                                      std::optional<double> interval) {
   for (const char* stage : kBeforeTraining)
     if (failure.stage == stage) return 0;
   const std::string category = model::category_id(failure.category);
@@ -106,6 +133,9 @@ std::optional<long long> steps_before(const model::Finding& failure, const Harne
     dry_steps_done += end.batches;
   }
   const std::optional<int> per_epoch = step.batches_per_epoch;
+  // Periodic work within the first epoch, brought forward: the platform reaches it at the
+  // job's own interval.
+  if (interval && epochs_done == 0) return std::llround(*interval);
   if (failure.stage == "train") {
     const long long into_epoch = std::max<long long>(1, dry_step - dry_steps_done);
     if (epochs_done == 0) return into_epoch;
@@ -235,7 +265,8 @@ std::optional<report::Estimate> estimate_run(const HarnessEvents& events,
   if (out.total_steps) out.run_hours = *out.total_steps * out.iteration_seconds / 3600;
   if (const model::Finding* failure = first_failure(findings)) {
     out.failure_stage = failure->stage;
-    out.failure_after_steps = steps_before(*failure, events, *step, epochs, steps);
+    out.failure_after_steps = steps_before(*failure, events, *step, epochs, steps,
+                                           interval_brought_forward(clamps, failure->stage));
     if (out.failure_after_steps) {
       out.failure_after_hours = *out.failure_after_steps * out.iteration_seconds / 3600;
       out.gpu_hours_saved = *out.failure_after_hours * out.gpus;

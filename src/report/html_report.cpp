@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "report/html_assets.hpp"
@@ -224,6 +225,9 @@ std::string estimate_section(const Report& report) {
   if (e.steps_per_epoch) rows.emplace_back("steps per epoch", grouped(*e.steps_per_epoch));
   if (e.epochs) rows.emplace_back("epochs", fmt::format("{:g}", *e.epochs));
   if (e.total_steps) rows.emplace_back("total steps", grouped(*e.total_steps));
+  if (e.steps_per_hour)
+    rows.emplace_back("steps an hour", grouped(std::llround(*e.steps_per_hour)) +
+                                           " (no end of its own: it trains until the platform's time limit)");
   if (e.run_hours) {
     rows.emplace_back("run time", "about " + html_escape(human_duration(*e.run_hours * 3600)));
     if (e.gpus > 0) rows.emplace_back("cost", gpu_time(*e.run_hours * e.gpus));

@@ -176,6 +176,26 @@ TEST(PipelineEstimate, AFailureInTheFirstValidationStrikesAfterOneEpoch) {
   EXPECT_EQ(estimate->failure_after_steps, 500);
 }
 
+// A checkpoint every 500 steps, brought forward to every 2 (periodic.py): the save that failed
+// within the first epoch of the dry run comes after 500 steps on the platform.
+TEST(PipelineEstimate, AFailureInPeriodicWorkBroughtForwardStrikesAtTheJobsOwnInterval) {
+  harness::HarnessEvents events = trained(2);
+  events.exceptions = {raised_in("checkpoint", 0.5)};  // before the first epoch ended, at t=1
+  report::Clamp save{"config.save_every", 500, 2, {}, "interval"};
+  report::Clamp log{"argparse --log-interval", 100, 2, {}, "interval"};
+  auto estimate =
+      estimate_run(events, {log, save}, {failure_in("checkpoint", "Permission Denied")}, p100s(1));
+  EXPECT_EQ(estimate->failure_after_steps, 500);
+  report::Clamp eval{"argparse --eval-interval", 250, 2, {}, "interval"};
+  events.exceptions = {raised_in("validate", 0.5)};
+  estimate = estimate_run(events, {log, save, eval}, {failure_in("validate")}, p100s(1));
+  EXPECT_EQ(estimate->failure_after_steps, 250);
+  // After an epoch ended, the epochs place it, as before.
+  events.exceptions = {raised_in("validate", 1.5)};
+  estimate = estimate_run(events, {epochs_clamp(90), eval}, {failure_in("validate")}, p100s(1));
+  EXPECT_EQ(estimate->failure_after_steps, 500);
+}
+
 TEST(PipelineEstimate, ANaNLossStrikesAtItsStepWithinTheEpoch) {
   harness::HarnessEvents events = trained(2);
   harness::NonfiniteEvent nan;

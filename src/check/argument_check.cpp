@@ -60,17 +60,21 @@ class ArgumentCheck {
         continue;
       }
       given.insert(option);
-      std::vector<std::string> values;
-      if (eq != std::string::npos) values.push_back(arg.substr(eq + 1));
+      std::vector<std::size_t> values;  // indices of args; --flag=value is its own
+      if (eq != std::string::npos) values.push_back(i);
       auto [fewest, most] = arity(*option);
       while (eq == std::string::npos && (most < 0 || static_cast<int>(values.size()) < most) &&
              i + 1 < args.size() && (args[i + 1].empty() || args[i + 1][0] != '-' || is_number(args[i + 1])))
-        values.push_back(args[++i]);
+        values.push_back(++i);
       if (static_cast<int>(values.size()) < fewest)
         problem(fmt::format("{} expects {} value{}, and the command gives {}", flag, fewest,
                             fewest == 1 ? "" : "s", values.size()),
                 *option);
-      for (const auto& value : values) check_value(flag, value, *option);
+      for (const auto at : values) {
+        // A value only the shell knows ($LR, $(...), a glob) is left to it.
+        if (entry_.uncertain.count(at)) continue;
+        check_value(flag, at == i && eq != std::string::npos ? arg.substr(eq + 1) : args[at], *option);
+      }
     }
     for (const auto& option : parser_.options)
       if (option.required && !given.count(&option))
@@ -100,7 +104,6 @@ class ArgumentCheck {
   }
 
   void check_value(const std::string& flag, const std::string& value, const ArgOption& option) {
-    if (value.find('$') != std::string::npos) return;  // expanded by the shell on the platform
     if (option.type == "int" && !(is_number(value) && value.find_first_of(".eE") == std::string::npos))
       problem(fmt::format("{} {}: not an integer, and {} parses it with int()", flag, value, entry_.script),
               option);
@@ -135,9 +138,16 @@ class ArgumentCheck {
 
   model::Finding finding(std::string message) const {
     auto f = static_finding("argument-not-accepted", model::Severity::Error, "", 0);
-    f.prediction = model::Prediction::None;  // argparse refuses it whatever the branches
     f.location = command_where_;
     f.message = std::move(message);
+    if (entry_.uncertain.empty()) {
+      f.prediction = model::Prediction::None;  // argparse refuses it whatever the branches
+    } else {
+      // A word the shell expands may become several, none, or the missing one: a prediction
+      // for the dry run to settle, never a stop.
+      f.message += fmt::format("; the command's word {} is known only when the shell runs it",
+                               entry_.args[*entry_.uncertain.begin()]);
+    }
     return f;
   }
 

@@ -341,27 +341,31 @@ model::Finding static_finding(const char* rule, model::Severity severity, const 
 }
 
 std::optional<EntryPoint> entry_point(const std::string& command, const fs::path& code_dir) {
-  const auto words = split_shell_words(command);
-  for (std::size_t i = 0; i < words.size(); ++i) {
-    std::string script;
-    if (words[i] == "-m" && i + 1 < words.size()) {
-      std::string module = words[i + 1];
-      std::replace(module.begin(), module.end(), '.', '/');
+  for (const auto& simple : shell_commands(command)) {
+    const auto& words = simple.words;
+    for (std::size_t i = 0; i < words.size(); ++i) {
+      std::string script;
+      if (words[i].text == "-m" && i + 1 < words.size()) {
+        std::string module = words[i + 1].text;
+        std::replace(module.begin(), module.end(), '.', '/');
+        std::error_code ec;
+        script =
+            fs::is_regular_file(code_dir / (module + ".py"), ec) ? module + ".py" : module + "/__main__.py";
+        ++i;
+      } else if (words[i].text.ends_with(".py")) {
+        script = fs::path(words[i].text).lexically_normal().generic_string();
+      } else {
+        continue;
+      }
       std::error_code ec;
-      script =
-          fs::is_regular_file(code_dir / (module + ".py"), ec) ? module + ".py" : module + "/__main__.py";
-      ++i;
-    } else if (words[i].size() > 3 && words[i].compare(words[i].size() - 3, 3, ".py") == 0) {
-      script = fs::path(words[i]).lexically_normal().generic_string();
-    } else {
-      continue;
+      if (!fs::is_regular_file(code_dir / script, ec)) continue;
+      EntryPoint entry{script, {}, static_cast<int>(i)};
+      for (std::size_t j = i + 1; j < words.size(); ++j) {
+        if (!words[j].certain) entry.uncertain.insert(entry.args.size());
+        entry.args.push_back(words[j].text);
+      }
+      return entry;
     }
-    std::error_code ec;
-    if (!fs::is_regular_file(code_dir / script, ec)) continue;
-    EntryPoint entry{script, {}, static_cast<int>(i)};
-    for (std::size_t j = i + 1; j < words.size() && !is_operator(words[j]); ++j)
-      entry.args.push_back(words[j]);
-    return entry;
   }
   return std::nullopt;
 }
@@ -405,7 +409,10 @@ std::optional<EntryPoint> entry_point(const std::string& command, const fs::path
       auto script = script_at(words, i, now, code_dir, plan);
       if (!script) continue;
       EntryPoint entry{script->generic_string(), {}, static_cast<int>(i)};
-      entry.args.assign(words.begin() + static_cast<long>(i) + 1, words.end());
+      for (std::size_t j = i + 1; j < words.size(); ++j) {
+        if (!simple.certain[j]) entry.uncertain.insert(entry.args.size());
+        entry.args.push_back(words[j]);
+      }
       found = std::move(entry);
     }
   });

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -115,6 +116,9 @@ struct EntryPoint {
   std::string script;  // relative to the code folder
   std::vector<std::string> args;
   int word = 0;  // index of the script among the command's words
+  // The indices of the arguments Preflight cannot read exactly as bash will (an expansion, a
+  // glob...: check/shell_words.hpp): findings that rest on them are predictions.
+  std::set<std::size_t> uncertain = {};
 };
 
 // The files of the code folder that `wanted` takes, relative, up to 2 MiB each; hidden

@@ -273,8 +273,8 @@ std::vector<fs::path> requirement_files_installed(const ShellText& shell, const 
 std::vector<fs::path> scripts_run_by(const std::string& command, const fs::path& code_dir) {
   std::vector<fs::path> scripts;
   for (const auto& word : split_shell_words(command)) {
-    if (word.size() < 4 || word.compare(word.size() - 3, 3, ".sh") != 0) continue;
-    const fs::path script = fs::path(word).lexically_normal();
+    if (word.kind != ShellWord::Kind::Word || word.text.size() < 4 || !word.text.ends_with(".sh")) continue;
+    const fs::path script = fs::path(word.text).lexically_normal();
     std::error_code ec;
     if (script.is_relative() && fs::is_regular_file(code_dir / script, ec)) scripts.push_back(script);
   }

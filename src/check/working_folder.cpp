@@ -26,33 +26,6 @@ std::string normal(const fs::path& path) {
   return text;
 }
 
-// The simple commands of one line, split at ; & | (and so && ||) outside quotes.
-std::vector<std::string> split_commands(const std::string& line) {
-  std::vector<std::string> parts;
-  std::string part;
-  char quote = 0;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quote) {
-      if (c == quote) quote = 0;
-      part += c;
-    } else if (c == '\'' || c == '"') {
-      quote = c;
-      part += c;
-    } else if (c == '\\' && i + 1 < line.size()) {
-      part += c;
-      part += line[++i];
-    } else if (c == ';' || c == '&' || c == '|') {
-      if (!trim(part).empty()) parts.push_back(part);
-      part.clear();
-    } else {
-      part += c;
-    }
-  }
-  if (!trim(part).empty()) parts.push_back(part);
-  return parts;
-}
-
 const std::set<std::string> kCompoundOpen = {"if", "for", "while", "until", "case", "select", "{", "("};
 const std::set<std::string> kCompoundClose = {"fi", "done", "esac", "}", ")"};
 const std::set<std::string> kCompoundWords = {"then", "do", "else", "elif", "!"};
@@ -221,18 +194,16 @@ void ShellState::run(const std::vector<std::string>& words_in, const SourceLocat
 
 void walk_shell(const std::string& text, const SourceLocation& first_line, ShellState& state,
                 const std::function<void(const SimpleCommand&, const ShellState&)>& visit) {
-  for_each_command_line(text, [&](int index, const std::string& line) {
-    const SourceLocation where{first_line.file, first_line.line + index, 0};
-    for (const auto& raw : split_commands(line)) {
-      SimpleCommand command{index, raw, {}};
-      for (const auto& word : split_shell_words(raw)) {
-        if (is_operator(word)) break;
-        command.words.push_back(word);
-      }
-      visit(command, state);
-      state.run(command.words, where);
+  for (const auto& simple : shell_commands(text)) {
+    const SourceLocation where{first_line.file, first_line.line + simple.line, 0};
+    SimpleCommand command{simple.line, text.substr(simple.begin, simple.end - simple.begin), {}, {}};
+    for (const auto& word : simple.words) {
+      command.words.push_back(word.text);
+      command.certain.push_back(word.certain);
     }
-  });
+    visit(command, state);
+    state.run(command.words, where);
+  }
 }
 
 bool runs_python(const std::vector<std::string>& words) {

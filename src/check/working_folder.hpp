@@ -49,15 +49,17 @@ class ShellState {
 };
 
 // One simple command of a shell text: the line it is on (0-based), its text as written, its
-// words (quotes removed, cut at the first redirection).
+// words and the assignments before them as bash reads them (check/shell_words.hpp; quotes
+// removed, redirections left out), and whether each is certain (`certain[i]` for `words[i]`).
 struct SimpleCommand {
   int line = 0;
   std::string raw;
   std::vector<std::string> words;
+  std::vector<bool> certain;
 };
 
-// Calls `visit` for each simple command of `text` (lines split at ; & | && ||) with the
-// state before it runs, then runs it on `state`.
+// Calls `visit` for each simple command of `text` (split at ; & | && || and newlines, here-
+// document bodies and comments left out) with the state before it runs, then runs it on `state`.
 void walk_shell(const std::string& text, const SourceLocation& first_line, ShellState& state,
                 const std::function<void(const SimpleCommand&, const ShellState&)>& visit);
 

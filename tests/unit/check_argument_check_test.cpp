@@ -1,6 +1,8 @@
 // The command's arguments read as the entry script's argparse would read them.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "check/argument_check.hpp"
 #include "test_support.hpp"
 
@@ -28,9 +30,10 @@ check::ArgParser parser() {
   return p;
 }
 
-std::vector<std::string> messages(const check::ArgParser& p, std::vector<std::string> args) {
+std::vector<std::string> messages(const check::ArgParser& p, std::vector<std::string> args,
+                                  std::set<std::size_t> uncertain = {}) {
   std::vector<model::Finding> out;
-  check::check_arguments(p, {"train.py", std::move(args), 1}, {"job.yaml", 2, 0}, out);
+  check::check_arguments(p, {"train.py", std::move(args), 1, std::move(uncertain)}, {"job.yaml", 2, 0}, out);
   std::vector<std::string> text;
   for (const auto& f : testing::completed(std::move(out))) {
     EXPECT_EQ(f.category, "Illegal Argument");
@@ -45,7 +48,7 @@ TEST(CheckArgumentCheck, AcceptsWhatArgparseAccepts) {
                                   "out", "--amp", "--gpus", "0", "1", "--save", "x"})
                   .empty())
       << "--save is a unique prefix of --save-dir";
-  EXPECT_TRUE(messages(parser(), {"/data", "-e", "$EPOCHS", "--save-dir", "o"}).empty())
+  EXPECT_TRUE(messages(parser(), {"/data", "-e", "$EPOCHS", "--save-dir", "o"}, {2}).empty())
       << "left to the shell";
 }
 
@@ -60,6 +63,23 @@ TEST(CheckArgumentCheck, ReportsWhatArgparseRefuses) {
   EXPECT_NE(found[3].find("--gpus expects 1 value"), std::string::npos) << found[3];
   EXPECT_NE(found[4].find("required option --save-dir"), std::string::npos) << found[4];
   EXPECT_NE(messages(parser(), {"--save-dir", "o"}).at(0).find("0 positional arguments"), std::string::npos);
+}
+
+TEST(CheckArgumentCheck, AFindingThatRestsOnAnUncertainWordIsAPrediction) {
+  // `--save-dir $OUT --epochs`: $OUT may be two words, or none.
+  std::vector<model::Finding> out;
+  check::check_arguments(parser(), {"train.py", {"/data", "--save-dir", "$OUT", "--epochs"}, 1, {2}},
+                         {"job.yaml", 2, 0}, out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_NE(out[0].message.find("--epochs expects 1 value"), std::string::npos) << out[0].message;
+  EXPECT_NE(out[0].message.find("$OUT is known only when the shell runs it"), std::string::npos)
+      << out[0].message;
+  EXPECT_NE(out[0].prediction, model::Prediction::None) << "the dry run settles it; it stops nothing";
+  out.clear();
+  check::check_arguments(parser(), {"train.py", {"/data", "--save-dir", "<b>", "--epochs"}, 1},
+                         {"job.yaml", 2, 0}, out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].prediction, model::Prediction::None) << "every word certain: argparse refuses it";
 }
 
 TEST(CheckArgumentCheck, ParseKnownArgsTakesAnyOption) {

@@ -122,24 +122,29 @@ class ArgumentCheck {
     for (const auto& option : parser_.options)
       flags.insert(flags.end(), option.flags.begin(), option.flags.end());
     auto f = finding(fmt::format("{} does not accept {}{}: argparse stops with \"unrecognized arguments\"",
-                                 entry_.script, flag, did_you_mean(flag, flags)));
+                                 entry_.script, flag, did_you_mean(flag, flags)),
+                     flag);
     f.hint =
         fmt::format("Correct the option in the job's command line, or add it to {}'s parser.", entry_.script);
     out_.push_back(std::move(f));
   }
 
   void problem(const std::string& message, const ArgOption& option) {
-    auto f = finding(message + fmt::format(" (defined at {}:{})", entry_.script, option.line));
+    auto f = finding(message + fmt::format(" (defined at {}:{})", entry_.script, option.line),
+                     option.flags.empty() ? option.dest : option.flags.front());
     f.hint =
         "Give the argument as the script defines it in the job's command line; argparse exits with status 2 "
         "before anything else runs.";
     out_.push_back(std::move(f));
   }
 
-  model::Finding finding(std::string message) const {
+  // `subject`: the option or positional, as argparse's own error names it, so that the dry run's
+  // failure confirms the prediction.
+  model::Finding finding(std::string message, std::string subject) const {
     auto f = static_finding("argument-not-accepted", model::Severity::Error, "", 0);
     f.location = command_where_;
     f.message = std::move(message);
+    f.subject = std::move(subject);
     if (entry_.uncertain.empty()) {
       f.prediction = model::Prediction::None;  // argparse refuses it whatever the branches
     } else {

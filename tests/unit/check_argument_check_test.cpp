@@ -75,6 +75,7 @@ TEST(CheckArgumentCheck, AFindingThatRestsOnAnUncertainWordIsAPrediction) {
   EXPECT_NE(out[0].message.find("$OUT is known only when the shell runs it"), std::string::npos)
       << out[0].message;
   EXPECT_NE(out[0].prediction, model::Prediction::None) << "the dry run settles it; it stops nothing";
+  EXPECT_EQ(out[0].subject, "--epochs") << "argparse's own error names it: the dry run confirms it";
   out.clear();
   check::check_arguments(parser(), {"train.py", {"/data", "--save-dir", "<b>", "--epochs"}, 1},
                          {"job.yaml", 2, 0}, out);

@@ -1517,6 +1517,7 @@ class EndlessRuns(HarnessCase):
     def test_intervals_in_the_jobs_own_config_are_brought_forward(self):
         code, out, err = self.run_job("""
             import json
+            from collections.abc import MutableMapping
             from fakeopt import step
 
             class TrainerConfig(object):
@@ -1539,13 +1540,30 @@ class EndlessRuns(HarnessCase):
                         if it % cfg["train"]["save_every"] == 0:
                             print("save", it)
 
+            class Settings(MutableMapping):  # a config library's mapping, not a dict
+                def __init__(self, **values):
+                    self._values = values
+                def __getitem__(self, key):
+                    return self._values[key]
+                def __setitem__(self, key, value):
+                    self._values[key] = value
+                def __delitem__(self, key):
+                    del self._values[key]
+                def __iter__(self):
+                    return iter(self._values)
+                def __len__(self):
+                    return len(self._values)
+
             cfg = json.loads('{"train": {"save_every": 1000, "batch_size": 64}}')
+            hydra = Settings(ckpt_every=300, lr=0.1)
             Trainer(TrainerConfig()).fit(3)
+            print("ckpt", hydra["ckpt_every"])
         """)
         self.assertEqual(code, 0, err)
-        self.assertEqual(out.split(), ["eval", "2", "log", "2", "save", "2"])
+        self.assertEqual(out.split(), ["eval", "2", "log", "2", "save", "2", "ckpt", "2"])
         clamps = sorted((e["what"], e["original"], e["value"], e["kind"]) for e in self.events("clamp"))
         self.assertEqual(clamps, [("cfg['train']['save_every']", 1000, 2, "interval"),
+                                  ("hydra['ckpt_every']", 300, 2, "interval"),
                                   ("self.config.eval_interval", 250, 2, "interval"),
                                   ("self.log_every", 100, 2, "interval")])
 

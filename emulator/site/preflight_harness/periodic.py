@@ -10,6 +10,7 @@ sampled steps. Each value changed is a `clamp` event of kind "interval"."""
 import os
 import sys
 import types
+from collections.abc import Mapping
 
 import preflight_harness as core
 from . import clamp, frames
@@ -61,9 +62,9 @@ def _search_frame(frame, seen):
 
 
 def _config_like(value):
-    """A container of settings: a dict, or an instance with attributes that is none of a
+    """A container of settings: a mapping, or an instance with attributes that is none of a
     module, class or function, nor a model, tensor, optimizer or dataset."""
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):  # a dict, or a config library's mapping
         return len(value) <= _MAX_FIELDS
     if isinstance(value, _NOT_SETTINGS):
         return False
@@ -88,7 +89,7 @@ def _torch_types(torch):
 def _bring_forward(container, path, where):
     """Lowers the interval fields of `container` (named `path` in the job's code); returns
     its other fields as (path, value) for the search one level down."""
-    is_dict = isinstance(container, dict)
+    is_dict = isinstance(container, Mapping)
     try:
         fields = list(container.items() if is_dict else vars(container).items())
     except Exception:

@@ -1454,11 +1454,14 @@ class EndlessRuns(HarnessCase):
 
     def test_a_while_true_trainer_is_ended_where_it_repeats_itself(self):
         code, out, err = self.run_job("""
+            import sys
             from fakeopt import step
+            from preflight_harness import stages
 
             class Trainer(object):
                 def __init__(self):
                     self.iter_num = 0
+                    self.save_every = 500
 
                 def train_step(self):
                     step()
@@ -1467,8 +1470,13 @@ class EndlessRuns(HarnessCase):
                     while True:
                         self.train_step()
                         self.iter_num += 1
-                        if self.iter_num % 10 == 0:
-                            print(self.iter_num)
+                        if self.iter_num % self.save_every == 0:
+                            save(self.iter_num)
+
+            def save(at):  # stands in for torch.save
+                print("saved at", at)
+                stages.enter("checkpoint", "torch.save()", sys._getframe(1))
+                stages.enter("train", "torch.save() returned", sys._getframe(1))
 
             trainer = Trainer()
             try:
@@ -1477,13 +1485,17 @@ class EndlessRuns(HarnessCase):
                 print("finally ran at", trainer.iter_num)
         """)
         self.assertEqual(code, 0, err)
-        self.assertIn("finally ran at 149", out)  # 50·2 steps, then 25·2 with nothing new
+        # 50·2 steps, then 25·2 with nothing new; the checkpoint, brought forward to every 2
+        # steps, is written once and its interval put back.
+        self.assertEqual(out.splitlines(), ["saved at 2", "finally ran at 149"])
         ended = self.events("endless")
         self.assertEqual(len(ended), 1, ended)
         self.assertEqual((ended[0]["after"], ended[0]["quiet"]), (150, 50))
-        self.assertEqual(ended[0]["where"]["line"], 9)
-        self.assertEqual((ended[0]["loop"]["line"], ended[0]["loop"]["what"]), (12, "while loop"))
+        self.assertEqual(ended[0]["where"]["line"], 12)
+        self.assertEqual((ended[0]["loop"]["line"], ended[0]["loop"]["what"]), (15, "while loop"))
         self.assertEqual(self.events("exit")[-1]["code"], 0)
+        self.assertEqual([(e["what"], e["original"], e["value"]) for e in self.events("clamp")],
+                         [("self.save_every", 500, 2)])
 
     def test_a_job_still_reaching_new_code_is_not_ended(self):
         # A while loop the loop cut cannot end (the last statement of its function) that

@@ -5,7 +5,9 @@ a namespace, a trainer's attributes). At the first training step of a process, t
 job's frames on the stack hold (their locals, and the globals of their modules) and the objects
 those hold are searched for fields named like intervals (clamp.INTERVAL_NAMES); each number
 above PREFLIGHT_STEPS is lowered to it, so that `if it % cfg.save_every == 0:` runs within the
-sampled steps. Each value changed is a `clamp` event of kind "interval"."""
+sampled steps. Each value changed is a `clamp` event of kind "interval". A checkpoint interval
+goes back to the job's value once a checkpoint was written, so that a job that goes on (one with
+no end of its own) writes it once."""
 
 import os
 import sys
@@ -13,7 +15,7 @@ import types
 from collections.abc import Mapping
 
 import preflight_harness as core
-from . import clamp, frames
+from . import clamp, frames, stages
 
 _done = [False]
 _MAX_OBJECTS = 400     # objects looked at, at most
@@ -23,10 +25,14 @@ _SKIP_MODULES = ("torch", "numpy", "pandas", "builtins", "collections", "typing"
 
 
 def on_first_step(frame):
-    """Called at each training step; does its work at the first one of the process."""
+    """Called at each training step; does its work at the first one of the process, and puts
+    checkpoint intervals back once a checkpoint was written."""
     st = core.state
+    if _done[0] and _saves and stages.seen.get("checkpoint", 0) > _saves_before[0]:
+        _put_back()
     if _done[0] or st.steps <= 0 or st.phase == "setup" or os.getpid() != st.pid:
         return
+    _saves_before[0] = stages.seen.get("checkpoint", 0)
     _done[0] = True
     if not clamp.settings().on:
         return
@@ -113,4 +119,26 @@ def _bring_forward(container, path, where):
         except Exception:
             continue  # a read-only mapping or attribute
         clamp.report(named, value, new, where, "interval")
+        if clamp.normal(key).startswith(_CHECKPOINT_WORDS):
+            _saves.append((container, key, value, is_dict))
     return children
+
+
+# A checkpoint interval brought forward goes back to the job's own value once a checkpoint was
+# written: the save has run, and a job that goes on (one with no end of its own, endless.py)
+# writes it once instead of every PREFLIGHT_STEPS steps.
+_CHECKPOINT_WORDS = ("save", "ckpt", "checkpoint")
+_saves = []             # (container, key, the job's value, is a mapping)
+_saves_before = [0]     # checkpoints written before the intervals were brought forward
+
+
+def _put_back():
+    for container, key, value, is_dict in _saves:
+        try:
+            if is_dict:
+                container[key] = value
+            else:
+                object.__setattr__(container, key, value)
+        except Exception:
+            pass
+    del _saves[:]

@@ -245,7 +245,7 @@ std::vector<model::Finding> diagnose(const Policies& policies, const model::RunO
                                      const model::PlatformFacts& facts) {
   std::vector<model::Finding> findings;
   std::optional<model::Finding> failure = failure_finding(policies, outcome, facts);
-  if (failure) soften_clamp_consequence(*failure, outcome.events, facts.code_container_dir);
+  if (failure) soften_clamp_consequence(*failure, outcome.events, facts);
   // In the order they would strike on the platform: a step too large for the GPU at the
   // first step, then a NaN loss, then whatever ended the job (which a NaN often caused). A
   // failure of the same category is the same problem, told once, with the figures.

@@ -83,6 +83,8 @@ ClampEvent cut_event(const json& event) {
   c.value = after != event.end() && after->is_number() ? after->dump() : "null";
   c.where = frame_at(event, "where");
   c.cut = true;
+  auto last = event.find("last");
+  if (last != event.end() && last->is_number_integer()) c.last = last->get<long long>();
   return c;
 }
 
@@ -226,9 +228,18 @@ HarnessEvents parse_events(const std::string& text_in) {
       out.caps.push_back(std::move(c));
     } else if (ev == "clamp" || ev == "cut") {
       ClampEvent c = ev == "cut" ? cut_event(event) : clamp_event(event);
+      c.t = seconds(event);
+      c.pid = pid;
       const bool seen = std::any_of(out.clamps.begin(), out.clamps.end(),
                                     [&](const ClampEvent& other) { return same_clamp(c, other); });
       if (!c.what.empty() && !seen) out.clamps.push_back(std::move(c));
+    } else if (ev == "count") {
+      CountEvent c{text(event, "what"), text(event, "kind"), number(event, "value"), frame_at(event, "where"),
+                   pid};
+      const bool seen = std::any_of(out.counts.begin(), out.counts.end(), [&](const CountEvent& other) {
+        return other.what == c.what && other.value == c.value;
+      });
+      if (!c.what.empty() && c.value > 0 && !seen) out.counts.push_back(std::move(c));
     } else if (ev == "uncut") {
       out.uncut_loops.push_back({text(event, "what"), text(event, "why"), frame_at(event, "where")});
     } else if (ev == "endless") {
@@ -258,7 +269,7 @@ HarnessEvents parse_events(const std::string& text_in) {
       out.ranks.push_back(
           {integer(event, "rank"), integer(event, "world", 1), number(event, "started"), pid});
     } else if (ev == "save") {
-      SaveEvent save{text(event, "path"), pid, frame_at(event, "where")};
+      SaveEvent save{text(event, "path"), pid, frame_at(event, "where"), seconds(event)};
       if (!save.path.empty()) out.saves.push_back(std::move(save));
     } else if (ev == "epoch_end") {
       out.epochs.push_back({integer(event, "batches"), seconds(event), pid});

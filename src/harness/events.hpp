@@ -65,6 +65,20 @@ struct ClampEvent {
       kind;  // "epochs" | "steps" | "interval" | "ranks" | "batches" (a cut loop) | "" (another value)
   bool cut = false;  // a loop the harness ended (ev "cut"): `what` is "for loop" or "while loop",
                      // `value` the iterations that trained, `where` the loop's first line
+  // A cut loop's variable's last value in the full run (range(1, 31): 30); unset when unknown.
+  std::optional<long long> last = std::nullopt;
+  double t = 0;  // when it took effect, in process `pid` (the first time, for a clamp seen again)
+  int pid = 0;
+};
+
+// An epoch or step count of the job's own that the harness kept as the job set it (docs/harness.md
+// "Clamping"): the full run's length, for the estimate, where no clamp or cut loop tells it.
+struct CountEvent {
+  std::string what;  // "argparse --max-steps"
+  std::string kind;  // "epochs" | "steps"
+  double value = 0;
+  std::optional<Frame> where;
+  int pid = 0;
 };
 
 // A loop that trained and that the harness could not end (docs/harness.md "Sampling"): it ran
@@ -123,6 +137,7 @@ struct SaveEvent {
   std::string path;  // absolute, in the container
   int pid = 0;
   std::optional<Frame> where;
+  double t = 0;
 };
 
 // A process that joined a torch.distributed process group (docs/harness.md "Ranks").
@@ -171,6 +186,7 @@ struct HarnessEvents {
   std::vector<ExceptionEvent> exceptions;
   std::vector<CapEvent> caps;
   std::vector<ClampEvent> clamps;  // each distinct clamp once (every rank parses its arguments)
+  std::vector<CountEvent> counts;  // each distinct count once
   std::vector<UncutLoop> uncut_loops;
   std::vector<EndlessRun> endless;  // at most one per process
   std::vector<NonfiniteEvent> nonfinite;

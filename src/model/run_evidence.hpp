@@ -71,6 +71,10 @@ struct PlatformFacts {
   std::function<bool(const std::string&)> host_has_module;
   // Whether a path exists on this machine (the laptop); unset: don't ask.
   std::function<bool(const std::string&)> host_path_exists;
+  // The names in the folder `relative` below `host_dir`, a folder of this machine the job
+  // writes (a mount's host_path), opened without following a link; unset: don't look.
+  std::function<std::vector<std::string>(const std::string& host_dir, const std::string& relative)>
+      host_folder_names;
 };
 
 }  // namespace preflight::model

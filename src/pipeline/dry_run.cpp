@@ -46,6 +46,8 @@ namespace {
 constexpr const char* kSetupMarker = "\036preflight:setup-exit ";
 constexpr size_t kKeptLines = 400;  // of the job's output, for diagnosis
 constexpr size_t kKeptRuns = 10;    // run folders kept in the cache
+// Names read from one folder the job wrote, when a missing file is looked for beside it.
+constexpr size_t kMaxFolderNames = 10000;
 
 // "mnist-20261122-013000-1a2b": readable, sortable, unique enough for one machine.
 std::string make_job_id(const std::string& name) {
@@ -281,6 +283,9 @@ report::Report assemble_report(const JobContext& context, const plan::RunPlan& p
     std::error_code ec;
     return fs::exists(path, ec);
   };
+  facts.host_folder_names = [](const std::string& host_dir, const std::string& relative) {
+    return job_folder_names(host_dir, relative, kMaxFolderNames);
+  };
   const model::RunOutcome& outcome = run.outcome;
   notes.insert(notes.end(), run.exit.unenforced.begin(), run.exit.unenforced.end());
   notes.insert(notes.end(), run.notes.begin(), run.notes.end());
@@ -316,7 +321,7 @@ report::Report assemble_report(const JobContext& context, const plan::RunPlan& p
   }
   for (const harness::EndlessRun& endless : outcome.events.endless)
     if (endless.pid == outcome.events.main_pid)
-      notes.push_back(report::endless_note(endless, outcome.events.uncut_loops,
+      notes.push_back(report::endless_note(endless, outcome.events.uncut_loops, outcome.events.counts,
                                            estimate ? estimate->steps_per_hour : std::nullopt,
                                            facts.code_container_dir));
 

@@ -25,10 +25,16 @@ struct CountClamp {
   double value = 0;
 };
 
-std::optional<CountClamp> clamp_of_kind(const std::vector<report::Clamp>& clamps, const std::string& kind) {
+// The job's epoch or step count of `kind`: a clamp's or a cut loop's, else a count the harness
+// kept as the job set it (`ran`: how many of those the dry run ran).
+std::optional<CountClamp> count_of_kind(const std::vector<report::Clamp>& clamps, const HarnessEvents& events,
+                                        const std::string& kind, double ran) {
   for (const report::Clamp& clamp : clamps) {
     if (clamp.kind == kind && clamp.original.is_number() && clamp.value.is_number())
       return CountClamp{clamp.original.get<double>(), clamp.value.get<double>()};
+  }
+  for (const harness::CountEvent& count : events.counts) {
+    if (count.kind == kind) return CountClamp{count.value, ran};
   }
   return std::nullopt;
 }
@@ -238,14 +244,14 @@ std::optional<report::Estimate> estimate_run(const HarnessEvents& events,
     out.gpu_needed_bytes = need->needed_bytes;
     out.gpu_available_bytes = need->available_bytes;
   }
-  const auto epochs = clamp_of_kind(clamps, "epochs");
-  const auto steps = clamp_of_kind(clamps, "steps");
   long long dry_epochs = 0;
   for (const auto& end : events.epochs) dry_epochs += end.pid == step->pid;
+  const auto epochs = count_of_kind(clamps, events, "epochs", static_cast<double>(dry_epochs));
+  const auto steps = count_of_kind(clamps, events, "steps", 0);
   if (step->batches_per_epoch) out.steps_per_epoch = *step->batches_per_epoch;
   const bool endless = std::any_of(events.endless.begin(), events.endless.end(),
                                    [&](const harness::EndlessRun& run) { return run.pid == step->pid; });
-  if (endless) {
+  if (endless && !epochs && !steps) {
     // No length to project: the DataLoaders it went through again and again are no epochs.
     set_step_time(out, events, *step, facts, gpus);
     if (out.iteration_seconds > 0) out.steps_per_hour = 3600 / out.iteration_seconds;

@@ -28,10 +28,13 @@ std::string grouped_count(double value) {
   const double rounded = value >= 100 ? std::round(value / std::pow(10, std::floor(std::log10(value)) - 1)) *
                                             std::pow(10, std::floor(std::log10(value)) - 1)
                                       : std::round(value);
-  std::string digits = fmt::format("{:.0f}", rounded);
-  for (int at = static_cast<int>(digits.size()) - 3; at > 0; at -= 3)
-    digits.insert(static_cast<std::size_t>(at), ",");
-  return digits;
+  const std::string digits = fmt::format("{:.0f}", rounded);
+  std::string grouped;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) grouped += ',';
+    grouped += digits[i];
+  }
+  return grouped;
 }
 
 }  // namespace
@@ -67,7 +70,8 @@ std::vector<std::string> loop_notes(const std::vector<harness::UncutLoop>& loops
 }
 
 std::string endless_note(const harness::EndlessRun& run, const std::vector<harness::UncutLoop>& loops,
-                         std::optional<double> steps_per_hour, const std::string& code_dir) {
+                         const std::vector<harness::CountEvent>& counts, std::optional<double> steps_per_hour,
+                         const std::string& code_dir) {
   const std::string loop_at = place(harness::location_in_code(run.loop, code_dir));
   std::string where = "a library's loop";
   if (!loop_at.empty()) {
@@ -77,6 +81,17 @@ std::string endless_note(const harness::EndlessRun& run, const std::vector<harne
         where += fmt::format(", which the harness could not shorten: {}", loop.why);
         break;
       }
+  }
+  if (!counts.empty()) {
+    const harness::CountEvent& count = counts.front();
+    const std::string count_at = place(harness::location_in_code(count.where, code_dir));
+    return fmt::format(
+        "the dry run ended the job after its sampled steps: it went on training in {} ({} training steps, "
+        "the "
+        "last {} reaching no new line of its code and no new stage); on the platform it runs to its own end: "
+        "{} {} ({}{})",
+        where, run.after, run.quiet, fmt::format("{:.0f}", count.value), count.kind, count.what,
+        count_at.empty() ? "" : " at " + count_at);
   }
   std::string pace = "the platform's time limit";
   if (steps_per_hour && *steps_per_hour > 0)

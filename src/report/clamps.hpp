@@ -20,10 +20,13 @@ std::vector<Clamp> clamps_of(const std::vector<harness::ClampEvent>& events, con
 std::vector<std::string> loop_notes(const std::vector<harness::UncutLoop>& loops, const std::string& code_dir,
                                     const std::vector<harness::EndlessRun>& endless = {});
 
-// The report's note for a job the harness ended because it had no end of its own: where it
-// repeated itself, why its loop was not shortened (from `loops`), and the pace at which it
-// trains until the platform stops it (`steps_per_hour`, when a step was measured).
+// The report's note for a job the harness ended because it went on repeating its steps: where
+// it repeated itself, why its loop was not shortened (from `loops`), and either the count it
+// ends at on the platform (the first of `counts`, a count it kept) or, with none, that it has
+// no end of its own and the pace at which it trains until the platform stops it
+// (`steps_per_hour`, when a step was measured).
 std::string endless_note(const harness::EndlessRun& run, const std::vector<harness::UncutLoop>& loops,
-                         std::optional<double> steps_per_hour, const std::string& code_dir);
+                         const std::vector<harness::CountEvent>& counts, std::optional<double> steps_per_hour,
+                         const std::string& code_dir);
 
 }  // namespace preflight::report

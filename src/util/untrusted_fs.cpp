@@ -151,6 +151,30 @@ Result<std::string> read_job_file(const fs::path& dir, const std::string& name, 
   return read_regular(file->get(), max_bytes, (dir / name).string());
 }
 
+std::vector<std::string> job_folder_names(const fs::path& dir, const std::string& relative,
+                                          std::size_t max_names) {
+  std::vector<std::string> names;
+  auto root = open_folder(dir);
+  if (!root) return names;
+  auto folder =
+      open_below(root->get(), relative.empty() ? "." : relative, O_RDONLY | O_DIRECTORY, Links::None);
+  if (!folder) return names;
+  const int fd = ::dup(folder->get());
+  DIR* listing = fd < 0 ? nullptr : ::fdopendir(fd);
+  if (listing == nullptr) {
+    if (fd >= 0) ::close(fd);
+    return names;
+  }
+  while (const dirent* entry = ::readdir(listing)) {
+    const std::string_view name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    if (names.size() >= max_names) break;
+    names.emplace_back(name);
+  }
+  ::closedir(listing);
+  return names;
+}
+
 namespace {
 
 // A visit that also gets the entry's folder, open, and its name there: for changing it.

@@ -12,6 +12,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "util/error.hpp"
 #include "util/text.hpp"
@@ -80,6 +81,12 @@ Result<UniqueFd> open_job_file(const std::filesystem::path& dir, const std::stri
 // The regular file `name` in the folder `dir` that the job may write, as open_job_file opens it.
 Result<std::string> read_job_file(const std::filesystem::path& dir, const std::string& name,
                                   std::size_t max_bytes);
+
+// The names in the folder `relative` below `dir`, a folder the job may write, opened as
+// open_below opens it with Links::None; at most `max_names` of them, in no order. Empty when it
+// cannot be opened.
+std::vector<std::string> job_folder_names(const std::filesystem::path& dir, const std::string& relative,
+                                          std::size_t max_names);
 
 // Called for each entry of a walk: its path relative to the walked folder ("ckpt/last.pt")
 // and its lstat.

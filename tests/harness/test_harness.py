@@ -459,30 +459,35 @@ class Clamping(HarnessCase):
         print(a.epochs, a.max_iters, a.eval_interval, a.lr, a.batch_size, a.steps)
     """
 
-    def test_argparse_epochs_steps_and_intervals(self):
+    def test_argparse_intervals_lowered_counts_kept(self):
+        # Epoch and step counts keep the job's values (the loop cut ends the loops that use
+        # them); intervals are lowered so that periodic work runs.
         out = self.run_with(self.ARGPARSE, args=["--epochs", "14"])
-        self.assertEqual(out.split(), ["2", "4", "2", "0.1", "64", "3"])
-        self.assertEqual(self.clamps(), {"argparse --epochs": (14, 2),
-                                         "argparse --max-iters": (100000, 4),
-                                         "argparse --eval_interval": (1000, 2)})
+        self.assertEqual(out.split(), ["14", "100000", "2", "0.1", "64", "3"])
+        self.assertEqual(self.clamps(), {"argparse --eval_interval": (1000, 2)})
+        self.assertEqual([(e["what"], e["kind"], e["value"]) for e in self.events("count")],
+                         [("argparse --epochs", "epochs", 14),
+                          ("argparse --max-iters", "steps", 100000)])
         where = self.events("clamp")[0]["where"]
         self.assertEqual((where["file"], where["line"], where["user"]),
                          (os.path.join(self.code, "main.py"), 10, True))
 
     def test_overrides_replace_values_and_null_keeps_one(self):
-        env = {"PREFLIGHT_CLAMP_ARGS": '{"batch-size": "8", "--max_iters": null, "lr": 0.5}'}
+        env = {"PREFLIGHT_CLAMP_ARGS":
+               '{"batch-size": "8", "eval-interval": null, "lr": 0.5, "epochs": 3}'}
         out = self.run_with(self.ARGPARSE, env=env)
-        self.assertEqual(out.split(), ["2", "100000", "2", "0.5", "8", "3"])
+        self.assertEqual(out.split(), ["3", "100000", "1000", "0.5", "8", "3"])
         clamps = self.clamps()
         self.assertEqual(clamps["argparse --batch-size"], (64, 8))
         self.assertEqual(clamps["argparse --lr"], (0.1, 0.5))
-        self.assertNotIn("argparse --max-iters", clamps)
+        self.assertEqual(clamps["argparse --epochs"], (500, 3))
+        self.assertNotIn("argparse --eval_interval", clamps)
 
     def test_nothing_in_setup_or_without_a_cap(self):
-        self.assertEqual(self.run_with(self.ARGPARSE, phase="setup").split()[0], "500")
+        self.assertEqual(self.run_with(self.ARGPARSE, phase="setup").split()[2], "1000")
         self.assertEqual(self.events("clamp"), [])
         out = self.run_with(self.ARGPARSE, env={"PREFLIGHT_STEPS": "0"})
-        self.assertEqual(out.split()[0], "500")
+        self.assertEqual(out.split()[2], "1000")
         self.assertEqual(self.events("clamp"), [])
 
     def test_subparsers_are_clamped_once(self):
@@ -490,10 +495,10 @@ class Clamping(HarnessCase):
             import argparse
             p = argparse.ArgumentParser()
             sub = p.add_subparsers(dest="cmd")
-            sub.add_parser("train").add_argument("--num-epochs", type=int, default=90)
-            assert p.parse_args(["train"]).num_epochs == 2
+            sub.add_parser("train").add_argument("--save-every", type=int, default=90)
+            assert p.parse_args(["train"]).save_every == 2
         """)
-        self.assertEqual(self.clamps(), {"argparse --num-epochs": (90, 2)})
+        self.assertEqual(self.clamps(), {"argparse --save-every": (90, 2)})
 
     def test_transformers_training_arguments(self):
         self.run_with("""
@@ -941,6 +946,8 @@ class LoopCut(HarnessCase):
         self.assertEqual(out.strip(), "[2, 2] saved")
         self.assertEqual(self.cuts(), [("for loop", "batches", 2, 2858, 6),
                                        ("for loop", "epochs", 2, 150, 13)])
+        # what the full run's loop variables end on: a file may be named after the last epoch
+        self.assertEqual([e["last"] for e in self.events("cut")], [99995, 150])
 
     def test_epochs_go_on_until_validation_ran_at_most_ten(self):
         out = self.run_loops("""
@@ -1093,6 +1100,30 @@ class LoopCut(HarnessCase):
         self.assertEqual(len(notes), 1)
         self.assertEqual((notes[0]["what"], notes[0]["where"]["line"]), ("while loop", 6))
         self.assertIn("last statement", notes[0]["why"])
+
+    def test_such_a_loop_over_a_kept_count_ends_by_lowering_the_count(self):
+        # The job's --max-steps kept its value; the loop that reads it cannot be left by a
+        # jump, so the count is lowered to what the loop ran, as a last resort, and said so.
+        out = self.run_loops("""
+            import argparse
+            from fakeopt import step
+
+            def fit(opts):
+                n = 0
+                while n < opts.max_steps:
+                    step()
+                    n += 1
+
+            p = argparse.ArgumentParser()
+            p.add_argument("--max-steps", type=int, default=5000)
+            opts = p.parse_args()
+            fit(opts)
+            print("done", opts.max_steps)
+        """)
+        self.assertEqual(out.split(), ["done", "4"])
+        self.assertEqual([(e["what"], e["original"], e["value"]) for e in self.events("clamp")],
+                         [("argparse --max-steps", 5000, 4)])
+        self.assertEqual(self.events("uncut"), [])
 
 
 class RankFolding(unittest.TestCase):

@@ -223,6 +223,18 @@ TEST(PipelineEstimate, AStepCountClampGivesTheRunsLength) {
   EXPECT_EQ(estimate->failure_after_steps, 20000);
 }
 
+TEST(PipelineEstimate, AStepCountTheHarnessKeptGivesTheRunsLengthEvenWhenItEndedTheJob) {
+  // `while step < args.max_steps:` as the module's last statement: no loop cut could count it,
+  // and the harness ended the job once its steps repeated; --max-steps 2000000 is its length.
+  harness::HarnessEvents events = trained(1);
+  events.counts = {{"argparse --max-steps", "steps", 2000000, std::nullopt, kMain}};
+  events.endless = {{150, 50, std::nullopt, std::nullopt, "while loop", kMain}};
+  auto estimate = estimate_run(events, {}, {}, p100s(1));
+  EXPECT_EQ(estimate->total_steps, 2000000);
+  EXPECT_FALSE(estimate->steps_per_hour);
+  EXPECT_TRUE(estimate->run_hours);
+}
+
 // The measured step with its parts: one linear layer of 1 TFLOP.
 harness::HarnessEvents trained_with_parts() {
   auto events = trained(2);

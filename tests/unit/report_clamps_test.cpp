@@ -50,7 +50,7 @@ TEST(ReportClamps, AJobWithNoEndIsANoteWithItsLoopItsReasonAndItsPace) {
       150,          50, frame_in_code("/job/code/trainer.py", 54), frame_in_code("/job/code/trainer.py", 65),
       "while loop", 1};
   EXPECT_EQ(
-      endless_note(run, {loop, other}, 41234.5, "/job/code"),
+      endless_note(run, {loop, other}, {}, 41234.5, "/job/code"),
       "the job has no end of its own: after its sampled steps it went on training in the while loop at "
       "trainer.py:65, which the harness could not shorten: it has no exit but an exception or a return "
       "(150 training steps, the last 50 reaching no new line of its code and no new stage), so the dry run "
@@ -62,9 +62,28 @@ TEST(ReportClamps, AJobWithNoEndIsANoteWithItsLoopItsReasonAndItsPace) {
   EXPECT_NE(notes[0].find("fit.py:80"), std::string::npos) << notes[0];
 
   harness::EndlessRun in_library{100, 50, std::nullopt, std::nullopt, "", 1};
-  EXPECT_NE(endless_note(in_library, {}, std::nullopt, "/job/code")
+  EXPECT_NE(endless_note(in_library, {}, {}, std::nullopt, "/job/code")
                 .find("went on training in a library's loop (100 training steps"),
             std::string::npos);
+}
+
+TEST(ReportClamps, AJobEndedInALoopOfAKeptCountRunsToItsOwnEndOnThePlatform) {
+  harness::UncutLoop loop{"while loop", "it is the last statement of its module",
+                          frame_in_code("/job/code/pretrain.py", 50)};
+  harness::EndlessRun run{150,
+                          50,
+                          frame_in_code("/job/code/pretrain.py", 56),
+                          frame_in_code("/job/code/pretrain.py", 50),
+                          "while loop",
+                          1};
+  harness::CountEvent count{"argparse --max-steps", "steps", 2000000,
+                            frame_in_code("/job/code/pretrain.py", 13), 1};
+  EXPECT_EQ(
+      endless_note(run, {loop}, {count}, 41234.5, "/job/code"),
+      "the dry run ended the job after its sampled steps: it went on training in the while loop at "
+      "pretrain.py:50, which the harness could not shorten: it is the last statement of its module (150 "
+      "training steps, the last 50 reaching no new line of its code and no new stage); on the platform it "
+      "runs to its own end: 2000000 steps (argparse --max-steps at pretrain.py:13)");
 }
 
 }  // namespace

@@ -1,7 +1,10 @@
 """Clamping epochs and steps without editing the job (docs/harness.md "Clamping"): argparse
 results, HuggingFace TrainingArguments, Lightning's Trainer and Keras's Model.fit/evaluate/
 predict, each patched when its module finishes importing. Every value changed is a `clamp`
-event. The DataLoader cap bounds each loop; this bounds how many loops there are."""
+event. The DataLoader cap bounds each loop; this bounds how many loops there are where the
+loop is a library's, which loop_cut cannot end. The job's own epoch and step counts keep their
+values (a count flows into file names, ranges and schedules too): loop_cut ends the job's own
+loops that use them. Intervals are still lowered, so that periodic work runs once."""
 
 import functools
 import os
@@ -34,6 +37,7 @@ MODULES = ("argparse", "transformers.training_args", "pytorch_lightning", "light
 _KEEP = object()
 _settings = None
 _seen = set()
+_kept = {}  # dest -> (namespace, what, value, where) of a count kept as the job set it
 
 
 class Settings(object):
@@ -81,15 +85,18 @@ def _number(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def wanted(name, value, limit=None):
+def wanted(name, value, limit=None, counts=True):
     """The value `name` gets in the dry run: an override from job.yaml `dryrun.args`, else
     the clamp (`limit`, or the one its name implies) when a number is above it; _KEEP when it
-    stays as it is."""
+    stays as it is. With `counts` false, epoch and step counts keep the job's value: the loops
+    that use them are the job's own, which loop_cut ends."""
     s = settings()
     key = normal(name)
     if key in s.overrides:
         new = s.overrides[key]
         return _KEEP if new is None or new == value else new
+    if not counts and (key in EPOCH_NAMES or key in STEP_NAMES):
+        return _KEEP
     if limit is None or not s.on:
         limit = s.limit(key)
     if limit is None or not _number(value) or value <= limit:
@@ -167,8 +174,17 @@ def _clamp_namespace(parser, result, frame):
         return
     where = None
     for dest, value in sorted(values.items()):
-        new = wanted(dest, value)
+        new = wanted(dest, value, counts=False)
         if new is _KEEP:
+            if _kept_count(dest, value):
+                where = where or user_where(frame)
+                if where is None:
+                    return
+                count = ("argparse " + _option(_action(parser, dest), dest), value)
+                _kept[dest] = (namespace, count[0], value, where)
+                if count not in _seen:
+                    _seen.add(count)
+                    core.emit("count", what=count[0], kind=kind(count[0]), value=value, where=where)
             continue
         where = where or user_where(frame)
         if where is None:
@@ -179,6 +195,32 @@ def _clamp_namespace(parser, result, frame):
             new = convert(new)  # an override written as text, typed like the option
         setattr(namespace, dest, new)
         report("argparse " + _option(action, dest), value, new, where)
+
+
+def lower_kept(names, done):
+    """A loop the loop cut cannot end reads the kept counts among the attribute `names`:
+    each still at the job's value is lowered to `done`, the iterations the loop trained, so that
+    the loop's own test ends it, and reported as a clamp. True when one was."""
+    lowered = False
+    for dest in sorted(names):
+        namespace, what, value, where = _kept.get(dest, (None, None, None, None))
+        if namespace is None or getattr(namespace, dest, None) != value:
+            continue
+        setattr(namespace, dest, type(value)(max(1, done)))
+        report(what, value, getattr(namespace, dest), where)
+        lowered = True
+    return lowered
+
+
+def _kept_count(dest, value):
+    """An epoch or step count above what the sampled run needs, which keeps its value: told as
+    a `count` event, so that the estimate knows the full run's length even when the loop that
+    uses it is a `while` the loop cut cannot count."""
+    s = settings()
+    key = normal(dest)
+    if not s.on or key in s.overrides or not (key in EPOCH_NAMES or key in STEP_NAMES):
+        return False
+    return _number(value) and value > s.limit(key)
 
 
 def _action(parser, dest, depth=0):

@@ -95,6 +95,13 @@ def _handlers_of(code, instructions, start, end):
     return owned
 
 
+def _attributes_in(shape):
+    """The attribute names the loop's code reads (`opts.max_steps` gives "max_steps")."""
+    return set(ins.argval for ins in dis.get_instructions(shape.code)
+               if shape.start <= ins.offset <= shape.end and ins.opname in ("LOAD_ATTR", "LOAD_METHOD")
+               and isinstance(ins.argval, str))
+
+
 def _line_at(starts, offset):
     line = None
     for o, number in starts:
@@ -209,7 +216,7 @@ class Watch(object):
         name, and the run should still reach those stages."""
         if self.done < self.limit:
             return False
-        if self.kind != "epochs" or self.done >= EPOCHS_AT_MOST:
+        if self.kind != "epochs" or self.done >= EPOCHS_AT_MOST or _distributed():
             return True
         now = _work_seen()
         return all(now[i] > self.stages_before[i] for i in range(len(now)))
@@ -222,15 +229,19 @@ class Watch(object):
         if result is None:
             self.jump = True  # not an iterator the harness knows how to end
             return False
-        had_more, left = result
+        had_more, left, last = result
         if had_more:
             # original: the iterations it would have run from the first that trained on
-            self.report("exhausted its iterator", None if left is None else self.done + left)
+            self.report("exhausted its iterator", None if left is None else self.done + left, last)
         return True
 
     def leave(self, frame):
         shape = self.shape
         if shape.exit_line is None:
+            # No line to jump to: a count of the job's own that the loop reads is lowered to
+            # what it ran, so that its own test ends it (the value changed, as a last resort).
+            if clamp.lower_kept(_attributes_in(shape), self.done):
+                return True
             return self.not_ended(shape.why)
         try:
             with warnings.catch_warnings():
@@ -242,13 +253,17 @@ class Watch(object):
         self.report("jumped to line %d" % shape.exit_line, None)
         return True
 
-    def report(self, how, total):
+    def report(self, how, total, last=None):
+        """`total`: the iterations the loop would have run; `last`: the value its loop variable
+        would have ended on (a range's or a list's last whole number), which a file the full run
+        writes may be named after."""
         key = (self.shape.code, self.shape.start)
         if key in _reported:
             return  # one event per loop: an inner loop ends again in every epoch
         _reported.add(key)
         core.emit("cut", what=self.shape.kind, kind=self.kind, after=self.done,
-                  original=total, how=how, where=frames.frame_dict(self.shape.code, self.shape.line))
+                  original=total, last=last, how=how,
+                  where=frames.frame_dict(self.shape.code, self.shape.line))
 
     def not_ended(self, why):
         note(self.shape, why, self.done)
@@ -261,6 +276,18 @@ _WORK = ("validate", "checkpoint")
 
 def _work_seen():
     return tuple(stages.seen.get(stage, 0) for stage in _WORK)
+
+
+def _distributed():
+    """True in a process of a distributed job. Each rank ends its loops alone, and only rank 0
+    may validate and save: an epoch loop there ends after clamp.EPOCHS in every rank, so that
+    the ranks' collectives still pair up."""
+    dist = sys.modules.get("torch.distributed")
+    try:
+        return bool(dist is not None and dist.is_available() and dist.is_initialized()
+                    and dist.get_world_size() > 1)
+    except Exception:
+        return False
 
 
 def _in_inner_for(shape, at):
@@ -276,20 +303,23 @@ _SEQUENCE_ITERATORS = ("range_iterator", "longrange_iterator", "list_iterator", 
 
 
 def _exhausted(iterator, depth):
-    """Makes `iterator` end; (had more items, length of its sequence or None), or None when
-    it is not one the harness can end (a custom class, itertools.count, ...)."""
+    """Makes `iterator` end; (had more items, items it had left or None, its sequence's last
+    item when a whole number, else None), or None when it is not one the harness can end (a
+    custom class, itertools.count, ...)."""
     name = type(iterator).__name__
     if name in _SEQUENCE_ITERATORS:
         left = operator.length_hint(iterator)
         reduced = iterator.__reduce__()
         sequence = reduced[1][0] if len(reduced) > 1 and reduced[1] else None
+        last = sequence[-1] if sequence else None
         iterator.__setstate__(len(sequence) if sequence is not None else sys.maxsize)
-        return left > 0, left
+        whole = isinstance(last, int) and not isinstance(last, bool)
+        return left > 0, left, last if whole else None
     if isinstance(iterator, types.GeneratorType):
         if iterator.gi_running:
             return None
         iterator.close()
-        return True, None
+        return True, None, None
     if name in ("enumerate", "zip", "map", "filter", "reversed") and depth < 3:
         for inner in gc.get_referents(iterator):
             if hasattr(type(inner), "__next__"):

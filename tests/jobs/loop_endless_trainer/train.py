@@ -75,7 +75,7 @@ def main():
 
     def on_batch_end(trainer):
         if trainer.iter_num % config.log_every == 0:
-            print(f"iter {trainer.iter_num}: loss {trainer.loss.item():.4f} ({trainer.iter_dt * 1000:.1f} ms)")
+            print(f"iter {trainer.iter_num}: loss {trainer.loss.item():.4f} ({trainer.iter_dt * 1e3:.1f} ms)")
         if trainer.iter_num % config.save_every == 0:
             torch.save(model.state_dict(), os.path.join(config.work_dir, "model.pt"))
 

@@ -1528,6 +1528,31 @@ class EndlessRuns(HarnessCase):
         self.assertEqual([(e["what"], e["original"], e["value"]) for e in self.events("clamp")],
                          [("self.save_every", 500, 2)])
 
+    def test_a_scripts_top_level_settings_are_brought_forward_and_its_count_lowered(self):
+        # A script in the style of public GPT trainers: settings as module globals, and a
+        # `while True:` loop, its last statement, that breaks at max_iters. Its evaluation runs
+        # within the sample; the loop cannot be left by a jump, so max_iters is lowered.
+        code, out, err = self.run_job("""
+            from fakeopt import step
+
+            eval_interval = 2000
+            max_iters = 600000
+            iter_num = 0
+            while True:
+                if iter_num % eval_interval == 0 and iter_num > 0:
+                    print("evaluated at", iter_num)
+                step()
+                iter_num += 1
+                if iter_num > max_iters:
+                    break
+        """)
+        self.assertEqual(code, 0, err)
+        self.assertEqual(out.splitlines(), ["evaluated at 2", "evaluated at 4"])
+        self.assertEqual([(e["what"], e["original"], e["value"]) for e in self.events("clamp")],
+                         [("eval_interval", 2000, 2), ("max_iters", 600000, 4)])
+        self.assertEqual(self.events("endless"), [])
+        self.assertEqual(self.events("uncut"), [])
+
     def test_a_job_still_reaching_new_code_is_not_ended(self):
         # A while loop the loop cut cannot end (the last statement of its function) that
         # reaches a new line every 40 steps, then ends by itself: it runs in full.

@@ -212,6 +212,26 @@ def lower_kept(names, done):
     return lowered
 
 
+def lower_globals(namespace, names, done, where):
+    """The same for the module globals among `names` that a loop the loop cut cannot end reads
+    (`while True: ... if iter_num > max_iters: break` at a script's top level): an epoch or step
+    count above the sample is lowered to `done` in `namespace` (the module's globals), and
+    reported as a clamp at `where`. True when one was."""
+    s = settings()
+    lowered = False
+    for name in sorted(names):
+        key = normal(name)
+        value = namespace.get(name)
+        if not s.on or key in s.overrides or not (key in EPOCH_NAMES or key in STEP_NAMES):
+            continue
+        if not _number(value) or value <= s.limit(key):
+            continue
+        namespace[name] = type(value)(max(1, done))
+        report(name, value, namespace[name], where)
+        lowered = True
+    return lowered
+
+
 def _kept_count(dest, value):
     """An epoch or step count above what the sampled run needs, which keeps its value: told as
     a `count` event, so that the estimate knows the full run's length even when the loop that

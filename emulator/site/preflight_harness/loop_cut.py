@@ -95,10 +95,14 @@ def _handlers_of(code, instructions, start, end):
     return owned
 
 
-def _attributes_in(shape):
-    """The attribute names the loop's code reads (`opts.max_steps` gives "max_steps")."""
+_ATTRIBUTES = ("LOAD_ATTR", "LOAD_METHOD")  # `opts.max_steps` reads "max_steps"
+_GLOBALS = ("LOAD_GLOBAL", "LOAD_NAME")     # a script's top-level `max_iters`
+
+
+def _names_in(shape, opnames):
+    """The names the loop's code reads with the instructions `opnames`."""
     return set(ins.argval for ins in dis.get_instructions(shape.code)
-               if shape.start <= ins.offset <= shape.end and ins.opname in ("LOAD_ATTR", "LOAD_METHOD")
+               if shape.start <= ins.offset <= shape.end and ins.opname in opnames
                and isinstance(ins.argval, str))
 
 
@@ -240,7 +244,9 @@ class Watch(object):
         if shape.exit_line is None:
             # No line to jump to: a count of the job's own that the loop reads is lowered to
             # what it ran, so that its own test ends it (the value changed, as a last resort).
-            if clamp.lower_kept(_attributes_in(shape), self.done):
+            where = frames.frame_dict(shape.code, shape.line)
+            if clamp.lower_kept(_names_in(shape, _ATTRIBUTES), self.done) or clamp.lower_globals(
+                    frame.f_globals, _names_in(shape, _GLOBALS), self.done, where):
                 return True
             return self.not_ended(shape.why)
         try:

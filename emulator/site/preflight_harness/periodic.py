@@ -49,10 +49,11 @@ def _search_frame(frame, seen):
         names = list(frame.f_locals.items())
     except Exception:
         names = []
+    where = frames.frame_dict(frame.f_code, frame.f_lineno)
     if id(frame.f_globals) not in seen:
         seen.add(id(frame.f_globals))
         names += list(frame.f_globals.items())
-    where = frames.frame_dict(frame.f_code, frame.f_lineno)
+        _bring_forward(frame.f_globals, None, where)  # a script's `eval_interval = 2000`
     for name, value in names:
         if len(seen) > _MAX_OBJECTS:
             return
@@ -93,8 +94,9 @@ def _torch_types(torch):
 
 
 def _bring_forward(container, path, where):
-    """Lowers the interval fields of `container` (named `path` in the job's code); returns
-    its other fields as (path, value) for the search one level down."""
+    """Lowers the interval fields of `container` (named `path` in the job's code; None for a
+    module's globals, named by themselves); returns its other fields as (path, value) for the
+    search one level down."""
     is_dict = isinstance(container, Mapping)
     try:
         fields = list(container.items() if is_dict else vars(container).items())
@@ -104,7 +106,10 @@ def _bring_forward(container, path, where):
     for key, value in fields:
         if not isinstance(key, str):
             continue
-        named = "%s[%r]" % (path, key) if is_dict else "%s.%s" % (path, key)
+        if path is None:
+            named = key
+        else:
+            named = "%s[%r]" % (path, key) if is_dict else "%s.%s" % (path, key)
         if clamp.normal(key) not in clamp.INTERVAL_NAMES:
             children.append((named, value))
             continue

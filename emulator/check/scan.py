@@ -215,6 +215,7 @@ class FileScan(object):
         self.in_main = 0  # under `if __name__ == "__main__":` at module level
         self.try_guards = []  # what the enclosing try blocks of this function catch
         self.env_guards = []  # sets of variables the enclosing tests make sure are set
+        self.env_flags = {}  # variable -> what the test it holds makes sure of, when true and false
         self.function_depth = 0  # enclosing def and lambda bodies
         self.calls = []  # enclosing calls: (callee's last name, open's mode is a write, keyword)
         self.loops = []  # enclosing loops of this function, comprehensions included
@@ -281,14 +282,16 @@ class FileScan(object):
         for statement in statements:
             self.visit(statement)
             if isinstance(statement, ast.If) and not statement.orelse and leaves(statement.body):
-                self.env_guards.append(env_tests(statement.test, self.is_environ, self.os_names,
-                                                 self.getenv_names)[1])
+                self.env_guards.append(self.env_tests(statement.test)[1])
                 pushed += 1
         if pushed:
             del self.env_guards[-pushed:]
 
     def visit_module(self, node):
         self.visit_block(node.body)
+
+    def env_tests(self, test):
+        return env_tests(test, self.is_environ, self.os_names, self.getenv_names, self.env_flags)
 
     def visit_guarded(self, names, nodes):
         self.env_guards.append(names)
@@ -386,7 +389,7 @@ class FileScan(object):
     def visit_test(self, test):
         """Visits an if's or while's test; the variables it makes sure are set when it holds
         and when it does not. A get() that is only tested cannot fail."""
-        when_true, when_false = env_tests(test, self.is_environ, self.os_names, self.getenv_names)
+        when_true, when_false = self.env_tests(test)
         for call in tested_calls(test):
             self.with_fallback.add(id(call))
         self.visit(test)
@@ -520,8 +523,7 @@ class FileScan(object):
         pushed = 0
         for value in node.values:
             self.visit(value)
-            self.env_guards.append(env_tests(value, self.is_environ, self.os_names,
-                                             self.getenv_names)[side])
+            self.env_guards.append(self.env_tests(value)[side])
             pushed += 1
         del self.env_guards[-pushed:]
 
@@ -645,6 +647,13 @@ class FileScan(object):
             if callee_name(node.value.func) in PARSER_MAKERS:
                 names = [dotted_name(target) for target in node.targets]
                 self.argparse.names.update(name for name in names if name)
+        for target in node.targets:  # `ddp = int(os.environ.get("RANK", -1)) != -1`, tested later
+            if isinstance(target, ast.Name):
+                tests = self.env_tests(node.value) if len(node.targets) == 1 else None
+                if tests and (tests[0] or tests[1]):
+                    self.env_flags[target.id] = tests
+                else:
+                    self.env_flags.pop(target.id, None)
         self.visit_children(node)
 
     # --- performance --------------------------------------------------------------------------
@@ -863,13 +872,16 @@ def leaves(body):
         callee_name(last.value.func) in EXITS
 
 
-def env_tests(test, is_environ, os_names, getenv_names):
-    """The variables a test makes sure are set when it is true, and when it is false."""
+def env_tests(test, is_environ, os_names, getenv_names, flags=None):
+    """The variables a test makes sure are set when it is true, and when it is false. `flags`:
+    what the variables holding an earlier test make sure of (`ddp = ... != -1` then `if ddp:`)."""
+    if isinstance(test, ast.Name) and flags and test.id in flags:
+        return flags[test.id]
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        when_true, when_false = env_tests(test.operand, is_environ, os_names, getenv_names)
+        when_true, when_false = env_tests(test.operand, is_environ, os_names, getenv_names, flags)
         return when_false, when_true
     if isinstance(test, ast.BoolOp):
-        parts = [env_tests(value, is_environ, os_names, getenv_names) for value in test.values]
+        parts = [env_tests(value, is_environ, os_names, getenv_names, flags) for value in test.values]
         if isinstance(test.op, ast.And):
             return frozenset().union(*[part[0] for part in parts]), frozenset()
         return frozenset(), frozenset().union(*[part[1] for part in parts])
@@ -882,10 +894,41 @@ def env_tests(test, is_environ, os_names, getenv_names):
         if name is not None and is_none(right) and isinstance(op, (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)):
             names = frozenset([name])
             return (names, frozenset()) if isinstance(op, (ast.IsNot, ast.NotEq)) else (frozenset(), names)
+        name = env_default_compared(test.left, right, is_environ, os_names, getenv_names)
+        if name is not None and isinstance(op, (ast.Eq, ast.NotEq)):
+            names = frozenset([name])
+            return (names, frozenset()) if isinstance(op, ast.NotEq) else (frozenset(), names)
     name = env_get_name(test, is_environ, os_names, getenv_names)
     if name is not None:  # `if os.environ.get("X"):`
         return frozenset([name]), frozenset()
     return frozenset(), frozenset()
+
+
+_NO_VALUE = object()
+_CONVERSIONS = ("int", "float", "str")
+
+
+def literal(node):
+    """The value of a literal (`-1`, `"0"`), else _NO_VALUE."""
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return _NO_VALUE
+
+
+def env_default_compared(node, other, is_environ, os_names, getenv_names):
+    """X for `os.environ.get("X", d)` (or int(...) of it) compared with its own default d:
+    different from d, X is set (`int(os.environ.get("RANK", -1)) != -1`)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _CONVERSIONS \
+            and len(node.args) == 1 and not node.keywords:
+        node = node.args[0]
+    name = env_get_name(node, is_environ, os_names, getenv_names)
+    if name is None or len(node.args) < 2:
+        return None
+    default, compared = literal(node.args[1]), literal(other)
+    if default is _NO_VALUE or compared is _NO_VALUE:
+        return None
+    return name if default == compared or str(default) == str(compared) else None
 
 
 def env_get_name(node, is_environ, os_names, getenv_names):

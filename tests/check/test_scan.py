@@ -380,6 +380,16 @@ class GuardedEnvironmentTest(unittest.TestCase):
 
             class Config:
                 home = os.environ["CONFIG_HOME"]
+            ddp = int(os.environ.get("DDP_RANK", -1)) != -1
+            if ddp:
+                ddp_rank = int(os.environ["DDP_RANK"])
+            single = os.environ.get("SINGLE", "0") == "0"
+            if not single:
+                who = os.environ["SINGLE"]
+            flag = os.environ.get("FLAG", -1) != -1
+            flag = False
+            if flag:
+                lost = os.environ["FLAG"]
             """)["env"]
 
     def reads(self, name, how="subscript"):
@@ -416,6 +426,11 @@ class GuardedEnvironmentTest(unittest.TestCase):
         self.assertEqual(self.reads("OTHER"), [(37, False, "module")])
         self.assertEqual(self.reads("NODES"), [(37, True, "module")])
         self.assertEqual(self.reads("CONFIG_HOME"), [(43, False, "module")], "a class body runs on load")
+
+    def test_a_default_compared_guards_through_the_variable_holding_the_test(self):
+        self.assertEqual(self.reads("DDP_RANK"), [(46, True, "module")])
+        self.assertEqual(self.reads("SINGLE"), [(49, True, "module")])
+        self.assertEqual(self.reads("FLAG"), [(53, False, "module")], "the variable was reassigned")
 
 
 class PathUseTest(unittest.TestCase):

@@ -1126,6 +1126,23 @@ class LoopCut(HarnessCase):
         self.assertEqual(self.events("uncut"), [])
 
 
+class Capabilities(unittest.TestCase):
+    """The compute capability a virtual GPU reports, from the card's name."""
+
+    def test_each_card_by_its_own_name(self):
+        sys.path.insert(0, SITE)
+        try:
+            from preflight_harness import virtual_gpu
+        finally:
+            sys.path.remove(SITE)
+        got = dict((name, virtual_gpu.VirtualDevices(1, name, 1 << 30).capability) for name in (
+            "NVIDIA A100-SXM4-80GB", "NVIDIA A10G", "NVIDIA H200", "Tesla P100-PCIE-16GB",
+            "Some Future GPU"))
+        self.assertEqual(got, {"NVIDIA A100-SXM4-80GB": (8, 0), "NVIDIA A10G": (8, 6),
+                               "NVIDIA H200": (9, 0), "Tesla P100-PCIE-16GB": (6, 0),
+                               "Some Future GPU": (7, 0)})
+
+
 class RankFolding(unittest.TestCase):
     """torchrun's arguments as the harness rewrites them (docs/harness.md "Ranks")."""
 

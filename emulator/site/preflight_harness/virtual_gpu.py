@@ -10,8 +10,8 @@ import time
 import preflight_harness as core
 
 # Compute capability by card name, for get_device_capability() and bf16 support; the profile
-# names the card, not its capability.
-_CAPABILITIES = (("H100", (9, 0)), ("L4", (8, 9)), ("A10", (8, 6)), ("A100", (8, 0)),
+# names the card, not its capability. The first key in the name wins: "A100" before "A10".
+_CAPABILITIES = (("H200", (9, 0)), ("H100", (9, 0)), ("L4", (8, 9)), ("A100", (8, 0)), ("A10", (8, 6)),
                  ("T4", (7, 5)), ("V100", (7, 0)), ("P40", (6, 1)), ("P100", (6, 0)),
                  ("M60", (5, 2)), ("K80", (3, 7)))
 _FACTORIES = ("zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm",

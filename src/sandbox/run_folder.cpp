@@ -162,6 +162,7 @@ Reaped reap_abandoned(const fs::path& parent, std::size_t keep) {
   Reaped reaped;
   std::size_t held = 0;
   std::vector<Abandoned> abandoned = find_abandoned(parent, held);
+  std::vector<fs::path> running;  // runs whose container this process could not delete
   for (const Abandoned& run : abandoned) {
     if (!cut_short(run.dir)) continue;
     const std::string container = container_of(run.dir);
@@ -170,8 +171,12 @@ Reaped reap_abandoned(const fs::path& parent, std::size_t keep) {
     for (const auto& point : mounts_in(run.dir))
       if (::umount2(point.c_str(), MNT_DETACH) == 0) ++reaped.mounts;
     // A container this process could not delete (without root, one only the process outside
-    // the user namespace reaches) keeps its root: it marks the run as cut short for that one.
-    if (deleted || !container_exists(container)) tidy_cut_short(run.dir);
+    // the user namespace reaches) keeps its folder and root: they mark the run as cut short for
+    // that one, which stops it after this process ends.
+    if (deleted || !container_exists(container))
+      tidy_cut_short(run.dir);
+    else
+      running.push_back(run.dir);
   }
   std::sort(abandoned.begin(), abandoned.end(), [](auto& a, auto& b) { return a.time > b.time; });
   const std::vector<std::string> mounted = mounts_in(parent);  // what would not go, read once
@@ -179,6 +184,8 @@ Reaped reap_abandoned(const fs::path& parent, std::size_t keep) {
     const std::string dir = abandoned[i].dir.string();
     if (std::any_of(mounted.begin(), mounted.end(), [&](auto& point) { return is_under(point, dir); }))
       continue;  // never delete through a mount
+    if (std::find(running.begin(), running.end(), abandoned[i].dir) != running.end())
+      continue;  // nor from under a container still running (its mounts are in its namespace)
     std::error_code ec;
     fs::remove_all(abandoned[i].dir, ec);
     if (!ec) ++reaped.removed;

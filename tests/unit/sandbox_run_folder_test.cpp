@@ -116,6 +116,27 @@ TEST(RunFolder, WhatARunCutShortKeptIsDisarmedWhenItIsReaped) {
   EXPECT_FALSE(fs::exists(layout.upper()));
 }
 
+// Without root, the process in the user namespace cannot delete a killed run's container, and
+// that container's mounts are in its own namespace, out of sight: the folder stays, whatever
+// may be kept, for the process outside to stop the container it marks.
+TEST(RunFolder, AFolderIsNotRemovedFromUnderAContainerThatCouldNotBeDeleted) {
+  TempDir dir;
+  const fs::path runtime = dir.path() / "runtime";
+  std::ofstream(runtime) << "#!/bin/sh\ncase \"$*\" in *delete*) exit 1;; *) exit 0;; esac\n";
+  fs::permissions(runtime, fs::perms::owner_all);
+  testing::ScopedEnv fake("PREFLIGHT_RUNTIME", runtime.c_str());
+  const fs::path runs = dir.path() / "runs";
+  {
+    auto killed = RunFolder::create(runs / "killed");
+    ASSERT_TRUE(killed);
+    fs::create_directories(model::RunLayout(killed->path()).rootfs());
+  }
+  const Reaped reaped = reap_abandoned(runs, 0);
+  EXPECT_EQ(reaped.containers, 0u);
+  EXPECT_EQ(reaped.removed, 0u);
+  EXPECT_TRUE(fs::exists(model::RunLayout(runs / "killed").rootfs()));
+}
+
 TEST(RunFolder, ANameTakenIsDrawnAgain) {
   TempDir dir;
   const fs::path runs = dir.path() / "runs";

@@ -195,8 +195,14 @@ Result<UnpackedImage> ImageStore::resolve(const ImageRef& ref, const ProgressSin
         auto recipe = load_recipe(recipe_file);
         if (!recipe) return recipe.error();
         if (built_recipe_hash(layout) != recipe->hash) {
-          auto built = build(ref.name, progress);
-          if (!built) return built.error();
+          // Runs that find the recipe changed at once build it once: the others wait for the
+          // first and find the image built.
+          auto turn = take_build_turn(ref.name, progress);
+          if (!turn) return turn.error();
+          if (built_recipe_hash(layout) != recipe->hash) {
+            auto built = build_in_turn(ref.name, progress);
+            if (!built) return built.error();
+          }
         }
       } else if (!fs::exists(layout / "index.json")) {
         auto missing = build(ref.name, progress);  // reports the unknown name and the known ones

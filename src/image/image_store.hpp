@@ -62,12 +62,16 @@ class ImageStore {
   // archives and layouts into the cache once (keyed by digest), then returns the cached copy.
   Result<UnpackedImage> resolve(const ImageRef& ref, const ProgressSink& progress);
 
-  // Builds (or rebuilds) a built-in image from its recipe; returns its digest.
+  // Builds (or rebuilds) a built-in image from its recipe; returns its digest. One build of
+  // a name at a time: another process's waits for it (<cache>/locks/build-NAME).
   Result<std::string> build(const std::string& name, const ProgressSink& progress);
 
   std::vector<std::string> builtin_names() const;
 
  private:
+  Result<std::string> build_in_turn(const std::string& name, const ProgressSink& progress);
+  Result<UniqueFd> take_build_turn(const std::string& name, const ProgressSink& progress) const;
+
   std::filesystem::path cache_dir_;
   std::filesystem::path recipes_dir_;
 };

@@ -7,12 +7,24 @@
 #include "image/image_store.hpp"
 #include "image/oci_writer.hpp"
 #include "image/recipe.hpp"
+#include "image/rootfs_cache.hpp"
 #include "image/tool_run.hpp"
 
 namespace preflight::image {
 namespace fs = std::filesystem;
 
+Result<UniqueFd> ImageStore::take_build_turn(const std::string& name, const ProgressSink& progress) const {
+  return take_turn(cache_dir_ / "locks" / ("build-" + name),
+                   "waiting for another Preflight's build of image " + name + "...", progress);
+}
+
 Result<std::string> ImageStore::build(const std::string& name, const ProgressSink& progress) {
+  auto turn = take_build_turn(name, progress);
+  if (!turn) return turn.error();
+  return build_in_turn(name, progress);
+}
+
+Result<std::string> ImageStore::build_in_turn(const std::string& name, const ProgressSink& progress) {
   fs::path recipe_file = recipes_dir_ / (name + ".yaml");
   if (!fs::exists(recipe_file)) {
     std::string known;

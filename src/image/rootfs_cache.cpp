@@ -72,27 +72,23 @@ std::uint64_t entry_bytes(const fs::path& entry) {
   return bytes;
 }
 
-// Waits for this process's turn to unpack the image `hex` and holds it: an exclusive flock on
-// <cache>/locks/unpack-<hex>. Runs that find an image missing at once unpack it once: the
-// first unpacks, the others wait here and then find it in the cache.
-Result<UniqueFd> take_unpack_turn(const fs::path& locks, const std::string& hex, const std::string& ref_text,
-                                  const ProgressSink& progress) {
+}  // namespace
+
+Result<UniqueFd> take_turn(const fs::path& lock_file, const std::string& waiting,
+                           const ProgressSink& progress) {
   std::error_code ec;
-  fs::create_directories(locks, ec);
-  const fs::path file = locks / ("unpack-" + hex);
-  UniqueFd lock(::open(file.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
+  fs::create_directories(lock_file.parent_path(), ec);
+  UniqueFd lock(::open(lock_file.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
   if (lock.valid() && ::flock(lock.get(), LOCK_EX | LOCK_NB) == 0) return lock;
   if (lock.valid() && errno == EWOULDBLOCK) {
-    if (progress) progress("waiting for another Preflight's unpack of image " + ref_text + "...");
+    if (progress) progress(waiting);
     int locked = 0;
     while ((locked = ::flock(lock.get(), LOCK_EX)) != 0 && errno == EINTR) {
     }
     if (locked == 0) return lock;
   }
-  return Error::runtime(file.string() + ": cannot lock: " + std::strerror(errno));
+  return Error::runtime(lock_file.string() + ": cannot lock: " + std::strerror(errno));
 }
-
-}  // namespace
 
 RootfsCache::RootfsCache(const fs::path& cache_dir) : dir_(cache_dir / "rootfs") {}
 
@@ -145,7 +141,10 @@ Result<std::pair<fs::path, std::shared_ptr<const UniqueFd>>> RootfsCache::unpack
   fs::create_directories(dir_, ec);
   if (ec) return Error::runtime(dir_.string() + ": cannot create the image cache: " + ec.message());
   const std::string hex = digest_hex(source.digest);
-  auto turn = take_unpack_turn(dir_.parent_path() / "locks", hex, ref_text, progress);
+  // Runs that find an image missing at once unpack it once: the first unpacks, the others
+  // wait here and then find it in the cache.
+  auto turn = take_turn(dir_.parent_path() / "locks" / ("unpack-" + hex),
+                        "waiting for another Preflight's unpack of image " + ref_text + "...", progress);
   if (!turn) return std::move(turn).error();
   if (auto held = hold(source.digest)) return std::pair{final_dir / "rootfs", held};  // unpacked meanwhile
   remove_abandoned_temporaries();

@@ -98,6 +98,12 @@ class RootfsCache {
   std::filesystem::path dir_;  // <cache>/rootfs
 };
 
+// Waits for this process's turn at `lock_file` (<cache>/locks/...), an exclusive flock held
+// while the returned descriptor lives; says `waiting` when another process holds it. A holder
+// that was killed lets it go at once.
+Result<UniqueFd> take_turn(const std::filesystem::path& lock_file, const std::string& waiting,
+                           const ProgressSink& progress);
+
 // $PREFLIGHT_CACHE_LIMIT, or kDefaultCacheLimit; a malformed value is an error.
 Result<std::uint64_t> cache_limit();
 // The bounds of an unpack (and of the walk that verifies it): $PREFLIGHT_IMAGE_LIMIT, or

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "image/image_store.hpp"
+#include "image/rootfs_cache.hpp"
 #include "image_fixtures.hpp"
 #include "test_support.hpp"
 
@@ -15,6 +16,28 @@ namespace preflight::image {
 namespace {
 namespace fs = std::filesystem;
 using namespace fixtures;
+
+// The turn a build of a built-in image (build-NAME) or an unpack (unpack-HEX) takes: a second
+// taker waits, says so, and gets its turn when the first lets go.
+TEST(CacheTurn, ASecondTakerWaitsAndSaysSoUntilTheFirstLetsGo) {
+  testing::TempDir cache;
+  const fs::path file = cache.path() / "locks" / "build-pytorch";
+  auto first = take_turn(file, "waiting", nullptr);
+  ASSERT_TRUE(first.ok()) << first.error().str();
+  std::atomic<bool> said{false}, taken{false};
+  std::thread second([&] {
+    auto turn = take_turn(file, "waiting for another Preflight's build", [&](const std::string& line) {
+      said = line == "waiting for another Preflight's build";
+    });
+    taken = turn.ok();
+  });
+  for (int i = 0; i < 200 && !said; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_TRUE(said);
+  EXPECT_FALSE(taken);
+  *first = UniqueFd();
+  second.join();
+  EXPECT_TRUE(taken);
+}
 
 TEST(RootfsCache, RunsThatFindAnImageMissingAtOnceUnpackItOnce) {
   testing::TempDir work, cache;

@@ -16,9 +16,9 @@ namespace {
 // Bumped when the builder changes what it makes from the same recipe, so images rebuild.
 constexpr const char* kBuilderVersion = "preflight-image-builder/1";
 
-const std::set<std::string> kKeys = {"description", "suite",      "variant", "mirrors", "components",
-                                     "packages",    "exclude",    "remove",  "env",     "user",
-                                     "workdir",     "entrypoint", "cmd"};
+const std::set<std::string> kKeys = {"description", "suite",   "variant",    "mirrors", "components",
+                                     "packages",    "exclude", "remove",     "edit",    "env",
+                                     "user",        "workdir", "entrypoint", "cmd"};
 
 SourceLocation at(const fs::path& file, const YAML::Node& node) {
   const YAML::Mark mark = node.Mark();
@@ -54,6 +54,55 @@ bool safe_glob(const std::string& path) {
     if (!ok) return false;
   }
   return true;
+}
+
+// An edit's texts go into the hook inside single quotes: any byte but a quote and a line end.
+bool safe_text(const std::string& text) { return text.find_first_of("'\n\r") == std::string::npos; }
+
+// `text` as sed reads it literally: in the pattern (a basic regular expression), or in the
+// replacement; '/' is the delimiter in both.
+std::string sed_literal(const std::string& text, bool pattern) {
+  const std::string_view special = pattern ? "\\/.*[]^$" : "\\/&";
+  std::string out;
+  for (char c : text) {
+    if (special.find(c) != std::string_view::npos) out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+Result<std::vector<TextEdit>> edit_list(const fs::path& file, const YAML::Node& node) {
+  std::vector<TextEdit> out;
+  if (!node || node.IsNull()) return out;
+  const std::string form = "each \"edit\" entry is a mapping {path: /glob, replace: TEXT, with: TEXT}";
+  if (!node.IsSequence()) return Error::bad_input(form, at(file, node));
+  for (const auto& item : node) {
+    if (!item.IsMap()) return Error::bad_input(form, at(file, item));
+    for (const auto& key : item) {
+      const std::string name = key.first.as<std::string>();
+      if (name != "path" && name != "replace" && name != "with")
+        return Error::bad_input("unknown key \"" + name + "\" in an edit; " + form, at(file, key.first));
+      if (!key.second.IsScalar()) return Error::bad_input(form, at(file, key.second));
+    }
+    if (!item["path"] || !item["replace"] || !item["with"]) return Error::bad_input(form, at(file, item));
+    TextEdit edit{item["path"].as<std::string>(), item["replace"].as<std::string>(),
+                  item["with"].as<std::string>()};
+    if (!safe_glob(edit.path)) {
+      return Error::bad_input("edit: path \"" + edit.path +
+                                  "\" must be an absolute path made of letters, digits, / . _ - + @ "
+                                  "and the globs * ?",
+                              at(file, item["path"]));
+    }
+    for (const char* key : {"replace", "with"}) {
+      if (!safe_text(item[key].as<std::string>()))
+        return Error::bad_input(std::string("edit: \"") + key + "\" must be one line without a single quote",
+                                at(file, item[key]));
+    }
+    if (edit.replace.empty())
+      return Error::bad_input("edit: \"replace\" must not be empty", at(file, item["replace"]));
+    out.push_back(std::move(edit));
+  }
+  return out;
 }
 
 }  // namespace
@@ -95,6 +144,7 @@ Result<ImageRecipe> load_recipe(const fs::path& file) {
   PF_TRY(recipe.packages, string_list(file, doc["packages"], "packages"));
   PF_TRY(recipe.exclude, string_list(file, doc["exclude"], "exclude"));
   PF_TRY(recipe.remove, string_list(file, doc["remove"], "remove"));
+  PF_TRY(recipe.edit, edit_list(file, doc["edit"]));
   PF_TRY(recipe.user, scalar(file, doc["user"], "user"));
   PF_TRY(recipe.workdir, scalar(file, doc["workdir"], "workdir"));
   PF_TRY(recipe.entrypoint, string_list(file, doc["entrypoint"], "entrypoint"));
@@ -145,6 +195,16 @@ std::vector<std::string> mmdebstrap_arguments(const ImageRecipe& recipe, const f
     std::string hook = "for p in";
     for (const auto& glob : recipe.remove) hook += " \"$1\"" + glob;
     hook += "; do rm -rf \"$p\"; done";
+    args.push_back("--customize-hook=" + hook);
+  }
+  for (const TextEdit& edit : recipe.edit) {
+    // Every file the glob matches must hold the text: an edit that no longer applies (the
+    // package changed) stops the build instead of leaving the image as it was.
+    const std::string hook = "for p in \"$1\"" + edit.path + "; do grep -qF -- '" + edit.replace +
+                             "' \"$p\" || { echo \"edit: " + edit.path +
+                             " does not hold the text to replace\" >&2; exit 1; }; sed -i 's/" +
+                             sed_literal(edit.replace, true) + "/" + sed_literal(edit.with, false) +
+                             "/g' \"$p\"; done";
     args.push_back("--customize-hook=" + hook);
   }
   // mmdebstrap already leaves out apt's package lists and downloaded .debs (its cleanup step).

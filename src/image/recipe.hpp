@@ -1,5 +1,5 @@
 // A built-in image recipe (images/NAME.yaml): which Debian suite and packages mmdebstrap
-// installs, what is removed afterwards, and the image config (env, user, workdir, cmd).
+// installs, what is removed or edited afterwards, and the image config (env, user, workdir, cmd).
 #pragma once
 
 #include <filesystem>
@@ -10,6 +10,14 @@
 #include "util/error.hpp"
 
 namespace preflight::image {
+
+// One text replaced in the files a glob matches, after install: a package's metadata that
+// disagrees with the suite it comes from (docs/images.md).
+struct TextEdit {
+  std::string path;     // absolute path or glob, as remove's
+  std::string replace;  // the literal text, which every file matched must hold
+  std::string with;     // what takes its place
+};
 
 struct ImageRecipe {
   std::filesystem::path file;
@@ -22,6 +30,7 @@ struct ImageRecipe {
   std::vector<std::string> packages;
   std::vector<std::string> exclude;                      // dpkg path-exclude globs (docs, man pages)
   std::vector<std::string> remove;                       // absolute paths or globs deleted after install
+  std::vector<TextEdit> edit;                            // text replaced in installed files
   std::vector<std::pair<std::string, std::string>> env;  // in the order written
   std::string user;
   std::string workdir;

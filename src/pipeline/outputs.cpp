@@ -24,13 +24,14 @@ struct Written {
 };
 
 // Writes that are the platform's business and lost on purpose: caches and per-user installs
-// under the home, Python's bytecode, Preflight's own folders and the /etc/hosts it writes as
-// container engines do.
+// under the home, Python's bytecode, the kernels torch.compile builds (TorchInductor's cache,
+// /tmp/torchinductor_USER, and Triton's, ~/.triton), Preflight's own folders and the /etc/hosts
+// it writes as container engines do.
 bool expected_scratch(const std::string& path, const std::string& home) {
-  for (const char* dir : {"/.cache/", "/.local/", "/.config/"})
+  for (const char* dir : {"/.cache/", "/.local/", "/.config/", "/.triton/"})
     if (!home.empty() && path.rfind(home + dir, 0) == 0) return true;
   return path.rfind("/opt/preflight/", 0) == 0 || path.find("/__pycache__/") != std::string::npos ||
-         path == "/etc/hosts";
+         path.rfind("/tmp/torchinductor_", 0) == 0 || path == "/etc/hosts";
 }
 
 // A mount point the runtime created in the root: the files the platform writes for the job and

@@ -79,6 +79,8 @@ const ExceptionCase kCases[] = {
     {"AttributeError", "'Net' object has no attribute 'fc3'", "Attribute Not Found", "attribute-not-found"},
     {"AttributeError", "module 'torch' has no attribute 'compile'", "Attribute Not Found",
      "module-attribute-not-found"},
+    {"AttributeError", "`np.float_` was removed in the NumPy 2.0 release. Use `np.float64` instead.",
+     "Attribute Not Found", "numpy-2-removed-name"},
     {"SyntaxError", "invalid syntax (model.py, line 3)", "Syntax Error", "syntax-error"},
     {"IndentationError", "unexpected indent (main.py, line 7)", "Syntax Error", "syntax-error"},
     {"IndexError", "list index out of range", "Illegal Index", "illegal-index"},
@@ -92,6 +94,11 @@ const ExceptionCase kCases[] = {
     {"_pickle.UnpicklingError", "invalid load key, 'x'.", "Corrupt Data", "corrupt-data"},
     {"PIL.UnidentifiedImageError", "cannot identify image file 'x.png'", "Corrupt Data", "corrupt-data"},
     {"RuntimeError", "invalid load key, '<'.", "Corrupt Data", "corrupt-data-message"},
+    {"_pickle.UnpicklingError",
+     "Weights only load failed. This file can still be loaded, to do so you have two options, do "
+     "those steps only if you trust the source of the checkpoint. WeightsUnpickler error: Unsupported "
+     "global: GLOBAL model.RNNModel was not an allowed global by default.",
+     "Framework API Misuse", "torch-load-weights-only"},
     {"UnicodeDecodeError", "'utf-8' codec can't decode byte 0xff in position 0", "Unexpected Encoding",
      "unexpected-encoding"},
     {"UnicodeDecodeError", "'ascii' codec can't decode byte 0xc3 in position 10", "Unexpected Encoding",

@@ -8,6 +8,7 @@
 #include "image/image_store.hpp"
 #include "image/recipe.hpp"
 #include "test_support.hpp"
+#include "util/text.hpp"
 
 namespace preflight::image {
 namespace {
@@ -122,10 +123,14 @@ TEST(ImageRecipe, BuiltinRecipesLoadAndListed) {
   auto names = store.builtin_names();
   EXPECT_NE(std::find(names.begin(), names.end(), "pytorch"), names.end());
   EXPECT_NE(std::find(names.begin(), names.end(), "python"), names.end());
+  EXPECT_NE(std::find(names.begin(), names.end(), "pytorch-1.13"), names.end());
+  auto old = load_recipe(testing::source_dir() / "images" / "pytorch-1.13.yaml");
+  ASSERT_TRUE(old.ok()) << old.error().str();
+  EXPECT_EQ(old->suite, "bookworm");
 
   auto recipe = load_recipe(testing::source_dir() / "images" / "pytorch.yaml");
   ASSERT_TRUE(recipe.ok()) << recipe.error().str();
-  EXPECT_EQ(recipe->suite, "bookworm");
+  EXPECT_EQ(recipe->suite, "trixie");
   EXPECT_NE(std::find(recipe->packages.begin(), recipe->packages.end(), "python3-torch"),
             recipe->packages.end());
   EXPECT_NE(std::find(recipe->packages.begin(), recipe->packages.end(), "python-is-python3"),
@@ -137,7 +142,7 @@ TEST(ImageRecipe, BuiltinRecipesLoadAndListed) {
   EXPECT_NE(joined.find("--format=tar\n"), std::string::npos);
   EXPECT_NE(joined.find("EXTERNALLY-MANAGED"), std::string::npos);
   EXPECT_NE(joined.find("--include=python3,"), std::string::npos);
-  EXPECT_EQ(args[args.size() - 2], "bookworm");
+  EXPECT_EQ(args[args.size() - 2], "trixie");
   EXPECT_EQ(args.back(), "/tmp/out.tar");
 }
 
@@ -153,6 +158,53 @@ TEST(ImageRecipe, UnknownKeyAndUnsafeRemoveAreBadInputWithLine) {
   auto unsafe = load_recipe(dir.write("unsafe.yaml", "suite: bookworm\nremove: ['/tmp; rm -rf /']\n"));
   ASSERT_FALSE(unsafe.ok());
   EXPECT_EQ(unsafe.error().where.line, 2);
+}
+
+// The edit hook, run by sh as mmdebstrap runs it ($1 the root), on a folder of this test's.
+int run_edit_hooks(const ImageRecipe& recipe, const testing::TempDir& dir,
+                   const std::filesystem::path& root) {
+  int status = 0;
+  for (const auto& arg : mmdebstrap_arguments(recipe, "/tmp/out.tar")) {
+    const std::string prefix = "--customize-hook=";
+    if (arg.rfind(prefix, 0) != 0 || arg.find("sed -i") == std::string::npos) continue;
+    auto hook = dir.write("hook.sh", arg.substr(prefix.size()));
+    status = std::system(("sh " + hook.string() + " " + root.string() + " 2>/dev/null").c_str());
+    if (status != 0) return status;
+  }
+  return status;
+}
+
+TEST(ImageRecipe, AnEditReplacesItsTextLiterallyAndStopsTheBuildWhereTheTextIsMissing) {
+  testing::TempDir dir;
+  const std::string line = "Requires-Dist: sympy==1.13.1; python_version >= \"3.9\"";
+  auto metadata = dir.write("root/usr/lib/torch-2.6.egg-info/PKG-INFO",
+                            "Name: torch\n" + line + "\nRequires-Dist: sympy==1x13x1 & more\\n\n");
+  auto recipe =
+      load_recipe(dir.write("r.yaml",
+                            "suite: trixie\nedit:\n"
+                            "  - path: /usr/lib/torch-*.egg-info/PKG-INFO\n"
+                            "    replace: 'Requires-Dist: sympy==1.13.1; python_version >= \"3.9\"'\n"
+                            "    with: 'Requires-Dist: sympy>=1.13.1 & /\\; python_version >= \"3.9\"'\n"));
+  ASSERT_TRUE(recipe.ok()) << recipe.error().str();
+  ASSERT_EQ(recipe->edit.size(), 1U);
+  ASSERT_EQ(run_edit_hooks(*recipe, dir, dir.path() / "root"), 0);
+  // The text as written, and only it: '.' is no wildcard, and '&', '/', '\\' are kept.
+  EXPECT_EQ(*read_file(metadata),
+            "Name: torch\nRequires-Dist: sympy>=1.13.1 & /\\; python_version >= \"3.9\"\n"
+            "Requires-Dist: sympy==1x13x1 & more\\n\n");
+  // Applied again, the text is gone: the build stops rather than go on with the image unedited.
+  EXPECT_NE(run_edit_hooks(*recipe, dir, dir.path() / "root"), 0);
+
+  for (const char* bad :
+       {"edit: [{path: /usr/lib/x, replace: \"it's\", with: y}]\n",
+        "edit: [{path: relative/x, replace: a, with: b}]\n",
+        "edit: [{path: /usr/lib/x, replace: '', with: b}]\n", "edit: [{path: /usr/lib/x, replace: a}]\n",
+        "edit: [{path: /usr/lib/x, replace: a, with: b, mode: c}]\n"}) {
+    auto refused = load_recipe(dir.write("bad.yaml", std::string("suite: trixie\n") + bad));
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_EQ(refused.error().exit_status(), 2) << bad;
+    EXPECT_EQ(refused.error().where.line, 2) << bad;
+  }
 }
 
 TEST(ImageRecipe, HashChangesWithTheRecipe) {

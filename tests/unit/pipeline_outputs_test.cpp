@@ -40,12 +40,14 @@ TEST(PipelineOutputs, FilesOutsideTheOutputsAreAWarningNamingThem) {
   EXPECT_NE(findings[0].hint.find("${{outputs.model}}"), std::string::npos);
 }
 
-TEST(PipelineOutputs, CachesUserInstallsAndBytecodeAreExpectedScratch) {
+TEST(PipelineOutputs, CachesUserInstallsBytecodeAndCompiledKernelsAreExpectedScratch) {
   LeftBehind run;
   run.dir.write("upper/home/job/.cache/pip/http/x", "c");
   run.dir.write("upper/home/job/.local/lib/python3.11/site-packages/m.py", "m");
   run.dir.write("upper/opt/preflight/run/events.jsonl", "{}");
   run.dir.write("upper/philly/code/__pycache__/main.cpython-311.pyc", "b");
+  run.dir.write("upper/tmp/torchinductor_job/bx/cbx35c3cnntm.cpp", "k");
+  run.dir.write("upper/home/job/.triton/cache/kernel.cubin", "k");
   run.dir.write("outputs/model/model.pt", "weights");
   EXPECT_TRUE(testing::completed(pipeline::output_findings(run.plan, run.upper(), trained())).empty());
 }

@@ -4,7 +4,7 @@ every other loop: batches taken by index, `while step < max_steps`, epochs read 
 environment or a config file.
 
 At each training step (backward() or optimizer.step()) the loops around the innermost user
-frame are found with `dis` (stages.loops). Each gets a watch: a trace function set on that one
+frame are found with `dis` (bytecode.loops). Each gets a watch: a trace function set on that one
 frame counts its iterations that trained. The innermost loop ends after PREFLIGHT_STEPS of them
 (2·PREFLIGHT_STEPS when no loop encloses it), each enclosing loop after clamp.EPOCHS once
 validation and a checkpoint ran in it (10 at most); an evaluation loop after training gets
@@ -21,7 +21,7 @@ import types
 import warnings
 
 import preflight_harness as core
-from . import clamp, frames, stages
+from . import bytecode, clamp, frames, stages
 
 _watches = {}    # id(frame) -> [Watch], innermost loop first; emptied when the loop ends
 _shapes = {}     # (code, start) -> Shape
@@ -32,7 +32,6 @@ _installed = [False]
 _previous = [None]   # the harness's line watch (watch.py) tracing before us: chained
 _chained = {}        # id(frame) -> the frame's own f_trace before ours (the line watch's)
 
-_UNCONDITIONAL = ("JUMP_FORWARD", "JUMP_ABSOLUTE", "JUMP", "JUMP_NO_INTERRUPT")
 _PASS_THROUGH = ("NOP", "END_FOR", "POP_BLOCK", "CACHE", "EXTENDED_ARG")
 
 
@@ -74,7 +73,7 @@ def _handlers_of(code, instructions, start, end):
     the body are laid out after the function's code and jump back into the loop."""
     entries = getattr(dis.Bytecode(code), "exception_entries", None) or ()
     index = dict((ins.offset, i) for i, ins in enumerate(instructions))
-    jumps = _jumps()
+    jumps = bytecode.jumps()
     owned, todo = set(), [e.target for e in entries if start <= e.start <= end and e.target > end]
     while todo:
         offset = todo.pop()
@@ -88,9 +87,9 @@ def _handlers_of(code, instructions, start, end):
         ins = instructions[i]
         if ins.opcode in jumps and isinstance(ins.argval, int):
             todo.append(ins.argval)
-            if ins.opname in _UNCONDITIONAL or ins.opname.startswith("JUMP_BACKWARD"):
+            if bytecode.ends_flow(ins):
                 continue
-        if ins.opname not in _STOPS and i + 1 < len(instructions):
+        if ins.opname not in bytecode.STOPS and i + 1 < len(instructions):
             todo.append(instructions[i + 1].offset)
     return owned
 
@@ -115,15 +114,11 @@ def _line_at(starts, offset):
     return line
 
 
-def _jumps():
-    return set(getattr(dis, "hasjump", ())) | set(dis.hasjrel) | set(dis.hasjabs)
-
-
 def _tests_exit(instructions, start, starts, end):
     """True when the loop's first line tests whether to go on (a while loop's condition before
     Python 3.11): an iteration starting there may still end the loop by itself."""
     next_line = min([o for o, _ in starts if o > start] or [end])
-    jumps = _jumps()
+    jumps = bytecode.jumps()
     return any(ins.opcode in jumps and isinstance(ins.argval, int) and ins.argval > end
                for ins in instructions if start <= ins.offset < next_line)
 
@@ -131,7 +126,7 @@ def _tests_exit(instructions, start, starts, end):
 def _exit_line(instructions, at, starts, head_first, start, end):
     """The line where execution goes on when the loop is done, and None with the reason when
     no line can be jumped to safely (the loop ends its function or the body of another)."""
-    jumps = _jumps()
+    jumps = bytecode.jumps()
     targets = [ins.argval for ins in instructions
                if head_first <= ins.offset <= end and ins.opcode in jumps
                and isinstance(ins.argval, int) and ins.argval > end]
@@ -148,7 +143,7 @@ def _exit_line(instructions, at, starts, head_first, start, end):
         if ins.opname in _PASS_THROUGH or (ins.opname == "POP_TOP" and _after_end_for(at, offset)):
             offset = min([o for o in at if o > offset] or [offset])
             continue
-        if ins.opname in _UNCONDITIONAL and isinstance(ins.argval, int):
+        if ins.opname in bytecode.UNCONDITIONAL and isinstance(ins.argval, int):
             if ins.argval <= offset:
                 return None, "it is the last statement of the loop around it"
             offset = ins.argval
@@ -298,7 +293,7 @@ def _distributed():
 
 def _in_inner_for(shape, at):
     """True when `at` is inside a for loop nested in this one (another iterator on top)."""
-    for start, end in _merged(shape.code):
+    for start, end in bytecode.loops(shape.code):
         if shape.start < start and end <= shape.end and start <= at <= end and \
                 shape_of(shape.code, start, end).is_for:
             return True
@@ -407,57 +402,12 @@ def loops_around(frame):
         code = f.f_code
         if frames.is_user(code.co_filename):
             at = f.f_lasti
-            spans = _merged(code)
+            spans = bytecode.loops(code)
             inside = sorted((s for s in spans if s[0] <= at <= s[1]), key=lambda s: s[1] - s[0])
             for start, end in inside:
                 found.append((f, shape_of(code, start, end)))
         f = f.f_back
     return found
-
-
-def _merged(code):
-    """One span per loop: `continue` adds another backward jump to the same start. A backward
-    jump that ordinary control flow from its target never reaches is not a loop: from 3.11 an
-    exception handler laid out after the body jumps back into it."""
-    spans = _real.get(code)
-    if spans is None:
-        ends = {}
-        instructions = list(dis.get_instructions(code))
-        for start, end in stages.loops(code):
-            if end not in ends.get(start, ()) and _reaches(instructions, start, end):
-                ends.setdefault(start, set()).add(end)
-        spans = _real[code] = sorted((start, max(ends[start])) for start in ends)
-    return spans
-
-
-_real = {}
-_STOPS = ("RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE")
-
-
-def _reaches(instructions, start, end):
-    """True when the instruction at `end` follows from `start` without an exception."""
-    jumps = _jumps()
-    index = dict((ins.offset, i) for i, ins in enumerate(instructions))
-    seen, todo = set(), [start]
-    while todo:
-        offset = todo.pop()
-        if offset in seen or offset not in index or not start <= offset <= end:
-            continue
-        if offset == end:
-            return True
-        seen.add(offset)
-        i = index[offset]
-        ins = instructions[i]
-        following = instructions[i + 1].offset if i + 1 < len(instructions) else None
-        if ins.opcode in jumps and isinstance(ins.argval, int):
-            todo.append(ins.argval)
-            if ins.opname in _UNCONDITIONAL or ins.opname.startswith("JUMP_BACKWARD"):
-                continue
-        if ins.opname in _STOPS:
-            continue
-        if following is not None:
-            todo.append(following)
-    return False
 
 
 def on_eval_forward(frame, module, module_cls):

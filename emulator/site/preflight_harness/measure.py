@@ -107,6 +107,7 @@ class _Window(object):
         self.hooks = None
         self.forward_hook = None
         self.pre_hook = None
+        self.stance = None             # torch.compiler.set_stance("force_eager"), undone at close
         self.parts = layers.StepParts(torch)  # the step part by part, for benchmarks
         # Tracing (trace.py): each layer's call as a span, and the modelled GPU memory.
         self.trace = None
@@ -304,6 +305,7 @@ def _open(torch, at):
     hooks = torch.autograd.graph.saved_tensors_hooks(window.pack, _unpack)
     hooks.__enter__()
     window.hooks = hooks
+    window.stance = core.guard("eager step", _eager, torch)
     module_hooks = torch.nn.modules.module
     register = getattr(module_hooks, "register_module_forward_hook", None)
     register_pre = getattr(module_hooks, "register_module_forward_pre_hook", None)
@@ -318,6 +320,16 @@ def _open(torch, at):
         window.pre_hook = register_pre(
             lambda module, inputs: core.guard("layer", window.layer_starting, module, inputs))
         window.parts.start()
+
+
+def _eager(torch):
+    """Compiled code (torch.compile) runs eagerly while the step is measured, from PyTorch 2.6
+    (torch.compiler.set_stance): the hooks then see every layer and saved tensor, nothing is
+    compiled again for them, and no compilation falls into the window. The step measured is
+    the eager one: its activations are those eager PyTorch keeps, at most what compiled code
+    keeps, and its layers' FLOPs are the same."""
+    set_stance = getattr(getattr(torch, "compiler", None), "set_stance", None)
+    return set_stance("force_eager") if set_stance is not None else None
 
 
 def _trace_layers(window):
@@ -343,7 +355,8 @@ def _stop():
     for undo in (lambda: window.hooks.__exit__(None, None, None),
                  window.parts.stop,
                  lambda: window.forward_hook.remove() if window.forward_hook else None,
-                 lambda: window.pre_hook.remove() if window.pre_hook else None):
+                 lambda: window.pre_hook.remove() if window.pre_hook else None,
+                 lambda: window.stance.__exit__(None, None, None) if window.stance else None):
         try:
             undo()
         except Exception:

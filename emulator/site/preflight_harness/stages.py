@@ -5,7 +5,7 @@ import os
 import sys
 
 import preflight_harness as core
-from . import frames
+from . import bytecode, frames
 
 PRE_WORK = ("setup", "init", "data", "model")       # before any training or evaluation
 EVAL_LIKE = ("validate", "evaluate", "predict", "checkpoint")
@@ -135,7 +135,7 @@ def decide(train_stack, eval_stack, grad_only):
     if not common:
         return "evaluate"
     code, train_at, eval_at = common[-1]
-    spans = loops(code)
+    spans = bytecode.loops(code)
     if grad_only and len(common) == len(train_stack):
         inner = _innermost(spans, train_at)
         if inner is not None and inner[0] <= eval_at <= inner[1]:
@@ -156,21 +156,3 @@ def _innermost(spans, offset):
         if start <= offset <= end and (best is None or end - start < best[1] - best[0]):
             best = (start, end)
     return best
-
-
-_loop_cache = {}
-
-
-def loops(code):
-    """[(first offset, last offset)] of every loop in `code`: a jump to a lower offset."""
-    spans = _loop_cache.get(code)
-    if spans is None:
-        import dis
-        jumps = set(getattr(dis, "hasjump", ())) | set(dis.hasjrel) | set(dis.hasjabs)
-        spans = []
-        for ins in dis.get_instructions(code):
-            target = ins.argval
-            if ins.opcode in jumps and isinstance(target, int) and target < ins.offset:
-                spans.append((target, ins.offset))
-        _loop_cache[code] = spans
-    return spans

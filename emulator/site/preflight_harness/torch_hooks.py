@@ -135,8 +135,15 @@ def _patch_module(torch):
                 args["error"] = failed
             tracer.complete("forward " + cls.__name__, "forward", start, end, args)
 
+    # torch.compile (PyTorch 2) traces the calls inside a compiled module, this wrapper among
+    # them: there it steps aside, so that none of the harness's bookkeeping enters the graph.
+    # The compiled module's own call, outside the graph, is seen as any module's.
+    compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None) or (lambda: False)
+
     @functools.wraps(original_call)
     def __call__(self, *args, **kwargs):
+        if compiling():
+            return original_call(self, *args, **kwargs)
         st = core.state
         if depth["call"] != 0 or st.trace is None:
             if depth["call"] == 0 and st.stage != "checkpoint":

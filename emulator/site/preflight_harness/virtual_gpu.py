@@ -56,6 +56,13 @@ class DeviceProperties(object):
         self.major, self.minor = gpus.capability
         self.multi_processor_count = 56
         self.is_integrated = self.is_multi_gpu_board = 0
+        # Read by PyTorch 2's compiler (torch._inductor) whenever CUDA is available; on
+        # NVIDIA's builds gcnArchName (AMD's architecture) is the device's name.
+        self.gcnArchName = gpus.name
+        self.max_threads_per_multi_processor = 2048
+        self.regs_per_multiprocessor = 65536
+        self.warp_size = 32
+        self.L2_cache_size = 40 * 2 ** 20
 
     def __repr__(self):
         return "_CudaDeviceProperties(name='%s', major=%d, minor=%d, total_memory=%dMB, " \
@@ -146,14 +153,15 @@ def _patch_cuda_module(torch, gpus):
         def wait(self, stream=None):
             pass
 
-    def none(*args, **kwargs):
-        return None
-
-    def zero(*args, **kwargs):
-        return 0
+    def constant(value):
+        """A function of its own for each name: torch._dynamo maps each torch.cuda function
+        object to one rule, and refuses an object it finds under two names (PyTorch 2)."""
+        def function(*args, **kwargs):
+            return value
+        return function
 
     functions = dict(
-        is_available=lambda: True, is_initialized=lambda: True, init=none,
+        is_available=lambda: True, is_initialized=lambda: True, init=constant(None),
         device_count=lambda: gpus.count, current_device=lambda: gpus.current,
         set_device=set_device, device=device, Event=Event,
         get_device_name=lambda device=None: get_device_properties(device).name,
@@ -161,19 +169,21 @@ def _patch_cuda_module(torch, gpus):
         get_device_capability=lambda device=None: gpus.capability if device is None
         else (get_device_properties(device).major, get_device_properties(device).minor),
         is_bf16_supported=lambda: gpus.capability >= (8, 0),
-        synchronize=none, empty_cache=none, ipc_collect=none,
-        memory_allocated=zero, max_memory_allocated=zero, memory_reserved=zero,
-        max_memory_reserved=zero, memory_cached=zero, max_memory_cached=zero,
-        reset_peak_memory_stats=none, reset_max_memory_allocated=none,
-        reset_max_memory_cached=none, reset_accumulated_memory_stats=none,
+        synchronize=constant(None), empty_cache=constant(None), ipc_collect=constant(None),
+        memory_allocated=constant(0), max_memory_allocated=constant(0),
+        memory_reserved=constant(0), max_memory_reserved=constant(0),
+        memory_cached=constant(0), max_memory_cached=constant(0),
+        reset_peak_memory_stats=constant(None), reset_max_memory_allocated=constant(None),
+        reset_max_memory_cached=constant(None), reset_accumulated_memory_stats=constant(None),
         memory_stats=lambda *args, **kwargs: {},
         memory_summary=lambda *args, **kwargs: "virtual GPU: memory is not tracked\n",
         mem_get_info=lambda device=None: (gpus.memory, gpus.memory),
-        manual_seed=none, manual_seed_all=none, seed=none, seed_all=none,
+        manual_seed=constant(None), manual_seed_all=constant(None),
+        seed=constant(None), seed_all=constant(None),
         initial_seed=lambda: torch.initial_seed(),
         get_rng_state=lambda device="cuda": torch.get_rng_state(),
         get_rng_state_all=lambda: [torch.get_rng_state() for _ in range(gpus.count)],
-        set_rng_state=none, set_rng_state_all=none)
+        set_rng_state=constant(None), set_rng_state_all=constant(None))
     for name, value in functions.items():
         setattr(cuda, name, value)
     for name in _LEGACY_TYPES:  # torch.cuda.FloatTensor(...), x.type(torch.cuda.LongTensor)

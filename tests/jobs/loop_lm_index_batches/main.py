@@ -120,6 +120,6 @@ for epoch in range(1, args.epochs + 1):
     else:
         step_size /= 4
 
-net = torch.load(args.save)
+net = torch.load(args.save, weights_only=False)  # the whole network, saved above by this job
 test = mean_loss(net, test_rows)
 print(f"test loss {test:.3f}, perplexity {math.exp(test):.1f}")

@@ -1,10 +1,11 @@
 import torch
 
-type Batch = list[torch.Tensor]
+try:
+    state = torch.load("last.pt")
+except FileNotFoundError, EOFError:
+    state = None
 
-
-def total(batch: Batch) -> torch.Tensor:
-    return sum(x.sum() for x in batch)
-
-
-print(total([torch.ones(2), torch.ones(3)]))
+model = torch.nn.Linear(4, 2)
+if state is not None:
+    model.load_state_dict(state)
+print(model(torch.ones(1, 4)))

@@ -1,6 +1,10 @@
 #include "image/tool_run.hpp"
 
+#include <linux/close_range.h>
+#include <unistd.h>
+
 #include <boost/process.hpp>
+#include <boost/process/extend.hpp>
 #include <deque>
 
 namespace preflight::image {
@@ -22,7 +26,12 @@ Result<ToolRun> run_tool(const std::string& program_path, const std::vector<std:
   try {
     bp::ipstream output;
     // The child stays in our process group so that Ctrl-C at the terminal stops it too.
-    bp::child child(program_path, bp::args(args), bp::std_in<bp::null, (bp::std_out & bp::std_err)> output);
+    // Only the three standard descriptors reach the tool: whatever else Preflight inherited
+    // (a test runner's, a shell's) is closed at exec. mmdebstrap's apt hooks write to a
+    // descriptor of the lowest free number through dash, which reads ">&11" as an error.
+    bp::child child(
+        program_path, bp::args(args), bp::std_in<bp::null, (bp::std_out & bp::std_err)> output,
+        bp::extend::on_exec_setup = [](auto&) { ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC); });
     std::string line;
     while (std::getline(output, line)) {
       if (!line.empty() && line.back() == '\r') line.pop_back();

@@ -1,5 +1,6 @@
 // Image references, recipes and the cache folder: pure parsing, no archives, no mmdebstrap.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -7,6 +8,7 @@
 
 #include "image/image_store.hpp"
 #include "image/recipe.hpp"
+#include "image/tool_run.hpp"
 #include "test_support.hpp"
 #include "util/text.hpp"
 
@@ -205,6 +207,18 @@ TEST(ImageRecipe, AnEditReplacesItsTextLiterallyAndStopsTheBuildWhereTheTextIsMi
     EXPECT_EQ(refused.error().exit_status(), 2) << bad;
     EXPECT_EQ(refused.error().where.line, 2) << bad;
   }
+}
+
+TEST(ImageRecipe, ABuildToolGetsOnlyTheStandardDescriptors) {
+  // A descriptor Preflight inherited without close-on-exec (a test runner's, a shell's) would
+  // push mmdebstrap's hook descriptor past 9, which dash cannot redirect to.
+  const int inherited = ::dup2(2, 9);
+  ASSERT_EQ(inherited, 9);
+  auto run = run_tool("/bin/sh", {"-c", "ls /proc/$$/fd"}, "", nullptr);
+  ::close(inherited);
+  ASSERT_TRUE(run.ok()) << run.error().str();
+  EXPECT_EQ(run->exit_code, 0);
+  EXPECT_EQ(run->tail, "  0\n  1\n  2\n");
 }
 
 TEST(ImageRecipe, HashChangesWithTheRecipe) {

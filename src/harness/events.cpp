@@ -43,7 +43,7 @@ std::optional<Frame> frame_at(const json& event, const char* key) {
 ExceptionEvent exception_event(const json& event) {
   ExceptionEvent e;
   e.type = text(event, "type");
-  e.message = text(event, "message");
+  e.message = plain_text(text(event, "message"));  // PyTorch's own messages carry colours
   auto err = event.find("errno");
   if (err != event.end() && err->is_number_integer()) e.errno_value = err->get<int>();
   e.path = text(event, "path");

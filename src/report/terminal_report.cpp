@@ -114,16 +114,16 @@ void print_summary(const Report& report, std::ostream& out, bool color) {
   if (report.dry_run) out << p.bold("stages") << ": " << (stages.empty() ? "none reached" : stages) << "\n";
   for (const auto& f : report.findings) {
     out << severity_label(f.severity, p) << ": " << p.bold(f.category) << model::where_text(f) << "\n  "
-        << f.message << "\n";
+        << plain_text(f.message) << "\n";
     for (const auto& evidence : f.predicted)
-      out << "  " << p.dim("predicted by the static checks:") << " " << evidence.message
+      out << "  " << p.dim("predicted by the static checks:") << " " << plain_text(evidence.message)
           << (same_place(evidence.location, f.location) ? "" : " (" + evidence.location.str() + ")") << "\n";
     if (!f.hint.empty() && f.prediction != model::Prediction::Refuted)
-      out << "  " << p.dim("hint:") << " " << f.hint << "\n";
+      out << "  " << p.dim("hint:") << " " << plain_text(f.hint) << "\n";
     if (f.severity == model::Severity::Error && f.retry == model::Retry::Useless)
       out << "  " << p.dim("retry: useless, the failure is deterministic") << "\n";
   }
-  for (const auto& note : report.notes) out << p.dim("note:") << " " << note << "\n";
+  for (const auto& note : report.notes) out << p.dim("note:") << " " << plain_text(note) << "\n";
   if (!report.clamps.empty()) out << p.dim("clamped:") << " " << clamp_list(report.clamps) << "\n";
   if (report.estimate) print_estimate(*report.estimate, out, p);
   int errors = 0, warnings = 0;

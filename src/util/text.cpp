@@ -106,4 +106,42 @@ std::size_t utf8_char_length(std::string_view text, std::size_t at) {
   return length;
 }
 
+std::string plain_text(std::string_view text) {
+  static constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
+  std::string out;
+  out.reserve(text.size());
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c == 0x1b && i + 1 < text.size() && (text[i + 1] == '[' || text[i + 1] == ']')) {
+      // CSI: parameter and intermediate bytes, then one final byte (0x40-0x7E); OSC: up to BEL
+      // or ESC backslash. One cut short at the end of the text is dropped whole.
+      const bool csi = text[i + 1] == '[';
+      i += 2;
+      while (i < text.size()) {
+        const auto b = static_cast<unsigned char>(text[i++]);
+        if (csi ? (b >= 0x40 && b <= 0x7e) : b == 0x07) break;
+        if (!csi && b == 0x1b && i < text.size() && text[i] == '\\') {
+          ++i;
+          break;
+        }
+      }
+      continue;
+    }
+    if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f) {
+      out += kReplacement;
+      ++i;
+      continue;
+    }
+    if (c == 0xc2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) < 0xa0 &&
+        static_cast<unsigned char>(text[i + 1]) >= 0x80) {
+      out += kReplacement;  // a C1 control character, U+0080-U+009F
+      i += 2;
+      continue;
+    }
+    out += text[i++];
+  }
+  return out;
+}
+
 }  // namespace preflight

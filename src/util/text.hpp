@@ -54,6 +54,12 @@ std::string quote_shell_word(const std::string& word, std::string_view also_plai
 // `words`, each as quote_shell_word() gives it, separated by spaces: a command line.
 std::string quote_shell_words(const std::vector<std::string>& words);
 
+// `text` as a terminal shows it without being driven by it: terminal escape sequences (a
+// colour, a title, a cursor move: ESC [ ... and ESC ] ... BEL) are dropped, and every other
+// control character but tab and line feed (C0, DEL, C1) becomes U+FFFD. For text a job wrote,
+// such as an exception's message, before any report shows it.
+std::string plain_text(std::string_view text);
+
 // The length of the well-formed UTF-8 sequence at `at`, or 0: a stray continuation byte,
 // a sequence cut short, an overlong form, a surrogate or a code point past U+10FFFF is not.
 std::size_t utf8_char_length(std::string_view text, std::size_t at);

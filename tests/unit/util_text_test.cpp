@@ -14,6 +14,20 @@ TEST(UtilText, PathsUnderAFolder) {
   EXPECT_FALSE(is_under("/job/code/a.py", ""));
 }
 
+TEST(UtilText, PlainTextDropsTerminalEscapesAndReplacesControlCharacters) {
+  // PyTorch 2.6's torch.load refusal, as it prints it: bold, then normal.
+  EXPECT_EQ(plain_text("two options, \x1b[1mdo those steps only if you trust the source\x1b[0m. (1)"),
+            "two options, do those steps only if you trust the source. (1)");
+  EXPECT_EQ(plain_text("a\x1b]0;pwned title\x07"
+                       "b\x1b]52;c;Y2xpcA==\x1b\\c"),
+            "abc");  // title, clipboard
+  EXPECT_EQ(plain_text("cut short \x1b[1;3"), "cut short ");
+  EXPECT_EQ(plain_text("bell\x07 cr\r del\x7f c1\xc2\x9b ok"),
+            "bell\xEF\xBF\xBD cr\xEF\xBF\xBD del\xEF\xBF\xBD c1\xEF\xBF\xBD ok");
+  EXPECT_EQ(plain_text("tab\tline\nnon-ASCII \xc2\xb5s caf\xc3\xa9"),
+            "tab\tline\nnon-ASCII \xc2\xb5s caf\xc3\xa9");
+}
+
 TEST(UtilText, HumanSizes) {
   EXPECT_EQ(human_size(312), "312 B");
   EXPECT_EQ(human_size(2048), "2.0 KiB");

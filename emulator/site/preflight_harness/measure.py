@@ -328,6 +328,8 @@ def _eager(torch):
     compiled again for them, and no compilation falls into the window. The step measured is
     the eager one: its activations are those eager PyTorch keeps, at most what compiled code
     keeps, and its layers' FLOPs are the same."""
+    if "torch._dynamo" not in sys.modules:
+        return None  # nothing was compiled, and importing the compiler costs a second
     set_stance = getattr(getattr(torch, "compiler", None), "set_stance", None)
     return set_stance("force_eager") if set_stance is not None else None
 

@@ -289,7 +289,7 @@ def func_name(torch, func):
     owner = getattr(func, "__objclass__", None)
     qualname = getattr(func, "__qualname__", "") or ""
     if (isinstance(owner, type) and issubclass(torch.Tensor, owner)) \
-            or qualname.startswith(("_TensorBase.", "Tensor.")):
+            or qualname.startswith(("_TensorBase.", "TensorBase.", "Tensor.")):  # 2.2 renamed it
         if getattr(torch.Tensor, name, None) is not None:
             return "Tensor." + name
     module = getattr(func, "__module__", None) or ""

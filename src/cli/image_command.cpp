@@ -113,16 +113,19 @@ int diff(const ImageArgs& args) {
   else
     check::print_diff(changes, std::cout);
   if (args.jobs.empty()) return 0;
-  // Which jobs pass on the first image and fail on the second.
+  // Which jobs pass on the first image and fail on the second, and the other way round.
   int before_status = 0, status = 0;
   auto on_before = run_jobs(args.name, args.jobs, before_status);
   auto on_after = run_jobs(args.other, args.jobs, status);
   print_job_table(args.other, on_after);
-  for (const auto& after_report : on_after)
-    for (const auto& before_report : on_before)
-      if (before_report.job_name == after_report.job_name && before_report.verdict == "pass" &&
-          after_report.verdict != "pass")
-        std::cout << "breaks on " << args.other << ": " << after_report.job_name << "\n";
+  for (const bool breaks : {true, false})
+    for (const auto& after_report : on_after)
+      for (const auto& before_report : on_before)
+        if (before_report.job_name == after_report.job_name && (before_report.verdict == "pass") == breaks &&
+            (after_report.verdict == "pass") != breaks)
+          std::cout << (breaks ? "breaks on " + args.other
+                               : "runs on " + args.other + ", not on " + args.name)
+                    << ": " << after_report.job_name << "\n";
   return status;
 }
 

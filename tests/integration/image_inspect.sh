@@ -52,4 +52,8 @@ check_contains "upgrade: NumPy 2 breaks the job" \
   "version_numpy_removed_alias_on_1_13: fail — Attribute Not Found in stage data at train.py:15" "$(cat "$work/upgrade")"
 check_contains "upgrade: the jobs that break" "breaks on pytorch: version_numpy_removed_alias_on_1_13" "$(cat "$work/upgrade")"
 check_contains "upgrade: torch.compile runs" "version_torch_compile: pass" "$(cat "$work/upgrade")"
+"$preflight" image diff pytorch-1.13 pytorch --job "$root/tests/jobs/version_torch_compile_on_1_13/job.yaml" \
+  >"$work/fixed" 2>/dev/null
+check_contains "upgrade: the jobs that run now" "runs on pytorch, not on pytorch-1.13: version_torch_compile_on_1_13" \
+  "$(cat "$work/fixed")"
 finish

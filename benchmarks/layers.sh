@@ -151,7 +151,8 @@ for round in $(seq "$rounds"); do
       fi
       job=benchmarks/models/$name/job.yaml
       [[ $run == warm ]] && job=$work/$name-warm.yaml
-      attempt "$tag" passed "$preflight" run --no-harness --json "$work/$tag.json" "$job"
+      # The warm copy is in $work: its code folder, an absolute path, is granted.
+      attempt "$tag" passed "$preflight" run --no-harness --allow "$PWD/benchmarks/models" --json "$work/$tag.json" "$job"
     done
   done
 done

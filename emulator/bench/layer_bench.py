@@ -130,6 +130,8 @@ def op_call(torch, part):
         func = getattr(torch.Tensor, name[len("Tensor."):], None)
     elif name.startswith("torch.nn.functional."):
         func = getattr(torch.nn.functional, name[len("torch.nn.functional."):], None)
+    elif name.startswith("torch.linalg."):
+        func = getattr(getattr(torch, "linalg", None), name[len("torch.linalg."):], None)
     elif name.startswith("torch.") and "." not in name[len("torch."):]:
         func = getattr(torch, name[len("torch."):], None)
     if not callable(func):

@@ -95,6 +95,20 @@ class WithoutTorch(HarnessCase):
         self.assertEqual(self.events("exit")[0]["code"], 3)
         self.assertEqual(self.events("harness_error"), [])
 
+    def test_a_with_statement_is_not_a_loop(self):
+        """From Python 3.12 a with statement's cleanup, laid out after the code, jumps back over
+        all the statement holds (JUMP_BACKWARD_NO_INTERRUPT): bytecode.loops finds only the for
+        loop, on every Python, so that a final evaluation after it is not taken for validation."""
+        code, out, err = self.run_script("""
+            import json
+            from preflight_harness import bytecode
+            source = "with open(__file__) as f:\\n    text = f.read()\\nfor i in range(3):\\n    print(i)\\n"
+            code = compile(source, "job.py", "exec")
+            print(json.dumps(bytecode.loops(code)))
+        """, harness=False)
+        self.assertEqual(code, 0, err)
+        self.assertEqual(len(json.loads(out)), 1, out)
+
     def test_nothing_without_events_variable(self):
         code, out, err = self.run_script("import sys\nprint(sys.excepthook.__module__)\n",
                                          harness=False)

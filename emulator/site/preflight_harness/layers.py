@@ -281,8 +281,8 @@ def key_of(entry):
 
 
 def func_name(torch, func):
-    """Where the function is found again: Tensor.X, torch.nn.functional.X or torch.X. The
-    benchmark looks each up by name in that namespace only."""
+    """Where the function is found again: Tensor.X, torch.linalg.X, torch.nn.functional.X or
+    torch.X. The benchmark looks each up by name in that namespace only."""
     name = getattr(func, "__name__", None)
     if not name:
         raise Unreplayable("a function without a name")
@@ -293,6 +293,10 @@ def func_name(torch, func):
         if getattr(torch.Tensor, name, None) is not None:
             return "Tensor." + name
     module = getattr(func, "__module__", None) or ""
+    linalg = getattr(torch, "linalg", None)
+    if name.startswith("linalg_") and getattr(linalg, name[len("linalg_"):], None) is not None:
+        # torch.linalg's C functions are named linalg_X (vector_norm: clip_grad_norm_ in 2.x)
+        return "torch.linalg." + name[len("linalg_"):]
     if module.startswith("torch.nn.functional") and hasattr(torch.nn.functional, name):
         return "torch.nn.functional." + name
     if hasattr(torch, name) and (not module or module.startswith("torch")):

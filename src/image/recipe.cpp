@@ -56,6 +56,13 @@ bool safe_glob(const std::string& path) {
   return true;
 }
 
+// The refusal of a path safe_glob() refuses; `what` names it ("remove: \"/path").
+Error unsafe_glob(const std::string& what, SourceLocation where) {
+  return Error::bad_input(
+      what + "\" must be an absolute path made of letters, digits, / . _ - + @ and the globs * ?",
+      std::move(where));
+}
+
 // An edit's texts go into the hook inside single quotes: any byte but a quote and a line end.
 bool safe_text(const std::string& text) { return text.find_first_of("'\n\r") == std::string::npos; }
 
@@ -88,10 +95,7 @@ Result<std::vector<TextEdit>> edit_list(const fs::path& file, const YAML::Node& 
     TextEdit edit{item["path"].as<std::string>(), item["replace"].as<std::string>(),
                   item["with"].as<std::string>()};
     if (!safe_glob(edit.path)) {
-      return Error::bad_input("edit: path \"" + edit.path +
-                                  "\" must be an absolute path made of letters, digits, / . _ - + @ "
-                                  "and the globs * ?",
-                              at(file, item["path"]));
+      return unsafe_glob("edit: path \"" + edit.path, at(file, item["path"]));
     }
     for (const char* key : {"replace", "with"}) {
       if (!safe_text(item[key].as<std::string>()))
@@ -154,10 +158,7 @@ Result<ImageRecipe> load_recipe(const fs::path& file) {
   if (recipe.suite.empty()) return Error::bad_input("\"suite\" is required, e.g. suite: bookworm", {file});
   for (std::size_t i = 0; i < recipe.remove.size(); ++i) {
     if (!safe_glob(recipe.remove[i])) {
-      return Error::bad_input(
-          "remove: \"" + recipe.remove[i] +
-              "\" must be an absolute path made of letters, digits, / . _ - + @ and the globs * ?",
-          at(file, doc["remove"][i]));
+      return unsafe_glob("remove: \"" + recipe.remove[i], at(file, doc["remove"][i]));
     }
   }
   if (const YAML::Node env = doc["env"]; env && !env.IsNull()) {

@@ -9,9 +9,8 @@ STOPS = ("RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE")
 _loops = {}
 
 
-def jumps():
-    """The opcodes that jump (hasjump from 3.13; hasjrel and hasjabs before)."""
-    return set(getattr(dis, "hasjump", ())) | set(dis.hasjrel) | set(dis.hasjabs)
+# The opcodes that jump (hasjump from 3.13; hasjrel and hasjabs before).
+JUMPS = frozenset(getattr(dis, "hasjump", ())) | frozenset(dis.hasjrel) | frozenset(dis.hasjabs)
 
 
 def ends_flow(ins):
@@ -28,19 +27,18 @@ def loops(code):
     spans = _loops.get(code)
     if spans is None:
         instructions = list(dis.get_instructions(code))
-        codes = jumps()
         ends = {}
         for ins in instructions:
             target = ins.argval
-            if ins.opcode in codes and isinstance(target, int) and target < ins.offset and \
+            if ins.opcode in JUMPS and isinstance(target, int) and target < ins.offset and \
                     ins.offset not in ends.get(target, ()) and \
-                    _reaches(instructions, codes, target, ins.offset):
+                    _reaches(instructions, target, ins.offset):
                 ends.setdefault(target, set()).add(ins.offset)
         spans = _loops[code] = sorted((start, max(ends[start])) for start in ends)
     return spans
 
 
-def _reaches(instructions, codes, start, end):
+def _reaches(instructions, start, end):
     """True when the instruction at `end` follows from `start` without an exception."""
     index = dict((ins.offset, i) for i, ins in enumerate(instructions))
     seen, todo = set(), [start]
@@ -53,7 +51,7 @@ def _reaches(instructions, codes, start, end):
         seen.add(offset)
         i = index[offset]
         ins = instructions[i]
-        if ins.opcode in codes and isinstance(ins.argval, int):
+        if ins.opcode in JUMPS and isinstance(ins.argval, int):
             todo.append(ins.argval)
             if ends_flow(ins):
                 continue

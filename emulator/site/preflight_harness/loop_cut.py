@@ -73,7 +73,6 @@ def _handlers_of(code, instructions, start, end):
     the body are laid out after the function's code and jump back into the loop."""
     entries = getattr(dis.Bytecode(code), "exception_entries", None) or ()
     index = dict((ins.offset, i) for i, ins in enumerate(instructions))
-    jumps = bytecode.jumps()
     owned, todo = set(), [e.target for e in entries if start <= e.start <= end and e.target > end]
     while todo:
         offset = todo.pop()
@@ -85,7 +84,7 @@ def _handlers_of(code, instructions, start, end):
                 todo.append(entry.target)
         i = index[offset]
         ins = instructions[i]
-        if ins.opcode in jumps and isinstance(ins.argval, int):
+        if ins.opcode in bytecode.JUMPS and isinstance(ins.argval, int):
             todo.append(ins.argval)
             if bytecode.ends_flow(ins):
                 continue
@@ -118,17 +117,15 @@ def _tests_exit(instructions, start, starts, end):
     """True when the loop's first line tests whether to go on (a while loop's condition before
     Python 3.11): an iteration starting there may still end the loop by itself."""
     next_line = min([o for o, _ in starts if o > start] or [end])
-    jumps = bytecode.jumps()
-    return any(ins.opcode in jumps and isinstance(ins.argval, int) and ins.argval > end
+    return any(ins.opcode in bytecode.JUMPS and isinstance(ins.argval, int) and ins.argval > end
                for ins in instructions if start <= ins.offset < next_line)
 
 
 def _exit_line(instructions, at, starts, head_first, start, end):
     """The line where execution goes on when the loop is done, and None with the reason when
     no line can be jumped to safely (the loop ends its function or the body of another)."""
-    jumps = bytecode.jumps()
     targets = [ins.argval for ins in instructions
-               if head_first <= ins.offset <= end and ins.opcode in jumps
+               if head_first <= ins.offset <= end and ins.opcode in bytecode.JUMPS
                and isinstance(ins.argval, int) and ins.argval > end]
     last = at.get(end)
     if last is not None and "IF" in last.opname:

@@ -108,11 +108,38 @@ StepMeasure step_measure(const json& event) {
   m.step_bytes = bytes(event, "step_bytes");
   m.replicas = std::max(1, integer(event, "replicas", 1));
   m.batch_size = optional_integer(event, "batch_size");
+  m.sampled_batch = optional_integer(event, "sampled_batch");
   m.batches_per_epoch = optional_integer(event, "batches_per_epoch");
   m.t = seconds(event);
   m.pid = integer(event, "pid");
   m.where = frame_at(event, "where");
   return m;
+}
+
+FullSizeCheck full_size_check(const json& event) {
+  FullSizeCheck c;
+  c.reached = text(event, "reached");
+  c.why = plain_text(text(event, "why"));
+  c.batch = integer(event, "batch");
+  c.sampled = optional_integer(event, "sampled");
+  c.where = frame_at(event, "where");
+  c.t = seconds(event);
+  c.pid = integer(event, "pid");
+  auto failure = event.find("exception");
+  if (failure != event.end() && failure->is_object()) {
+    c.exception = exception_event(*failure);
+    c.exception->t = c.t;
+    c.exception->pid = c.pid;
+    c.shape_only_limit = flag(event, "shape_only");
+  }
+  auto made_up = event.find("made_up");
+  if (made_up != event.end() && made_up->is_array()) {
+    for (const auto& value : *made_up) {
+      if (!value.is_object() || c.made_up.size() >= 20) continue;
+      c.made_up.push_back({plain_text(text(value, "what")), frame_at(value, "where")});
+    }
+  }
+  return c;
 }
 
 bool same_clamp(const ClampEvent& a, const ClampEvent& b) {
@@ -263,6 +290,8 @@ HarnessEvents parse_events(const std::string& text_in) {
       out.nonfinite.push_back(std::move(n));
     } else if (ev == "step_measure") {
       out.steps.push_back(step_measure(event));
+    } else if (ev == "full_size") {
+      if (out.full_size.size() < 100) out.full_size.push_back(full_size_check(event));
     } else if (ev == "step_parts") {
       out.step_parts.push_back(parse_step_parts(event));
     } else if (ev == "rank") {

@@ -61,8 +61,8 @@ struct ClampEvent {
   std::optional<std::string> original;  // as JSON text ("14", "0.5"); unset when never given
   std::string value;                    // as JSON text: "2"
   std::optional<Frame> where;
-  std::string
-      kind;  // "epochs" | "steps" | "interval" | "ranks" | "batches" (a cut loop) | "" (another value)
+  std::string kind;  // "epochs" | "steps" | "interval" | "ranks" | "batch" (a DataLoader's) | "batches" (a
+                     // cut loop) | ""
   bool cut = false;  // a loop the harness ended (ev "cut"): `what` is "for loop" or "while loop",
                      // `value` the iterations that trained, `where` the loop's first line
   // A cut loop's variable's last value in the full run (range(1, 31): 30); unset when unknown.
@@ -118,11 +118,36 @@ struct StepMeasure {
   std::uint64_t live_bytes = 0;          // parameters, gradients and optimizer state between steps
   std::uint64_t step_bytes = 0;          // the most the step needed above that at one time
   int replicas = 1;                      // devices a DataParallel model splits each batch over
-  std::optional<int> batch_size;         // first dimension of the step's batch
+  std::optional<int> batch_size;         // first dimension of the step's batch (the job's own)
+  std::optional<int> sampled_batch;      // the batch the step ran at here, when sampled (docs/harness.md)
   std::optional<int> batches_per_epoch;  // len() of the training DataLoader, not capped
   double t = 0;
   int pid = 0;
   std::optional<Frame> where;
+};
+
+// A value the full-size iteration made up because shape-only tensors have none.
+struct MadeUpValue {
+  std::string what;  // "a value read (item)", "torch.nonzero", ...
+  std::optional<Frame> where;
+};
+
+// The first iteration of a loop whose DataLoader batch was sampled, run again at the job's
+// own batch size on shape-only tensors (docs/harness.md "Sampling the batch").
+struct FullSizeCheck {
+  // "step" (forward and backward ran; the optimizer's step began) | "iteration" (the loop's next
+  // batch came) | "exception" | "exit" | "timeout" | "killed" | "unavailable" (no shape-only
+  // tensors in this PyTorch: the batch was not sampled)
+  std::string reached;
+  std::string why;  // for "unavailable"
+  int batch = 0;    // the job's own
+  std::optional<int> sampled;
+  std::optional<Frame> where;               // the loop
+  std::optional<ExceptionEvent> exception;  // what ended it, for "exception"
+  bool shape_only_limit = false;            // that exception is the fake tensors' own, not the job's
+  std::vector<MadeUpValue> made_up;
+  double t = 0;
+  int pid = 0;
 };
 
 // A training loop (one epoch) that ended, cut short by the cap or exhausted.
@@ -192,6 +217,7 @@ struct HarnessEvents {
   std::vector<NonfiniteEvent> nonfinite;
   std::vector<StepMeasure> steps;     // one per process that trained for two steps or more
   std::vector<StepParts> step_parts;  // the same steps part by part
+  std::vector<FullSizeCheck> full_size;
   std::vector<EpochEnd> epochs;
   std::vector<RankEvent> ranks;
   std::vector<SaveEvent> saves;

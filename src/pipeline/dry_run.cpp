@@ -13,6 +13,7 @@
 #include "diagnosis/diagnosis.hpp"
 #include "harness/events.hpp"
 #include "image/image_store.hpp"
+#include "pipeline/batch_sampling.hpp"
 #include "pipeline/check_job.hpp"
 #include "pipeline/estimate.hpp"
 #include "pipeline/input_bound.hpp"
@@ -196,6 +197,7 @@ Result<plan::RunPlan> plan_run(const JobContext& context, const DryRunOptions& o
   plan_context.run_dir = run_dir;
   plan_context.emulator_dir = data_dir() / "emulator";
   plan_context.steps_override = options.steps;
+  plan_context.batch_override = options.batch;
   plan_context.timeout_override = options.timeout;
   plan_context.harness = options.harness;
   plan_context.watched = watched_lines(static_results);
@@ -275,7 +277,8 @@ std::optional<std::string> failed_stage(const std::vector<model::Finding>& findi
 // diagnosed, lost outputs, clamps, the estimate and the stages.
 report::Report assemble_report(const JobContext& context, const plan::RunPlan& plan,
                                std::vector<model::Finding> static_results, std::vector<std::string> notes,
-                               JobRun run, const DryRunOptions& options) {
+                               JobRun run, const DryRunOptions& options,
+                               std::optional<std::string>& resample) {
   model::PlatformFacts facts = plan.facts;
   facts.image = context.image_text;
   facts.host_has_module = host_has_module;
@@ -325,6 +328,9 @@ report::Report assemble_report(const JobContext& context, const plan::RunPlan& p
                                            estimate ? estimate->steps_per_hour : std::nullopt,
                                            facts.code_container_dir));
 
+  if (plan.batch > 0) resample = unconfirmed_at_full_size(findings, outcome.events, facts.code_container_dir);
+  const auto full_size = full_size_notes(findings, outcome.events, facts.code_container_dir);
+  notes.insert(notes.end(), full_size.begin(), full_size.end());
   auto report = job_report(context, std::move(findings));
   report.notes.insert(report.notes.end(), notes.begin(), notes.end());
   report.clamps = std::move(clamps);
@@ -352,6 +358,45 @@ Result<JobContext> load_for_run(const DryRunOptions& options, const Console& con
   return context;
 }
 
+// One dry run of the job, and whether it must run again at the job's own batch size.
+struct Attempt {
+  report::Report report;
+  std::optional<std::string> resample;  // why (pipeline/batch_sampling.hpp)
+};
+
+Result<Attempt> run_once(const JobContext& context, const DryRunOptions& options, const Console& console,
+                         sandbox::ContainerRuntime& runtime, std::vector<model::Finding> static_results,
+                         std::vector<std::string> notes) {
+  const fs::path runs_dir = runs_folder(options);
+  // Runs cut short (a SIGKILLed Preflight) are reaped first; the newest runs are kept for a
+  // look at their outputs and events (docs/security.md "Crash-safe lifecycle"), this one among
+  // them, as the cache's bound and the disk's floor allow.
+  const auto room = make_room_for_run(runs_dir, kKeptRuns - 1, console.progress);
+  if (!room) return room.error();
+  auto folder = sandbox::RunFolder::create_new(runs_dir, [&] { return make_job_id(context.job.name); });
+  if (!folder) return std::move(folder).error();
+  const std::string job_id = folder->path().filename().string();
+  auto plan = plan_run(context, options, static_results, job_id, folder->path());
+  if (!plan) return std::move(plan).error();
+
+  for (const auto& note : plan->notes) say(console, note);
+  notes.insert(notes.end(), plan->notes.begin(), plan->notes.end());
+  if (auto sampled = sample_inputs(context.job, *plan, console, notes); !sampled)
+    return std::move(sampled).error();
+  say(console,
+      fmt::format("running {} on {} as {}", context.job.name, context.profile.name, plan->facts.user));
+  auto run = run_in_container(context, *plan, runtime, console);
+  if (!run) return std::move(run).error();
+  Attempt attempt;
+  attempt.report = assemble_report(context, *plan, std::move(static_results), std::move(notes),
+                                   std::move(*run), options, attempt.resample);
+  // Kept for `preflight show`, while the run still holds its folder.
+  if (auto written = write_run_files(attempt.report); !written)
+    attempt.report.notes.push_back("the run folder's report files could not be written: " +
+                                   written.error().str());
+  return attempt;
+}
+
 }  // namespace
 
 Result<report::Report> dry_run_loaded(const JobContext& context, const DryRunOptions& options,
@@ -366,33 +411,19 @@ Result<report::Report> dry_run_loaded(const JobContext& context, const DryRunOpt
   if (options.stop_on_static && std::any_of(static_results->begin(), static_results->end(), is_certain_error))
     return stopped_before_run(context, std::move(*static_results), options.strict);
 
-  const fs::path runs_dir = runs_folder(options);
-  // Runs cut short (a SIGKILLed Preflight) are reaped first; the newest runs are kept for a
-  // look at their outputs and events (docs/security.md "Crash-safe lifecycle"), this one among
-  // them, as the cache's bound and the disk's floor allow.
-  const auto room = make_room_for_run(runs_dir, kKeptRuns - 1, console.progress);
-  if (!room) return room.error();
-  auto folder = sandbox::RunFolder::create_new(runs_dir, [&] { return make_job_id(context.job.name); });
-  if (!folder) return std::move(folder).error();
-  const std::string job_id = folder->path().filename().string();
-  auto plan = plan_run(context, options, *static_results, job_id, folder->path());
-  if (!plan) return std::move(plan).error();
-
-  std::vector<std::string> notes = plan->notes;
-  for (const auto& note : notes) say(console, note);
-  if (auto sampled = sample_inputs(context.job, *plan, console, notes); !sampled)
-    return std::move(sampled).error();
-  say(console,
-      fmt::format("running {} on {} as {}", context.job.name, context.profile.name, plan->facts.user));
-  auto run = run_in_container(context, *plan, runtime, console);
-  if (!run) return std::move(run).error();
-  auto report =
-      assemble_report(context, *plan, std::move(*static_results), std::move(notes), std::move(*run), options);
-  report.duration_s = std::chrono::duration<double>(Clock::now() - started).count();
-  // Kept for `preflight show`, while the run still holds its folder.
-  if (auto written = write_run_files(report); !written)
-    report.notes.push_back("the run folder's report files could not be written: " + written.error().str());
-  return report;
+  auto attempt = run_once(context, options, console, runtime, *static_results, {});
+  if (!attempt) return std::move(attempt).error();
+  // A failure that could come from the sampled batch, and that the full-size check of its loop
+  // did not show, is not evidence: the job runs again at its own batch size.
+  if (attempt->resample) {
+    say(console, *attempt->resample);
+    DryRunOptions full = options;
+    full.batch = 0;
+    attempt = run_once(context, full, console, runtime, std::move(*static_results), {*attempt->resample});
+    if (!attempt) return std::move(attempt).error();
+  }
+  attempt->report.duration_s = std::chrono::duration<double>(Clock::now() - started).count();
+  return std::move(attempt->report);
 }
 
 Result<report::Report> dry_run(const DryRunOptions& options, const Console& console,

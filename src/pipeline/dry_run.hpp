@@ -19,10 +19,11 @@ namespace preflight::pipeline {
 
 struct DryRunOptions {
   std::filesystem::path job_file = "job.yaml";
-  std::optional<std::string> platform;               // --platform NAME|FILE
-  std::optional<std::string> image;                  // --image REF
-  formats::ReadOptions read;                         // --as, --code, --map
-  std::optional<int> steps;                          // --steps N
+  std::optional<std::string> platform;  // --platform NAME|FILE
+  std::optional<std::string> image;     // --image REF
+  formats::ReadOptions read;            // --as, --code, --map
+  std::optional<int> steps;             // --steps N
+  std::optional<int> batch;             // 0: the job's own batch size (the re-run of a failure sampling made)
   std::optional<std::chrono::milliseconds> timeout;  // --timeout DURATION
   bool harness = true;                               // --no-harness: no stages, clamps or measurements
   bool stop_on_static = true;      // a certain static error ends the run before the container starts

@@ -42,9 +42,17 @@ std::optional<CountClamp> count_of_kind(const std::vector<report::Clamp>& clamps
 void set_step_time(report::Estimate& out, const HarnessEvents& events, const harness::StepMeasure& step,
                    const model::PlatformFacts& facts, const estimate::GpuTable* gpus) {
   out.step_seconds_here = step.seconds;
-  out.step_seconds = out.iteration_seconds = step.seconds;
+  // A sampled step's time, at the job's own batch: the work grows with the batch.
+  const double scale = step.sampled_batch && step.batch_size && *step.sampled_batch > 0
+                           ? static_cast<double>(*step.batch_size) / *step.sampled_batch
+                           : 1.0;
+  out.step_seconds = out.iteration_seconds = step.seconds * scale;
+  const std::string here =
+      scale == 1.0 ? "measured here"
+                   : fmt::format("measured here at batch size {}, times {:g} for the job's own {}",
+                                 *step.sampled_batch, scale, *step.batch_size);
   if (facts.gpus <= 0) {
-    out.step_basis = "measured here (the job runs without a GPU)";
+    out.step_basis = here + " (the job runs without a GPU)";
     return;  // the step measured here waited for its batch too
   }
   const estimate::GpuSpec* gpu = gpus ? gpus->find(facts.gpu_name) : nullptr;
@@ -71,7 +79,7 @@ void set_step_time(report::Estimate& out, const HarnessEvents& events, const har
         "{:.3g} GFLOP at {:.0f}% of the {}'s {} TFLOPS, at least {:.0f} us per operator", step.flops / 1e9,
         kGpuUtilisation * 100, facts.gpu_name, facts.gpu_tflops, kSecondsPerOperator * 1e6);
   } else {
-    out.step_basis = "measured here (the profile gives no gpu.tflops)";
+    out.step_basis = here + " (the profile gives no gpu.tflops)";
     out.on_platform = false;
   }
   out.iteration_seconds =
@@ -238,6 +246,7 @@ std::optional<report::Estimate> estimate_run(const HarnessEvents& events,
     out.data_workers = data->workers;
   }
   out.batch_size = step->batch_size;
+  out.sampled_batch = step->sampled_batch;
   out.gpus = std::max(0, facts.gpus) * std::max(1, facts.nodes);
   out.gpu_name = facts.gpu_name;
   if (auto need = diagnosis::gpu_memory_need(events, facts)) {

@@ -63,9 +63,15 @@ std::optional<DataPace> data_pace(const harness::HarnessEvents& events, const ha
       waits.push_back(static_cast<double>(record.dur) / 1e6);
   }
   // The pipeline's pace: a worker's fetch of a batch, shared by the workers. Without fetches
-  // (an old torch), what the training loop waited.
-  if (auto fetch = median(std::move(fetches))) return DataPace{*fetch / std::max(workers, 1), workers};
-  if (auto wait = median(std::move(waits))) return DataPace{*wait, workers};
+  // (an old torch), what the training loop waited. A sampled batch's, times the job's own
+  // batch over it: loading grows with the items.
+  double scale = 1;
+  if (const auto* step = harness::main_or_first(events.steps, events.main_pid);
+      step && step->sampled_batch && step->batch_size && *step->sampled_batch > 0)
+    scale = static_cast<double>(*step->batch_size) / *step->sampled_batch;
+  if (auto fetch = median(std::move(fetches)))
+    return DataPace{*fetch / std::max(workers, 1) * scale, workers};
+  if (auto wait = median(std::move(waits))) return DataPace{*wait * scale, workers};
   return std::nullopt;
 }
 

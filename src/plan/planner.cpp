@@ -169,16 +169,16 @@ model::MountFact fact_of(const MountPlan& mount) {
 // The harness's variables (docs/harness.md "Injection"); it goes first on the job's own
 // PYTHONPATH, which it keeps.
 void set_harness_env(std::vector<std::string>& env, const spec::JobSpec& job,
-                     const spec::PlatformProfile& profile, int steps, const std::string& code,
-                     const std::vector<MountPlan>& mounts) {
+                     const spec::PlatformProfile& profile, const RunPlan& plan, const std::string& code) {
   std::string python_path = std::string(kEmulatorMount) + "/site";
   if (auto existing = env_value(env, "PYTHONPATH"); !existing.empty()) python_path += ":" + existing;
   set_env(env, "PYTHONPATH", python_path);
   set_env(env, "PREFLIGHT_EVENTS", kEventsFile);
-  set_env(env, "PREFLIGHT_STEPS", std::to_string(steps));
+  set_env(env, "PREFLIGHT_STEPS", std::to_string(plan.steps));
+  set_env(env, "PREFLIGHT_BATCH", std::to_string(plan.batch));
   set_env(env, "PREFLIGHT_CODE_DIR", code);
   std::string inputs;  // reading them enters stage data
-  for (const auto& mount : mounts)
+  for (const auto& mount : plan.mounts)
     if (mount.kind == Kind::Input) inputs += (inputs.empty() ? "" : ":") + mount.destination;
   if (!inputs.empty()) set_env(env, "PREFLIGHT_INPUTS", inputs);
   if (job.gpus > 0) {  // the harness shows them to a framework that has none (virtual GPUs)
@@ -240,6 +240,7 @@ class Planner {
     plan_.seccomp = context_.sandbox.seccomp;
     plan_.notes = sandbox_notes(profile_, context_.sandbox);
     plan_.steps = context_.steps_override.value_or(job_.dryrun.steps);
+    plan_.batch = context_.batch_override.value_or(job_.dryrun.batch);
     plan_.timeout = context_.timeout_override.value_or(job_.dryrun.timeout);
     plan_.harness = context_.harness;
     // What the platform gives the job, as variables for the profile's templates.
@@ -458,7 +459,7 @@ class Planner {
       set_env(env, key, *expanded);
     }
     if (context_.harness) {
-      set_harness_env(env, job_, profile_, plan_.steps, code_, plan_.mounts);
+      set_harness_env(env, job_, profile_, plan_, code_);
       if (auto watch = watch_list(context_.watched); !watch.empty()) set_env(env, "PREFLIGHT_WATCH", watch);
     }
     return Ok{};

@@ -88,6 +88,7 @@ struct RunPlan {
   bool network = false;         // the host's: only when the user passed --network
   spec::SeccompPolicy seccomp;  // the floor or --seccomp's; no rules: no filter (a plan made in a test)
   int steps = 2;
+  int batch = 2;  // PREFLIGHT_BATCH: a DataLoader's batch above it is sampled to it; 0: never
   std::chrono::milliseconds timeout{600000};
   bool harness = true;               // the harness is injected: on timeout it is asked for its stacks first
   std::filesystem::path stdin_file;  // the process's standard input (one of `files`); empty: none
@@ -110,6 +111,7 @@ struct PlanContext {
   std::vector<SourceLocation> watched;
   // The sandbox: the floor, or what the user lowered it to; never the profile's (plan/sandbox_floor.hpp).
   SandboxFloor sandbox;
+  std::optional<int> batch_override;  // 0: the job's own batch size (a re-run whose failure sampling made)
 };
 
 Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile& profile,

@@ -58,6 +58,7 @@ nlohmann::json estimate_json(const Estimate& e) {
                 {"iteration", e.iteration_seconds},
                 {"basis", e.step_basis}}},
               {"batch_size", optional(e.batch_size)},
+              {"sampled_batch", optional(e.sampled_batch)},
               {"steps_per_epoch", optional(e.steps_per_epoch)},
               {"epochs", optional(e.epochs)},
               {"total_steps", optional(e.total_steps)},

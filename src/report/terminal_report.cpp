@@ -43,8 +43,13 @@ std::string clamp_list(const std::vector<Clamp>& clamps) {
 
 void print_estimate(const Estimate& e, std::ostream& out, const Palette& p) {
   std::string step = "a training step";
-  if (e.batch_size) step += fmt::format(" at batch size {}", *e.batch_size);
-  step += " took " + human_duration(e.step_seconds_here) + " here";
+  if (e.sampled_batch) {
+    step += fmt::format(" at batch size {} (sampled from {}) took {} here", *e.sampled_batch,
+                        e.batch_size.value_or(0), human_duration(e.step_seconds_here));
+  } else {
+    if (e.batch_size) step += fmt::format(" at batch size {}", *e.batch_size);
+    step += " took " + human_duration(e.step_seconds_here) + " here";
+  }
   if (e.data_seconds)
     step += " (its DataLoader delivers a batch every " + human_duration(*e.data_seconds) + ")";
   if (e.projection) {

@@ -24,7 +24,7 @@ const std::vector<std::string> kTopKeys = {
     "distribution", "compute", "limits"};
 const std::vector<std::string> kResourceKeys = {"gpus", "nodes", "instance_count", "instance_type",
                                                 "shm_size"};
-const std::vector<std::string> kDryrunKeys = {"steps", "timeout", "args", "sample_above"};
+const std::vector<std::string> kDryrunKeys = {"steps", "batch", "timeout", "args", "sample_above"};
 const std::vector<std::string> kLimitsKeys = {"timeout"};
 
 // A job's name names its run folder, container and cgroup (and the host name, cut to one DNS
@@ -149,6 +149,10 @@ Status read_dryrun(const YamlDoc& doc, const YamlField& section, DryrunSpec& dry
       auto value = count(doc, field, 1, kMaxSteps);
       if (!value) return std::move(value).error();
       dryrun.steps = *value;
+    } else if (field.key == "batch") {
+      auto value = count(doc, field, 0, kMaxSteps);
+      if (!value) return std::move(value).error();
+      dryrun.batch = *value;
     } else if (field.key == "timeout") {
       auto value = doc.string(field);
       if (!value) return std::move(value).error();

@@ -52,7 +52,8 @@ struct Hyperparameter {
 };
 
 struct DryrunSpec {
-  int steps = 2;                              // batches per DataLoader loop
+  int steps = 2;  // batches per DataLoader loop
+  int batch = 2;  // a DataLoader's batch size above this is sampled to it; 0: the job's own (docs/harness.md)
   std::chrono::milliseconds timeout{600000};  // whole dry run
   // Explicit values for the job's arguments in the dry run (argparse names such as "epochs"),
   // as written; they replace Preflight's own clamping for those names.

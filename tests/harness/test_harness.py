@@ -726,6 +726,149 @@ class StepMemoryModel(HarnessCase):
         self.assertEqual(found[0]["flops"], 3 * (projections + products + 2 * tokens * width))
 
 
+def _shape_only_tensors():
+    """Whether this python3's torch has the fake tensors full_size.py uses (PyTorch 2.1+)."""
+    return subprocess.call([sys.executable, "-c", "import torch, sys; "
+                            "sys.exit(tuple(map(int, torch.__version__.split('.')[:2])) < (2, 1))"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0
+
+
+HAS_SHAPE_ONLY = HAS_TORCH and _shape_only_tensors()
+
+# A classifier whose forward flattens with the batch size written out, right only at the
+# job's own batch (16); `wrong` sizes its last layer wrongly, an error at any batch size.
+VIEW_STEPS = """
+    import sys
+    import torch
+    from torch import nn
+    from torch.utils.data import DataLoader, TensorDataset
+
+    class Net(nn.Module):
+        def __init__(self, features):
+            super().__init__()
+            self.conv, self.fc = nn.Conv2d(3, 4, 3), nn.Linear(features, 5)
+
+        def forward(self, x):
+            x = self.conv(x).view(16, -1)
+            return self.fc(x)
+
+    model = Net(4 * 6 * 6 + (1 if sys.argv[1:] == ["wrong"] else 0))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    data = TensorDataset(torch.randn(64, 3, 8, 8), torch.randint(0, 5, (64,)))
+    for x, y in DataLoader(data, batch_size=16, drop_last=True):
+        optimizer.zero_grad()
+        loss = nn.functional.cross_entropy(model(x), y)
+        if torch.isnan(loss):
+            raise SystemExit("the loss is NaN")
+        loss.backward()
+        optimizer.step()
+"""
+
+
+@unittest.skipUnless(HAS_TORCH, "PyTorch is not importable by this python3")
+class BatchSampling(HarnessCase):
+    """PREFLIGHT_BATCH: DataLoader batches are sampled, and each sampled loop's first iteration
+    runs again at the job's own batch size on shape-only tensors (full_size.py)."""
+
+    def run_sampled(self, source, args=(), batch="2", above=None):
+        """The script with sampling on; `above`: PREFLIGHT_SAMPLE_FLOPS (0: every step costs
+        too much here)."""
+        if os.path.exists(self.events_file):
+            os.remove(self.events_file)
+        variables = {"PREFLIGHT_BATCH": batch}
+        if above is not None:
+            variables["PREFLIGHT_SAMPLE_FLOPS"] = above
+        code, out, err = self.run_script(source, args=args, variables=variables)
+        self.assertEqual(self.events("harness_error"), [])
+        return code, out, err
+
+    @unittest.skipUnless(HAS_SHAPE_ONLY, "PyTorch before 2.1 has no shape-only tensors")
+    def test_a_costly_step_is_sampled_and_measured_at_the_jobs_own_batch(self):
+        code, _, err = self.run_sampled(MLP_STEPS, args=["1024"])  # 25 GFLOP a step
+        self.assertEqual(code, 0, err)
+        clamp = self.events("clamp")
+        self.assertEqual([(c["what"], c["kind"], c["original"], c["value"]) for c in clamp],
+                         [("DataLoader batch", "batch", 1024, 2)])
+        self.assertEqual(clamp[0]["where"]["line"], 12)
+        checks = self.events("full_size")
+        self.assertEqual([(c["reached"], c["batch"], c["sampled"], c.get("flops")) for c in checks],
+                         [("step", 1024, 2, 3 * 2 * 1024 * (1000 * 4000 + 4000 * 10))])
+        found = self.events("step_measure")
+        self.assertEqual(len(found), 1, found)
+        # The figures StepMeasure counts by hand for a real step at batch 1024, to the byte.
+        self.assertEqual((found[0]["batch_size"], found[0]["sampled_batch"], found[0]["batches_per_epoch"]),
+                         (1024, 2, 4))
+        self.assertEqual(found[0]["live_bytes"], 4 * 16 * MiB + 2 * MiB)
+        self.assertEqual(found[0]["step_bytes"], 20 * MiB + 16 * MiB + 2 * 16 * MiB)
+        self.assertEqual(found[0]["flops"], 3 * 2 * 1024 * (1000 * 4000 + 4000 * 10))
+        parts = self.events("step_parts")[0]["parts"]
+        linear = [p for p in parts if p.get("type") == "torch.nn.Linear"]
+        self.assertEqual(sorted(p["inputs"][0][1] for p in linear), [[1024, 1000], [1024, 4000]])
+        self.assertEqual([p.get("type") for p in parts if p["kind"] == "optimizer"], ["torch.optim.Adam"])
+
+    @unittest.skipUnless(HAS_SHAPE_ONLY, "PyTorch before 2.1 has no shape-only tensors")
+    def test_a_cheap_step_runs_at_the_jobs_own_batch(self):
+        code, _, err = self.run_sampled(MLP_STEPS, args=["64"])  # 1.6 GFLOP a step
+        self.assertEqual(code, 0, err)
+        self.assertEqual(self.events("clamp"), [])
+        checks = self.events("full_size")
+        self.assertEqual([(c["reached"], c["sampled"], c["flops"]) for c in checks],
+                         [("step", None, 3 * 2 * 64 * (1000 * 4000 + 4000 * 10))])
+        found = self.events("step_measure")
+        self.assertEqual(found[0]["batch_size"], 64)
+        self.assertNotIn("sampled_batch", found[0])
+
+    @unittest.skipUnless(HAS_SHAPE_ONLY, "PyTorch before 2.1 has no shape-only tensors")
+    def test_a_convolutional_step_has_the_figures_of_its_real_step(self):
+        figures = {}
+        for batch in ("0", "2"):
+            code, _, err = self.run_sampled(CONV_STEPS, args=["1", "on", "-"], batch=batch, above="0")
+            self.assertEqual(code, 0, err)
+            found = self.events("step_measure")
+            self.assertEqual(len(found), 1, found)
+            self.assertEqual(found[0].get("sampled_batch"), {"0": None, "2": 2}[batch])
+            figures[batch] = tuple(found[0][k] for k in ("live_bytes", "step_bytes", "flops", "ops",
+                                                          "batch_size", "batches_per_epoch"))
+        self.assertEqual(figures["0"], figures["2"])
+
+    @unittest.skipUnless(HAS_SHAPE_ONLY, "PyTorch before 2.1 has no shape-only tensors")
+    def test_a_view_written_for_the_jobs_batch_holds_at_full_size(self):
+        code, _, _ = self.run_sampled(VIEW_STEPS, above="0")
+        self.assertNotEqual(code, 0)  # at the sampled batch of 2, view(16, -1) cannot hold
+        failure = self.only_exception()
+        self.assertEqual((failure["type"], failure["stage"]), ("RuntimeError", "train"))
+        checks = self.events("full_size")
+        self.assertEqual([(c["reached"], c["batch"]) for c in checks], [("step", 16)])
+        self.assertNotIn("exception", checks[0])
+        # `if torch.isnan(loss)` has no value on shape-only tensors: False stood in, and said where.
+        self.assertEqual([(m["what"], m["where"]["line"]) for m in checks[0]["made_up"]],
+                         [("a value read (bool)", 22)])
+
+    @unittest.skipUnless(HAS_SHAPE_ONLY, "PyTorch before 2.1 has no shape-only tensors")
+    def test_an_error_at_any_batch_size_fails_at_full_size_too(self):
+        code, _, _ = self.run_sampled(VIEW_STEPS, args=["wrong"], above="0")
+        self.assertNotEqual(code, 0)
+        checks = self.events("full_size")
+        self.assertEqual([c["reached"] for c in checks], ["exception"])
+        failure = checks[0]["exception"]
+        self.assertEqual(failure["type"], "RuntimeError")
+        self.assertIn("[16, 144] X [145, 5]", failure["message"])  # the shape-only kernel's words
+        self.assertEqual([f["line"] for f in failure["frames"] if f["user"]], [21, 14])
+        self.assertFalse(checks[0]["shape_only"])
+        # The check's exception is not the job's: the job's own is the sampled run's.
+        self.assertIn("(16x18 and 145x5)", self.only_exception()["message"])
+
+    @unittest.skipIf(HAS_SHAPE_ONLY, "this PyTorch has shape-only tensors")
+    def test_without_shape_only_tensors_the_batch_is_the_jobs(self):
+        code, _, err = self.run_sampled(MLP_STEPS, args=["256"])
+        self.assertEqual(code, 0, err)
+        self.assertEqual(self.events("clamp"), [])
+        checks = self.events("full_size")
+        self.assertEqual([c["reached"] for c in checks], ["unavailable"])
+        self.assertIn("shape-only", checks[0]["why"])
+        self.assertEqual(self.events("step_measure")[0]["batch_size"], 256)
+
+
 PARTS_STEP = """
 import torch
 from torch import nn

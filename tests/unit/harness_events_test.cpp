@@ -328,5 +328,34 @@ TEST(HarnessEvents, ReadsANonfiniteLoss) {
   EXPECT_EQ(n.where->line, 31);
 }
 
+TEST(HarnessEvents, ReadsFullSizeChecksAndASampledStep) {
+  HarnessEvents events = parse_events(
+      R"j({"ev":"full_size","t":2.0,"pid":10,"reached":"exception","batch":32,"sampled":2,"where":{"file":"/job/code/train.py","line":48,"function":"main","user":true},"seconds":0.2,"made_up":[{"what":"a value read (bool)","where":{"file":"/job/code/train.py","line":52,"function":"main","user":true}},"junk"],"exception":{"type":"RuntimeError","message":"\u001b[31mshapes\u001b[0m differ","stage":"train","frames":[{"file":"/job/code/train.py","line":37,"function":"forward","user":true}]},"shape_only":false})j"
+      "\n"
+      R"j({"ev":"full_size","t":2.1,"pid":10,"reached":"unavailable","why":"PyTorch 1.13.1 has no shape-only tensors","batch":64,"sampled":null,"where":null})j"
+      "\n"
+      R"j({"ev":"step_measure","t":3.0,"pid":10,"seconds":0.01,"flops":1e9,"ops":9,"live_bytes":1,"step_bytes":2,"batch_size":32,"sampled_batch":2})j"
+      "\n");
+  ASSERT_EQ(events.full_size.size(), 2u);
+  const FullSizeCheck& check = events.full_size[0];
+  EXPECT_EQ(check.reached, "exception");
+  EXPECT_EQ(check.batch, 32);
+  EXPECT_EQ(check.sampled, 2);
+  EXPECT_EQ(check.where->line, 48);
+  ASSERT_EQ(check.made_up.size(), 1u) << "an entry that is not an object is skipped";
+  EXPECT_EQ(check.made_up[0].where->line, 52);
+  ASSERT_TRUE(check.exception.has_value());
+  EXPECT_EQ(check.exception->message, "shapes differ") << "escapes are stripped";
+  EXPECT_EQ(check.exception->user_frame()->line, 37);
+  EXPECT_EQ(check.exception->pid, 10);
+  EXPECT_FALSE(check.shape_only_limit);
+  EXPECT_EQ(events.full_size[1].reached, "unavailable");
+  EXPECT_FALSE(events.full_size[1].sampled.has_value());
+  EXPECT_EQ(events.full_size[1].why, "PyTorch 1.13.1 has no shape-only tensors");
+  ASSERT_EQ(events.steps.size(), 1u);
+  EXPECT_EQ(events.steps[0].batch_size, 32);
+  EXPECT_EQ(events.steps[0].sampled_batch, 2);
+}
+
 }  // namespace
 }  // namespace preflight::harness

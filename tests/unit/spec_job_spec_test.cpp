@@ -198,7 +198,7 @@ TEST(SpecJob, UnknownKeysSuggestTheNearestValidKey) {
   expect_error(load(dir, "command: x\ndryrun: {stpes: 2}\n"), 2, 10,
                "unknown key \"stpes\" in dryrun; did you mean \"steps\"?");
   expect_error(load(dir, "command: x\ndryrun: {zzz: 2}\n"), 2, 10,
-               "unknown key \"zzz\" in dryrun (valid keys: steps, timeout, args, sample_above)");
+               "unknown key \"zzz\" in dryrun (valid keys: steps, batch, timeout, args, sample_above)");
   expect_error(load(dir, "command: x\ninputs:\n  d: {path: ./data, pth: x}\n"), 3, 21,
                "unknown key \"pth\" in inputs.d; did you mean \"path\"?");
 }

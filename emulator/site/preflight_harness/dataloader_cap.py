@@ -5,7 +5,7 @@ import sys
 import weakref
 
 import preflight_harness as core
-from . import frames, loop_cut, measure
+from . import frames, full_size, loop_cut, measure
 
 _last = [None]  # weakref to the iterator that yielded the latest batch
 
@@ -33,6 +33,8 @@ class CappedIterator(object):
         return self
 
     def __next__(self):
+        if full_size.in_child():
+            full_size.end("iteration")  # the full-size iteration is over
         tracer = core.state.trace
         start = tracer.now() if tracer is not None else None
         if self._count >= self._limit:
@@ -45,6 +47,7 @@ class CappedIterator(object):
             if tracer is not None:  # the wait: shutting its workers down
                 core.guard("trace batch", self._traced, tracer, start, "cap")
             raise stop
+        measure.loading(1)  # a batch fetched here is the pipeline's work, not the step's parts
         try:
             batch = next(self._it)
         except StopIteration:
@@ -56,10 +59,17 @@ class CappedIterator(object):
             if tracer is not None:
                 core.guard("trace batch", self._traced, tracer, start, None, type(exc).__name__)
             raise
+        finally:
+            measure.loading(-1)
         self._count += 1
         if tracer is not None:
             core.guard("trace batch", self._traced, tracer, start)
             core.guard("trace batch", tracer.activity, start)
+        if self._count == 1 or hasattr(self._loader, "_preflight_batch"):
+            checked = core.guard("full size", full_size.on_batch, batch, self._loader, self._count,
+                                 sys._getframe(1))
+            if checked is not None:
+                batch = checked
         _last[0] = weakref.ref(self)
         core.guard("DataLoader batch", loop_cut.pulled, sys._getframe(1))
         core.guard("DataLoader batch", measure.note_batch, batch, self._loader)

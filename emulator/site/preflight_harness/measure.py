@@ -19,7 +19,7 @@ import time
 import weakref
 
 import preflight_harness as core
-from . import frames, layers
+from . import frames, full_size, layers
 
 # PyTorch's CUDA caching allocator (c10/cuda/CUDACachingAllocator.cpp, the same in 1.x and
 # 2.x): every block is a multiple of 512 bytes; blocks of 1 MiB or less come from 2 MiB
@@ -53,6 +53,7 @@ _m = {
     "batch": {},         # storage -> bytes of the last batch a DataLoader yielded
     "batch_size": None,
     "batches": None,     # len() of that loader: batches per epoch, unclamped
+    "full": None,        # the step at the job's own batch size, from full_size.py's child
 }
 _optimizers = weakref.WeakSet()
 _models = weakref.WeakSet()
@@ -94,9 +95,13 @@ class _Window(object):
     """What the open window has seen: the activations autograd holds, their peak, and the
     layers called."""
 
-    def __init__(self, torch, kept):
+    def __init__(self, torch):
         self.torch = torch
-        self.kept = kept               # storage -> bytes, kept between steps
+        # Storage -> bytes, kept between steps, and a weak reference to a tensor of each: a
+        # storage freed since (a gradient zero_grad() dropped) may be followed at its address
+        # by an activation, which is no longer what was kept.
+        self.kept_alive = {}
+        self.kept = _kept_storages(torch, self.kept_alive)
         self.saved = {}                # storage -> [holders alive, bytes]
         self.saved_segments = Segments()
         self.largest_saved = 0
@@ -114,6 +119,12 @@ class _Window(object):
         self.names = {}                # id(module) -> its qualified name in its model
         self.starts = []               # (module, when its forward began), innermost last
         self.sampled = None            # (allocated, peak) last written to the trace
+        self.backwards = 0             # backward() calls: micro-batches, with gradient accumulation
+        # In full_size.py's child: the fake storages converted from the job's real tensors
+        # (parameters, buffers, constants: none is an activation of the step), and the
+        # activations saved at each new high, for the parent's own memory kept (Highs).
+        self.derived = None
+        self.highs = None
 
     def rebase(self, batch):
         base = Segments()
@@ -137,7 +148,8 @@ class _Window(object):
         if storage is None:
             return
         key, nbytes = storage
-        if key in self.kept or key in _m["batch"]:
+        if (key in self.kept and self.still_kept(key)) or key in _m["batch"] or \
+                (self.derived is not None and key in self.derived):
             return
         holder.key = key
         entry = self.saved.get(key)
@@ -147,12 +159,18 @@ class _Window(object):
         self.saved[key] = [1, nbytes]
         self.saved_segments.add(nbytes)
         self.largest_saved = max(self.largest_saved, nbytes)
+        if self.highs is not None:
+            self.highs.note(self.saved_segments, self.largest_saved)
         # Were backward to start now: every saved activation alive, and the gradients it
         # passes along.
         backward = self.base.merged(self.saved_segments)
         for _ in range(BACKWARD_GRADIENTS):
             backward.add(self.largest_saved)
         self.peak = max(self.peak, backward.reserved())
+
+    def still_kept(self, key):
+        alive = self.kept_alive.get(key)
+        return alive is None or alive() is not None
 
     def release(self, key):
         entry = self.saved.get(key)
@@ -262,9 +280,25 @@ def note_batch(batch, loader):
 
 def before_step(optimizer):
     """Called when an optimizer's step() begins."""
+    if full_size.in_child():
+        full_size.end("step")  # forward and backward ran at full size; the step is the parent's
     window = _m["open"]
     if window:
         window.parts.optimizer_started(optimizer)
+
+
+def loading(change):
+    """A DataLoader fetching a batch in this process (`change` 1 as it starts, -1 as it ends):
+    the dataset's ops are the data pipeline's, timed on its own, not parts of the step."""
+    window = _m["open"]
+    if window:
+        window.parts.quiet = max(0, window.parts.quiet + change)
+
+
+def note_backward():
+    window = _m["open"]
+    if window:
+        window.backwards += 1
 
 
 def after_step(torch, optimizer, frame, at):
@@ -296,11 +330,76 @@ def abandon():
     _stop()
 
 
+class Highs(object):
+    """The activations saved at the moments backward could start with the most alive, as
+    segments: the child sends them, and the parent, which knows the memory kept between steps
+    (the optimizer's state exists only after its first step), finds the peak over them. A
+    moment is kept when its own total is a new high."""
+    __slots__ = ("moments", "top")
+
+    def __init__(self):
+        self.moments, self.top = [], -1
+
+    def note(self, saved, largest):
+        total = saved.small + saved.medium + saved.large + BACKWARD_GRADIENTS * largest
+        if total > self.top:
+            self.top = total
+            self.moments.append([saved.small, saved.medium, saved.large, largest])
+
+    @staticmethod
+    def peak(moments, base):
+        top = 0
+        for small, medium, large, largest in moments:
+            moment = Segments(base)
+            moment.small += small
+            moment.medium += medium
+            moment.large += large
+            for _ in range(BACKWARD_GRADIENTS):
+                moment.add(largest)
+            top = max(top, moment.reserved())
+        return top
+
+
+def open_full_size(torch, derived):
+    """In full_size.py's child, at its full-size batch: its forward and backward are measured
+    until the optimizer's step begins (or the loop's next batch)."""
+    _m["done"] = False
+    _open(torch, time.monotonic())
+    window = _m["open"]
+    if window:
+        window.derived, window.highs = derived, Highs()
+
+
+def full_size_figures():
+    """In the child, at its end: what its window saw, for the parent (full_size.py)."""
+    window = _stop()
+    if not window or not (window.flops or window.saved_segments.reserved()):
+        return None
+    return {"moments": window.highs.moments[-200:], "batch": list(_m["batch"].values()),
+            "flops": int(window.flops), "layer_calls": window.layer_calls,
+            "backwards": window.backwards, "parts": window.parts.result()}
+
+
+def full_size_bytes(figures):
+    """The GPU memory of the child's step, with what this process keeps now (the optimizer's
+    state may not exist yet): whether running it here is affordable."""
+    base = Segments()
+    for nbytes in list(_kept_storages(sys.modules["torch"], {}).values()) + list(figures["batch"]):
+        base.add(nbytes)
+    return max(base.reserved(), Highs.peak(figures["moments"], base))
+
+
+def full_size_measured(figures, full, sampled):
+    """The child's figures: this process's step is measured at the job's own batch size."""
+    figures.update(batch_size=full, sampled_batch=sampled)
+    _m["full"] = figures
+
+
 def _open(torch, at):
     if not hasattr(getattr(torch.autograd, "graph", None), "saved_tensors_hooks"):
         _m["done"] = True  # PyTorch before 1.10: no step is measured
         return
-    window = _Window(torch, _kept_storages(torch))
+    window = _Window(torch)
     window.rebase(_m["batch"])
     hooks = torch.autograd.graph.saved_tensors_hooks(window.pack, _unpack)
     hooks.__enter__()
@@ -375,21 +474,42 @@ def _close(torch, frame, at):
         kept.add(nbytes)
     # The peak is at backward's start (window.peak) or at the optimizer's step, when the
     # activations are gone.
+    full = _m["full"]
+    if full is not None:
+        window.rebase(dict(enumerate(full["batch"])))  # the job's own batch, not the sample's
     step = Segments(window.base)
     largest_parameter = max([_bytes(p) for p in _optimized_params()] or [0])
     for _ in range(STEP_TEMPORARIES):
         step.add(largest_parameter)
-    peak = max(window.peak, step.reserved())
+    peak = window.peak if full is None else Highs.peak(full["moments"], window.base)
+    peak = max(peak, step.reserved())
     parameters = sum(1 for _ in _optimized_params())
     if window.trace is not None:
         core.guard("trace step", _trace_step, window, at, seconds, peak)
-    core.emit("step_measure", seconds=round(seconds, 6), flops=int(window.flops),
-              ops=window.layer_calls + KERNELS_PER_PARAMETER * parameters,
+    flops, calls, parts = window.flops, window.layer_calls, window.parts.result()
+    extra = {}
+    if full is not None:
+        # The child ran one forward and backward at full size; this window's step may hold
+        # several (gradient accumulation), each the same at full size.
+        times = float(max(1, window.backwards)) / max(1, full["backwards"])
+        flops, calls = full["flops"] * times, int(round(full["layer_calls"] * times))
+        parts = _scaled_parts(full["parts"], times) + [p for p in parts if p.get("kind") == "optimizer"]
+        extra = {"batch_size": full["batch_size"], "sampled_batch": full["sampled_batch"]}
+    core.emit("step_measure", seconds=round(seconds, 6), flops=int(flops),
+              ops=calls + KERNELS_PER_PARAMETER * parameters,
               live_bytes=kept.reserved(), step_bytes=max(0, peak - kept.reserved()),
-              replicas=_replicas(torch), batch_size=_m["batch_size"],
+              replicas=_replicas(torch), batch_size=extra.get("batch_size", _m["batch_size"]),
               batches_per_epoch=_m["batches"], stage=core.state.stage,
-              where=frames.where(frame))
-    core.emit("step_parts", parts=window.parts.result(), **layers.settings(torch))
+              where=frames.where(frame), **({"sampled_batch": extra["sampled_batch"]} if extra else {}))
+    core.emit("step_parts", parts=parts, **layers.settings(torch))
+
+
+def _scaled_parts(parts, times):
+    if times == 1:
+        return parts
+    for part in parts:
+        part["calls"] = int(round(part.get("calls", 1) * times))
+    return parts
 
 
 def _trace_step(window, end, seconds, peak):
@@ -444,10 +564,11 @@ def _optimized_params():
                 yield param
 
 
-def _kept_storages(torch):
+def _kept_storages(torch, alive):
     """Every distinct storage that stays on the GPU between steps: the models' parameters and
     buffers, the optimizers' parameters and state, and a gradient for every parameter an
-    optimizer trains (allocated or not yet: by the optimizer's step they all are)."""
+    optimizer trains (allocated or not yet: by the optimizer's step they all are). `alive`
+    gets a weak reference to a tensor of each storage."""
     seen = {}
 
     def add(tensor):
@@ -455,6 +576,10 @@ def _kept_storages(torch):
             storage = _storage(tensor)
             if storage is not None:
                 seen[storage[0]] = storage[1]
+                try:
+                    alive[storage[0]] = weakref.ref(tensor)
+                except TypeError:
+                    pass
 
     for module in list(_models):
         for tensor in list(module.parameters()) + list(module.buffers()):
@@ -488,7 +613,9 @@ def _storage(tensor):
             else tensor.storage()
         size = storage.nbytes() if hasattr(storage, "nbytes") \
             else storage.size() * storage.element_size()
-        return storage.data_ptr(), size
+        # The storage itself, not its data: a fake tensor's (full_size.py) has none.
+        key = getattr(storage, "_cdata", None)
+        return (key if key is not None else storage.data_ptr()), size
     except Exception:
         return None
 

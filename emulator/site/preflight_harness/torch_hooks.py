@@ -218,6 +218,7 @@ def _patch_autograd(torch):
             core.guard("backward", stages.on_train, "loss.backward()", sys._getframe(1))
         core.guard("backward", loss_check.on_backward, torch, args, kwargs, sys._getframe(1))
         core.guard("backward", dataloader_cap.mark_training)
+        core.guard("backward", measure.note_backward)
         core.guard("backward", loop_cut.on_step, sys._getframe(1))
         core.guard("backward", periodic.on_first_step, sys._getframe(1))
         if core.guard("backward", endless.on_step, sys._getframe(1), "backward"):

@@ -1,0 +1,414 @@
+"""The job's own batch size, on shape-only tensors (docs/harness.md "Sampling the batch").
+
+At the first batch of each DataLoader loop whose batch is above PREFLIGHT_BATCH (S, 2 by
+default), a child is forked that runs the loop's first iteration at the job's own batch size
+on PyTorch 2's fake tensors (FakeTensorMode: shapes, dtypes and devices, no data): the job's
+own code (its forward, its loss, backward) runs at full size in a fraction of a second and in
+little memory, whatever the batch. The child measures the step as measure.py does (memory
+model and FLOPs) until the optimizer's step begins or the loop's next batch comes, or an
+uncaught exception ends it. Its events go through a pipe to the parent, which waits for it and
+writes one `full_size` event: how far it got, the exception that ended it, the values it had
+to make up. Nothing the child does reaches the job: it has its own memory, and never returns.
+
+Then the parent decides. A step that would cost more here than SAMPLE_FLOPS, or hold more
+than SAMPLE_BYTES, is sampled: every batch of that loader is cut to its first S items (a
+`clamp` of kind "batch"), and the step measured is the child's, at full size. A cheap step
+runs at the job's own size, as if nothing had happened: its values (a loss that turns NaN at
+the third step) are the job's own.
+
+Reading a value (`loss.item()`, `if torch.isnan(loss)`) has no answer on a fake tensor: the
+child answers with the real value when the tensor is one of the job's, else 0 (False), and
+says where. An operation whose result's shape depends on values (`torch.nonzero`, a boolean
+mask) gets its largest possible result, so memory errs high."""
+
+import json
+import os
+import select
+import signal
+import sys
+import time
+
+import preflight_harness as core
+from . import clamp, frames
+
+TIMEOUT = 60.0          # seconds the parent waits for a child
+MAX_NOTES = 20          # made-up values reported, per child
+# Above these, the job's own step is too costly to run here: a step of 20 GFLOP (forward and
+# backward) takes about a second on two cores, and a dry run takes ten of them.
+# PREFLIGHT_SAMPLE_FLOPS replaces the first (tests sample small steps with 0).
+SAMPLE_FLOPS = 20e9
+SAMPLE_BYTES = 2 << 30
+
+_state = {
+    "child": None,      # in the child: {"fd": pipe, "made_up": [...], "derived": {...}}
+    "probed": set(),    # (file, line) of the loops whose first iteration ran at full size
+    "unavailable": None,  # why this torch cannot run shape-only tensors, once known
+}
+
+
+def sample_size():
+    """PREFLIGHT_BATCH: the batch the dry run trains on when the job's own costs too much; 0
+    when batches are never sampled."""
+    try:
+        size = int(os.environ.get("PREFLIGHT_BATCH", "0"))
+    except ValueError:
+        return 0
+    st = core.state
+    if size <= 0 or st.steps <= 0 or st.phase == "setup":
+        return 0
+    return size
+
+
+def shape_only_support(torch):
+    """None when this torch has fake tensors the child can use (PyTorch 2.1+), else why not."""
+    if _state["unavailable"] is None:
+        why = ""
+        try:
+            version = torch.__version__
+            if tuple(int(part) for part in version.split(".")[:2]) < (2, 1):
+                why = "PyTorch %s has no shape-only tensors (FakeTensorMode, PyTorch 2.1+)" % version
+            else:
+                from torch._subclasses import fake_tensor  # noqa: F401
+        except Exception as exc:
+            why = "PyTorch %s: shape-only tensors unavailable (%s)" % (torch.__version__, exc)
+        _state["unavailable"] = why
+    return _state["unavailable"] or None
+
+
+def in_child():
+    return _state["child"] is not None
+
+
+def on_batch(batch, loader, index, frame):
+    """A batch a DataLoader loop yields (the `index`-th, from 1): a sampled loader's is cut to
+    its sample; a loop's first is checked at full size first."""
+    if hasattr(loader, "_preflight_batch"):
+        return sample(batch, loader)
+    return _first_batch(batch, loader, frame) if index == 1 else batch
+
+
+def _first_batch(batch, loader, frame):
+    """The first batch of a DataLoader loop: checked at full size, and sampled when its step
+    costs too much. Returns the batch the caller goes on with: the job's (or its sample) in
+    the parent, the full-size fake one in the child."""
+    size = sample_size()
+    items = _items(batch)
+    if in_child() or not size or items is None or items <= size or not _may_fork():
+        return batch
+    where = frames.where(frame)
+    key = (where["file"], where["line"]) if where else None
+    if key in _state["probed"]:
+        return batch
+    _state["probed"].add(key)
+    torch = sys.modules["torch"]
+    why = shape_only_support(torch)
+    if why:
+        if len(_state["probed"]) == 1:
+            core.emit("full_size", reached="unavailable", why=why, batch=items, sampled=None, where=where)
+        return batch
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+        try:
+            return _become_child(batch, write_end)
+        except BaseException as exc:
+            core.harness_error("full size", exc)
+            os._exit(3)
+    os.close(write_end)
+    started = time.monotonic()
+    lines, timed_out = _collect(pid, read_end)
+    sampled = _report(lines, timed_out, time.monotonic() - started, items, size, where)
+    if not sampled:
+        return batch
+    loader._preflight_batch = (items, size)
+    clamp.report("DataLoader batch", items, size, where, kind_of="batch")
+    indices = getattr(loader, "batch_sampler", None)
+    if indices is not None:  # its next loops fetch only the items they keep
+        object.__setattr__(loader, "batch_sampler", _CutBatches(indices, size))
+    return sample(batch, loader)
+
+
+class _CutBatches(object):
+    """A loader's batch sampler whose batches keep their first `size` indices: the loader
+    fetches (reads, decodes) only the items the sampled run trains on. Its length, and so the
+    loader's, stays the job's."""
+
+    def __init__(self, batches, size):
+        self.batches, self.size = batches, size
+
+    def __iter__(self):
+        for batch in self.batches:
+            yield batch[:self.size]
+
+    def __len__(self):
+        return len(self.batches)
+
+    def __getattr__(self, name):
+        if name == "batches":
+            raise AttributeError(name)
+        return getattr(self.batches, name)
+
+
+def sample(batch, loader):
+    """A batch of a sampled loader cut to its first S items."""
+    full, size = loader._preflight_batch
+    items = _items(batch)
+    return _cut(batch, items, size) if items is not None and items > size else batch
+
+
+def _items(batch, depth=0):
+    """The batch's size: the first dimension of its first tensor."""
+    torch = sys.modules["torch"]
+    if isinstance(batch, torch.Tensor):
+        return int(batch.shape[0]) if batch.dim() > 0 else None
+    if depth < 4 and isinstance(batch, dict):
+        batch = list(batch.values())
+    if depth < 4 and isinstance(batch, (list, tuple)):
+        for item in batch[:64]:
+            found = _items(item, depth + 1)
+            if found is not None:
+                return found
+    return None
+
+
+def _cut(batch, items, size):
+    """Every tensor of `items` rows cut to its first `size`, and a list of `items` plain
+    values (file names, captions) too."""
+    torch = sys.modules["torch"]
+
+    def leaf(value):
+        if isinstance(value, torch.Tensor):
+            return value[:size] if value.dim() > 0 and value.shape[0] == items else value
+        if isinstance(value, list) and len(value) == items and \
+                all(isinstance(x, (str, bytes, int, float)) for x in value):
+            return value[:size]
+        return None
+
+    return _mapped(batch, leaf)
+
+
+def _mapped(batch, leaf, depth=0):
+    """The batch with `leaf` applied to its parts, through its lists, tuples (named ones too)
+    and mappings, which keep their type; `leaf` gives None for a container to go into."""
+    done = leaf(batch)
+    if done is not None or depth > 4:
+        return batch if done is None else done
+    if isinstance(batch, tuple) and hasattr(batch, "_fields"):
+        return type(batch)(*[_mapped(x, leaf, depth + 1) for x in batch])
+    if isinstance(batch, (list, tuple)):
+        return type(batch)(_mapped(x, leaf, depth + 1) for x in batch)
+    if isinstance(batch, dict):
+        try:
+            out = type(batch)()
+        except Exception:
+            out = {}
+        for key, value in batch.items():
+            out[key] = _mapped(value, leaf, depth + 1)
+        return out
+    return batch
+
+
+def _may_fork():
+    """Only the main thread of a process that is not a DataLoader worker, outside a
+    distributed group: a child sharing the group's connections would disturb the other ranks."""
+    threading = sys.modules.get("threading")
+    if threading is not None and threading.current_thread() is not threading.main_thread():
+        return False
+    data = sys.modules.get("torch.utils.data")
+    if data is not None and data.get_worker_info() is not None:
+        return False
+    dist = sys.modules.get("torch.distributed")
+    try:
+        if dist is not None and dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1:
+            return False
+    except Exception:
+        return False
+    return hasattr(os, "fork")
+
+
+# --- the parent -------------------------------------------------------------------------
+
+def _collect(pid, fd):
+    """The child's event lines, until it exits or its time is up (then it is killed)."""
+    deadline = time.monotonic() + TIMEOUT
+    chunks, timed_out, exited = [], False, False
+    while True:
+        if not exited:
+            exited = os.waitpid(pid, os.WNOHANG)[0] == pid
+        ready = select.select([fd], [], [], 0 if exited else 0.1)[0]
+        if ready:
+            data = os.read(fd, 1 << 16)
+            if data:
+                chunks.append(data)
+                continue
+            break  # every writer closed
+        if exited:
+            break  # drained; a grandchild may still hold the pipe open
+        if time.monotonic() > deadline:
+            timed_out = True
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            break
+    os.close(fd)
+    lines = []
+    for text in b"".join(chunks).decode("utf-8", "replace").splitlines():
+        try:
+            lines.append(json.loads(text))
+        except ValueError:
+            continue
+    return lines, timed_out
+
+
+def _report(lines, timed_out, seconds, full, size, where):
+    """The child's outcome as a `full_size` event; True when the loop is to be sampled: its
+    step at full size costs too much here, or ran past the child's time."""
+    from . import measure
+    end = next((line for line in lines if line.get("ev") == "probe_end"), None)
+    failure = next((line for line in lines if line.get("ev") == "exception"), None)
+    figures = end.get("measured") if end else None
+    reached = "timeout" if timed_out else end["reached"] if end else "killed"
+    try:
+        limit = float(os.environ.get("PREFLIGHT_SAMPLE_FLOPS", SAMPLE_FLOPS))
+    except ValueError:
+        limit = SAMPLE_FLOPS
+    costly = timed_out or bool(figures) and (figures.get("flops", 0) > limit or
+                                              measure.full_size_bytes(figures) > SAMPLE_BYTES)
+    fields = dict(reached=reached, batch=full, sampled=size if costly else None, where=where,
+                  seconds=round(seconds, 6), made_up=end.get("made_up", []) if end else [])
+    if failure is not None:
+        fields["exception"] = {k: failure.get(k) for k in ("type", "message", "stage", "frames")}
+        fields["shape_only"] = _shape_only_limit(failure.get("type", ""))
+    if figures and figures.get("backwards"):
+        fields["flops"] = figures.get("flops")
+        if costly:
+            measure.full_size_measured(figures, full, size)
+    core.emit("full_size", **fields)
+    return costly
+
+
+def _shape_only_limit(type_name):
+    """An exception of fake tensors themselves (a value or an operator they cannot give), not
+    of the job."""
+    return type_name.startswith("torch._subclasses.")
+
+
+# --- the child --------------------------------------------------------------------------
+
+def _become_child(batch, fd):
+    torch = sys.modules["torch"]
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    st = core.state
+    st.trace = None
+    child = _state["child"] = {"fd": fd, "made_up": [], "derived": {}}  # fake storage -> real tensor
+    core.append = _write_to_parent
+    quiet = os.open(os.devnull, os.O_WRONLY)  # the job's prints and tracebacks are the parent's
+    os.dup2(quiet, 1)
+    os.dup2(quiet, 2)
+    os.close(quiet)
+    mode = FakeTensorMode(allow_non_fake_inputs=True)
+    _note_conversions(mode, child["derived"])
+    mode.__enter__()
+    _values_made_up(torch, child["derived"]).__enter__()
+    fake = _fake(torch, mode, batch)
+    def excepthook(tp, value, tb):
+        from . import report
+        core.guard("full size", report.uncaught, value, tb, "excepthook")
+        end("exception", 1)
+
+    sys.excepthook = excepthook
+    import atexit
+    atexit.register(end, "exit")
+    from . import measure
+    measure.open_full_size(torch, child["derived"])
+    return fake
+
+
+def end(reached, code=0):
+    """The child's iteration is over: say how far it got, and leave without running anything
+    of the job's (its `finally` blocks, its atexit handlers)."""
+    child = _state["child"]
+    try:
+        from . import measure
+        figures = core.guard("full size", measure.full_size_figures)
+        core.emit("probe_end", reached=reached, made_up=child["made_up"][:MAX_NOTES], measured=figures)
+    finally:
+        os._exit(code)
+
+
+def _write_to_parent(path, data):
+    """core.append in the child: every event goes down the pipe, blocking, whole."""
+    fd = _state["child"]["fd"]
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _note_conversions(mode, derived):
+    """Each real tensor the job's code hands to the fake mode (a parameter, a buffer, a
+    tensor of its own) is converted once: derived maps the fake's storage to the real tensor,
+    so that measure.py does not count a parameter saved for backward as an activation, and a
+    value read from it is its own."""
+    converter = mode.fake_tensor_converter
+    original = converter.from_real_tensor
+
+    def from_real_tensor(fake_mode, tensor, *args, **kwargs):
+        fake = original(fake_mode, tensor, *args, **kwargs)
+        try:
+            derived[fake.untyped_storage()._cdata] = tensor
+        except Exception:
+            pass
+        return fake
+
+    converter.from_real_tensor = from_real_tensor
+
+
+def _fake(torch, mode, batch):
+    """The batch with each tensor turned into a fake one of its shape."""
+    return _mapped(batch, lambda value: mode.from_tensor(value) if isinstance(value, torch.Tensor) else None)
+
+
+def _values_made_up(torch, derived):
+    """A dispatch mode above the fake mode for what fake tensors cannot answer: a value read
+    (`.item()`, `bool()`, `float()`) is the real tensor's when the fake was converted from a
+    one-element tensor of the job's, else 0 or False; `nonzero` and `masked_select`, whose size
+    depends on values, give their largest result. Each made-up value in the job's code is noted."""
+    from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
+    aten = torch.ops.aten
+    scalar = aten._local_scalar_dense.default
+    nonzero = aten.nonzero.default
+    masked_select = aten.masked_select.default
+
+    class MadeUp(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            if func is scalar:
+                value = args[0]
+                real = derived.get(value.untyped_storage()._cdata)
+                if real is not None and real.numel() == 1:
+                    with _disable_current_modes():
+                        return real.item()
+                _note("a value read (%s)" % ("bool" if value.dtype == torch.bool else "item"))
+                return False if value.dtype == torch.bool else 0.0 if value.is_floating_point() else 0
+            if func is nonzero:
+                _note("torch.nonzero")
+                x = args[0]
+                return torch.empty((x.numel(), x.dim()), dtype=torch.long, device=x.device)
+            if func is masked_select:
+                _note("a boolean mask")
+                x, mask = args[0], args[1]
+                return torch.empty((max(x.numel(), mask.numel()),), dtype=x.dtype, device=x.device)
+            return func(*args, **kwargs)
+
+    return MadeUp()
+
+
+def _note(what):
+    if getattr(core.local, "busy", 0):
+        return  # the harness's own reading (a layer's description)
+    made_up = _state["child"]["made_up"]
+    if len(made_up) < MAX_NOTES:
+        where = frames.where(sys._getframe(2))
+        if not any(m["what"] == what and m["where"] == where for m in made_up):
+            made_up.append({"what": what, "where": where})

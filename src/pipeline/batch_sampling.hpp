@@ -12,8 +12,9 @@
 
 namespace preflight::pipeline {
 
-// A failure of these categories can come from the batch's size itself: a shape or an index
-// that holds at one size and not at another, a loss that diverges on a tiny batch.
+// Whether a failure of the category can come from the batch's size itself: a shape or an index
+// that holds at one size and not at another, a loss that diverges on a tiny batch, an
+// unclassified error. A missing path, module or permission cannot.
 bool depends_on_batch(const std::string& category);
 
 // Why the dry run has to run again at the job's own batch size: its first error, in a stage

@@ -77,6 +77,9 @@ TEST(PipelineBatchSampling, FailuresThatDoNotDependOnTheBatchStand) {
   const auto events = sampled_run();
   EXPECT_FALSE(unconfirmed_at_full_size({failure("Permission Denied", "checkpoint", 60)}, events, kCode));
   EXPECT_FALSE(unconfirmed_at_full_size({failure("Path Not Found", "predict", 80)}, events, kCode));
+  // The GPU's memory is modelled at the job's own batch size already.
+  EXPECT_FALSE(unconfirmed_at_full_size({failure("GPU Out of Memory", "train", 68)}, events, kCode));
+  EXPECT_TRUE(unconfirmed_at_full_size({failure("Unclassified", "train", 61)}, events, kCode));
   // Before the sampled batches, nothing was sampled yet.
   EXPECT_FALSE(unconfirmed_at_full_size({failure("Tensor Mismatch", "data", 20)}, events, kCode));
 }

@@ -38,6 +38,8 @@ MAX_NOTES = 20          # made-up values reported, per child
 # PREFLIGHT_SAMPLE_FLOPS replaces the first (tests sample small steps with 0).
 SAMPLE_FLOPS = 20e9
 SAMPLE_BYTES = 2 << 30
+# Tokens a sampled sequence keeps, when the sampled batch alone would still cost too much.
+SEQUENCE = 32
 
 _state = {
     "child": None,      # in the child: {"fd": pipe, "made_up": [...], "derived": {...}}
@@ -118,11 +120,14 @@ def _first_batch(batch, loader, frame):
     os.close(write_end)
     started = time.monotonic()
     lines, timed_out = _collect(pid, read_end)
-    sampled = _report(lines, timed_out, time.monotonic() - started, items, size, where)
-    if not sampled:
+    costly, flops = _report(lines, timed_out, time.monotonic() - started, items, size, where)
+    if not costly:
         return batch
-    loader._preflight_batch = (items, size)
+    length = _sequence_length(batch) if flops * size / items > _flops_limit() else None
+    loader._preflight_batch = (items, size, length)
     clamp.report("DataLoader batch", items, size, where, kind_of="batch")
+    if length:
+        clamp.report("DataLoader sequence", length, SEQUENCE, where, kind_of="batch")
     indices = getattr(loader, "batch_sampler", None)
     if indices is not None:  # its next loops fetch only the items they keep
         object.__setattr__(loader, "batch_sampler", _CutBatches(indices, size))
@@ -151,10 +156,30 @@ class _CutBatches(object):
 
 
 def sample(batch, loader):
-    """A batch of a sampled loader cut to its first S items."""
-    full, size = loader._preflight_batch
+    """A batch of a sampled loader cut to its first S items (and its sequences to their first
+    SEQUENCE tokens)."""
+    _, size, length = loader._preflight_batch
     items = _items(batch)
-    return _cut(batch, items, size) if items is not None and items > size else batch
+    return _cut(batch, items, size, length) if items is not None and items >= size else batch
+
+
+def _sequence_length(batch):
+    """T when the batch's integer tensors of two dimensions (token ids, their targets, an
+    attention mask) are all (items, T), with one T above SEQUENCE: then the sequence is
+    unambiguous, and a sampled one keeps its first SEQUENCE tokens. None otherwise."""
+    torch = sys.modules["torch"]
+    lengths = set()
+
+    def leaf(value):
+        if isinstance(value, torch.Tensor):
+            if value.dim() == 2 and not (value.is_floating_point() or value.is_complex()):
+                lengths.add(int(value.shape[1]))
+            return value
+        return None
+
+    _mapped(batch, leaf)
+    length = lengths.pop() if len(lengths) == 1 else None
+    return length if length is not None and length > SEQUENCE else None
 
 
 def _items(batch, depth=0):
@@ -172,14 +197,20 @@ def _items(batch, depth=0):
     return None
 
 
-def _cut(batch, items, size):
+def _cut(batch, items, size, length=None):
     """Every tensor of `items` rows cut to its first `size`, and a list of `items` plain
-    values (file names, captions) too."""
+    values (file names, captions) too; with `length`, the integer (items, length) tensors to
+    their first SEQUENCE tokens."""
     torch = sys.modules["torch"]
 
     def leaf(value):
         if isinstance(value, torch.Tensor):
-            return value[:size] if value.dim() > 0 and value.shape[0] == items else value
+            if value.dim() == 0 or value.shape[0] != items:
+                return value
+            if length and value.dim() == 2 and value.shape[1] == length and \
+                    not (value.is_floating_point() or value.is_complex()):
+                return value[:size, :SEQUENCE].contiguous()  # as the job's own tensors are
+            return value[:size]
         if isinstance(value, list) and len(value) == items and \
                 all(isinstance(x, (str, bytes, int, float)) for x in value):
             return value[:size]
@@ -268,11 +299,8 @@ def _report(lines, timed_out, seconds, full, size, where):
     failure = next((line for line in lines if line.get("ev") == "exception"), None)
     figures = end.get("measured") if end else None
     reached = "timeout" if timed_out else end["reached"] if end else "killed"
-    try:
-        limit = float(os.environ.get("PREFLIGHT_SAMPLE_FLOPS", SAMPLE_FLOPS))
-    except ValueError:
-        limit = SAMPLE_FLOPS
-    costly = timed_out or bool(figures) and (figures.get("flops", 0) > limit or
+    flops = figures.get("flops", 0) if figures else 0
+    costly = timed_out or bool(figures) and (flops > _flops_limit() or
                                               measure.full_size_bytes(figures) > SAMPLE_BYTES)
     fields = dict(reached=reached, batch=full, sampled=size if costly else None, where=where,
                   seconds=round(seconds, 6), made_up=end.get("made_up", []) if end else [])
@@ -284,7 +312,14 @@ def _report(lines, timed_out, seconds, full, size, where):
         if costly:
             measure.full_size_measured(figures, full, size)
     core.emit("full_size", **fields)
-    return costly
+    return costly, flops
+
+
+def _flops_limit():
+    try:
+        return float(os.environ.get("PREFLIGHT_SAMPLE_FLOPS", SAMPLE_FLOPS))
+    except ValueError:
+        return SAMPLE_FLOPS
 
 
 def _shape_only_limit(type_name):

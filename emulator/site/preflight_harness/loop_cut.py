@@ -27,6 +27,7 @@ _watches = {}    # id(frame) -> [Watch], innermost loop first; emptied when the 
 _shapes = {}     # (code, start) -> Shape
 _noted = set()   # (code, start) of loops reported as not shortened
 _reported = set()  # (code, start) of loops reported as ended
+_counts = {}     # (code, start) -> (end, iterations run, iterations it would have run) of loops ended
 _pulled = [None]  # (id, code, offset) of the user frame that took the latest capped batch
 _installed = [False]
 _previous = [None]   # the harness's line watch (watch.py) tracing before us: chained
@@ -259,6 +260,8 @@ class Watch(object):
         if key in _reported:
             return  # one event per loop: an inner loop ends again in every epoch
         _reported.add(key)
+        if total:
+            _counts[key] = (self.shape.end, self.done, total)
         core.emit("cut", what=self.shape.kind, kind=self.kind, after=self.done,
                   original=total, last=last, how=how,
                   where=frames.frame_dict(self.shape.code, self.shape.line))
@@ -389,6 +392,26 @@ def _fed_by_loader(frame, shape):
     last = _pulled[0]
     return shape.is_for and last is not None and last[0] == id(frame) and \
         last[1] is frame.f_code and last[2] in shape.starts
+
+
+def accumulation(frame):
+    """How many times more backward passes the job's own optimizer step holds than the
+    sampled run's: a loop ended early around backward() but not around `frame`'s step, inside
+    a loop that is (gradient accumulation, `for micro in range(40)`), counts its original
+    iterations over those it ran. 1 when there is none."""
+    f = frame
+    while f is not None and not frames.is_user(f.f_code.co_filename):
+        f = f.f_back
+    if f is None:
+        return 1.0
+    at = f.f_lasti
+    around = [s for s in bytecode.loops(f.f_code) if s[0] <= at <= s[1]]
+    times = 1.0
+    for (code, start), (end, ran, total) in _counts.items():
+        if code is f.f_code and not start <= at <= end and ran and \
+                any(s[0] <= start and end <= s[1] for s in around):
+            times *= float(total) / ran
+    return times
 
 
 def loops_around(frame):

@@ -19,7 +19,7 @@ import time
 import weakref
 
 import preflight_harness as core
-from . import frames, full_size, layers
+from . import frames, full_size, layers, loop_cut
 
 # PyTorch's CUDA caching allocator (c10/cuda/CUDACachingAllocator.cpp, the same in 1.x and
 # 2.x): every block is a multiple of 512 bytes; blocks of 1 MiB or less come from 2 MiB
@@ -488,10 +488,16 @@ def _close(torch, frame, at):
         core.guard("trace step", _trace_step, window, at, seconds, peak)
     flops, calls, parts = window.flops, window.layer_calls, window.parts.result()
     extra = {}
+    # The step's own count of micro-batches, when the loop cut ended its accumulation early.
+    times = core.guard("accumulation", loop_cut.accumulation, frame) or 1.0
+    if full is None and times != 1:
+        flops, calls = flops * times, int(round(calls * times))
+        parts = _scaled_parts([p for p in parts if p.get("kind") != "optimizer"], times) + \
+            [p for p in parts if p.get("kind") == "optimizer"]
     if full is not None:
         # The child ran one forward and backward at full size; this window's step may hold
         # several (gradient accumulation), each the same at full size.
-        times = float(max(1, window.backwards)) / max(1, full["backwards"])
+        times = times * max(1, window.backwards) / max(1, full["backwards"])
         flops, calls = full["flops"] * times, int(round(full["layer_calls"] * times))
         parts = _scaled_parts(full["parts"], times) + [p for p in parts if p.get("kind") == "optimizer"]
         extra = {"batch_size": full["batch_size"], "sampled_batch": full["sampled_batch"]}

@@ -89,7 +89,8 @@ def measure(make):
 
 def main():
     results = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
-               "tf32_matmul": torch.backends.cuda.matmul.allow_tf32, "tf32_cudnn": torch.backends.cudnn.allow_tf32}
+               "tf32_matmul": torch.backends.cuda.matmul.allow_tf32,
+               "tf32_cudnn": torch.backends.cudnn.allow_tf32}
     for name, make in (("resnet50", resnet50), ("gpt2_small", gpt2_small), ("bert_large", bert_large)):
         try:
             results[name] = measure(make)

@@ -765,6 +765,24 @@ VIEW_STEPS = """
 """
 
 
+# Two transformer layers (4 heads of 16, dropout 0.1) on 32 sequences of 256 positions.
+ATTENTION_STEPS = """
+    import torch
+    from torch import nn
+    from torch.utils.data import DataLoader, TensorDataset
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(64, 4, 128, batch_first=True)
+    encoder = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+    model = nn.Sequential(encoder, nn.Linear(64, 1)).cuda()
+    optimizer = torch.optim.AdamW(model.parameters())
+    data = TensorDataset(torch.randn(64, 256, 64), torch.randn(64, 256, 1))
+    for x, y in DataLoader(data, batch_size=32):
+        optimizer.zero_grad()
+        nn.functional.mse_loss(model(x.cuda()), y.cuda()).backward()
+        optimizer.step()
+"""
+
+
 @unittest.skipUnless(HAS_TORCH, "PyTorch is not importable by this python3")
 class BatchSampling(HarnessCase):
     """PREFLIGHT_BATCH: DataLoader batches are sampled, and each sampled loop's first iteration
@@ -857,6 +875,26 @@ class BatchSampling(HarnessCase):
         self.assertFalse(checks[0]["shape_only"])
         # The check's exception is not the job's: the job's own is the sampled run's.
         self.assertIn("(16x18 and 145x5)", self.only_exception()["message"])
+
+    @unittest.skipUnless(HAS_SHAPE_ONLY, "PyTorch before 2.1 has no shape-only tensors")
+    def test_attention_on_a_gpu_keeps_no_matrix_of_probabilities(self):
+        figures = {}
+        for batch in ("0", "2"):
+            if os.path.exists(self.events_file):
+                os.remove(self.events_file)
+            code, _, err = self.run_script(ATTENTION_STEPS, variables={
+                "PREFLIGHT_BATCH": batch, "PREFLIGHT_SAMPLE_FLOPS": "0", "PREFLIGHT_GPUS": "1"})
+            self.assertEqual(code, 0, err)
+            self.assertEqual(self.events("harness_error"), [])
+            found = self.events("step_measure")
+            figures[batch] = (found[0]["live_bytes"], found[0]["step_bytes"], found[0]["flops"])
+        # The CPU's path (the real step) keeps per layer the 32x4x256x256 float32 probabilities
+        # and their dropout's output; the fused kernel of the GPU neither.
+        probabilities = 32 * 4 * 256 * 256 * 4
+        self.assertEqual(figures["0"][0], figures["2"][0])
+        self.assertEqual(figures["0"][2], figures["2"][2])
+        self.assertLessEqual(figures["2"][1] + 2 * 2 * probabilities, figures["0"][1])
+        self.assertGreater(figures["2"][1], 32 * 256 * 64 * 4 * 2 * 4)  # each layer's q, k, v, output
 
     @unittest.skipIf(HAS_SHAPE_ONLY, "this PyTorch has shape-only tensors")
     def test_without_shape_only_tensors_the_batch_is_the_jobs(self):

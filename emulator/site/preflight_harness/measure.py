@@ -125,6 +125,7 @@ class _Window(object):
         # activations saved at each new high, for the parent's own memory kept (Highs).
         self.derived = None
         self.highs = None
+        self.attention = 0             # depth of attention calls modelled as the GPU's kernels
 
     def rebase(self, batch):
         base = Segments()
@@ -144,6 +145,8 @@ class _Window(object):
         return holder
 
     def _hold(self, holder):
+        if self.attention:
+            return  # what the CPU's attention keeps; efficient_attention() counts the GPU's
         storage = _storage(holder.tensor)
         if storage is None:
             return
@@ -368,6 +371,44 @@ def open_full_size(torch, derived):
     window = _m["open"]
     if window:
         window.derived, window.highs = derived, Highs()
+
+
+def efficient_attention(torch):
+    """On the platform's GPU, scaled_dot_product_attention (and nn.MultiheadAttention, which
+    calls it) runs a fused kernel (FlashAttention, or the memory-efficient one, which takes any
+    mask and float32) that keeps for backward its inputs, its output and one float32 log-sum-exp
+    per query and head; the CPU's path keeps the whole matrix of attention probabilities (and a
+    dropout mask). In the full-size child, with virtual GPUs, the window counts the GPU's: on an
+    H200, BERT-Large's step at 32 x 512 reserved 42.7 GiB with the fused kernel and 71.1 GiB
+    with the matrix (docs/benchmarks.md "Scale")."""
+    functional = torch.nn.functional
+    original = getattr(functional, "scaled_dot_product_attention", None)
+    if original is None:
+        return
+
+    def scaled_dot_product_attention(query, key, value, attn_mask=None, *args, **kwargs):
+        window = _m["open"]
+        if not window or not torch.is_grad_enabled():
+            return original(query, key, value, attn_mask, *args, **kwargs)
+        window.attention += 1
+        try:
+            out = original(query, key, value, attn_mask, *args, **kwargs)
+        finally:
+            window.attention -= 1
+        core.guard("attention", _attention_saved, torch, window, out, query, key, value, attn_mask)
+        return out
+
+    functional.scaled_dot_product_attention = scaled_dot_product_attention
+
+
+def _attention_saved(torch, window, out, query, key, value, mask):
+    """What the fused kernel saves, held as long as the output's node in the graph lives."""
+    node = getattr(out, "grad_fn", None)
+    if node is None or not hasattr(node, "metadata"):
+        return
+    lse = query.new_empty(tuple(query.shape[:-1]), dtype=torch.float32)
+    saved = [query, key, value, out, lse] + ([mask] if isinstance(mask, torch.Tensor) else [])
+    node.metadata["preflight_saved"] = [window.pack(t) for t in saved]
 
 
 def full_size_figures():

@@ -4,7 +4,7 @@
 # category, stage, file and line of the first error finding (of the dry run, when it ran), the
 # first static error (`static=`), the first error's `prediction=` and a settled prediction
 # (`predicted=`), that every error has a stage, the count of errors and warnings and where
-# the first one of the dry run points, stages passed, a note (`unenforced_KEY` when the platform's limits were not
+# the first one of the dry run points, stages passed, a note, a clamp (`unenforced_KEY` when the platform's limits were not
 # enforced, below). `job=FILE` runs another platform's job file (a PyTorchJob, a Slurm script) from a copy of
 # the case, in the copy's folder, and then the job.yaml `preflight convert` gives for it, which must give the
 # same exit status, verdict, category and stage. Afterwards no container, mount or leftover process of the run may remain.
@@ -20,7 +20,7 @@ case_dir=$2
 # it must show. `unenforced_KEY` stands for KEY when the platform's limits were not enforced.
 run_keys=(command args untouched job)
 result_keys=(exit verdict category stage file line message prediction predicted errors hint static warnings
-  warning note passed)
+  warning note clamp passed)
 declare -A expect=()
 number=0
 while IFS='=' read -r key value || [[ -n $key ]]; do
@@ -104,6 +104,8 @@ first_static='[.findings[] | select(.severity == "error" and .phase == "static")
 [[ -n ${expect[warnings]:-} ]] && check_equal "warnings" "${expect[warnings]}" "$(jq '[.findings[] | select(.severity == "warning")] | length' "$work/report.json")"
 [[ -n ${expect[warning]:-} ]] && check_equal "warning" "${expect[warning]}" "$(jq -r "$first_warning | \"\\(.category) \\(.stage) \\(.location.file):\\(.location.line)\"" "$work/report.json")"
 [[ -n ${expect[note]:-} ]] && check_contains "notes" "${expect[note]}" "$(jq -r '.notes[]' "$work/report.json")"
+# `clamp=WHAT ORIGINAL → VALUE`: one of the values the dry run changed (the summary's `clamped:`).
+[[ -n ${expect[clamp]:-} ]] && check_contains "clamps" "${expect[clamp]}" "$(jq -r '.clamps[] | "\(.what) \(.original) → \(.value)"' "$work/report.json")"
 for stage in ${expect[passed]:-}; do
   check_equal "stage $stage" "passed" "$(jq -r ".stages[] | select(.name == \"$stage\") | .status" "$work/report.json")"
 done

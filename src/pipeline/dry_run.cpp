@@ -358,15 +358,12 @@ Result<JobContext> load_for_run(const DryRunOptions& options, const Console& con
   return context;
 }
 
-// One dry run of the job, and whether it must run again at the job's own batch size.
-struct Attempt {
-  report::Report report;
-  std::optional<std::string> resample;  // why (pipeline/batch_sampling.hpp)
-};
-
-Result<Attempt> run_once(const JobContext& context, const DryRunOptions& options, const Console& console,
-                         sandbox::ContainerRuntime& runtime, std::vector<model::Finding> static_results,
-                         std::vector<std::string> notes) {
+// One dry run of the job; `resample` says why it must run again at the job's own batch size
+// (pipeline/batch_sampling.hpp), if it must.
+Result<report::Report> run_once(const JobContext& context, const DryRunOptions& options,
+                                const Console& console, sandbox::ContainerRuntime& runtime,
+                                std::vector<model::Finding> static_results, std::vector<std::string> notes,
+                                std::optional<std::string>& resample) {
   const fs::path runs_dir = runs_folder(options);
   // Runs cut short (a SIGKILLed Preflight) are reaped first; the newest runs are kept for a
   // look at their outputs and events (docs/security.md "Crash-safe lifecycle"), this one among
@@ -387,14 +384,12 @@ Result<Attempt> run_once(const JobContext& context, const DryRunOptions& options
       fmt::format("running {} on {} as {}", context.job.name, context.profile.name, plan->facts.user));
   auto run = run_in_container(context, *plan, runtime, console);
   if (!run) return std::move(run).error();
-  Attempt attempt;
-  attempt.report = assemble_report(context, *plan, std::move(static_results), std::move(notes),
-                                   std::move(*run), options, attempt.resample);
+  auto report = assemble_report(context, *plan, std::move(static_results), std::move(notes), std::move(*run),
+                                options, resample);
   // Kept for `preflight show`, while the run still holds its folder.
-  if (auto written = write_run_files(attempt.report); !written)
-    attempt.report.notes.push_back("the run folder's report files could not be written: " +
-                                   written.error().str());
-  return attempt;
+  if (auto written = write_run_files(report); !written)
+    report.notes.push_back("the run folder's report files could not be written: " + written.error().str());
+  return report;
 }
 
 }  // namespace
@@ -411,19 +406,19 @@ Result<report::Report> dry_run_loaded(const JobContext& context, const DryRunOpt
   if (options.stop_on_static && std::any_of(static_results->begin(), static_results->end(), is_certain_error))
     return stopped_before_run(context, std::move(*static_results), options.strict);
 
-  auto attempt = run_once(context, options, console, runtime, *static_results, {});
-  if (!attempt) return std::move(attempt).error();
+  std::optional<std::string> resample;
+  auto report = run_once(context, options, console, runtime, *static_results, {}, resample);
   // A failure that could come from the sampled batch, and that the full-size check of its loop
   // did not show, is not evidence: the job runs again at its own batch size.
-  if (attempt->resample) {
-    say(console, *attempt->resample);
+  if (report && resample) {
+    say(console, *resample);
     DryRunOptions full = options;
     full.batch = 0;
-    attempt = run_once(context, full, console, runtime, std::move(*static_results), {*attempt->resample});
-    if (!attempt) return std::move(attempt).error();
+    std::optional<std::string> again;
+    report = run_once(context, full, console, runtime, std::move(*static_results), {*resample}, again);
   }
-  attempt->report.duration_s = std::chrono::duration<double>(Clock::now() - started).count();
-  return std::move(attempt->report);
+  if (report) report->duration_s = std::chrono::duration<double>(Clock::now() - started).count();
+  return report;
 }
 
 Result<report::Report> dry_run(const DryRunOptions& options, const Console& console,

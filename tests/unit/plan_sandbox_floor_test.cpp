@@ -31,7 +31,8 @@ struct Planned {
     auto profile = spec::load_platform(profile_file.string(),
                                        preflight::testing::source_dir() / "policies" / "platforms");
     if (!job || !profile) throw std::runtime_error("the test's job or profile does not load");
-    PlanContext context{dir.path() / "run", "/src/emulator", "job-1", {}, {}, true, {}, std::move(sandbox), {}};
+    PlanContext context{
+        dir.path() / "run", "/src/emulator", "job-1", {}, {}, true, {}, std::move(sandbox), {}};
     auto planned = make_plan(*job, *profile, {}, context);
     if (!planned) throw std::runtime_error(planned.error().str());
     plan = std::move(*planned);

@@ -42,7 +42,7 @@ def main():
             optimizer.zero_grad()
             nn.functional.cross_entropy(model(images.cuda()), labels.cuda()).backward()
             optimizer.step()
-        torch.save(model.state_dict(), os.path.join(args.out, "leaves.pt"))
+        torch.save(model.state_dict(), os.path.join(args.out, f"leaves-{epoch}.pt"))
     model.eval()
     correct = 0
     with torch.no_grad():

@@ -22,6 +22,8 @@ optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
 for epoch in range(args.epochs):
     for x, y in loader:
         optimizer.zero_grad()
-        nn.functional.cross_entropy(model(x), y).backward()
+        loss = nn.functional.cross_entropy(model(x), y)
+        loss.backward()
         optimizer.step()
+    print(f"epoch {epoch}: loss {loss.item():.3f}")
 torch.save(model.state_dict(), os.path.join(args.out, "sentiment.pt"))

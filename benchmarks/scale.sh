@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Dry runs of large models (issue 33), and writes its section of docs/benchmarks.md (from its
+# heading up to its hand-written "### Reading these figures"): each job of benchmarks/scale/
+# RUNS times (`preflight run -q`), its wall time and the most memory one process of the run held
+# (GNU time's maximum resident set over the process tree: preflight, runc, the job and its
+# children), the verdict, and the GPU memory the dry run says the step needs; beside the last,
+# the peak the caching allocator reserved for the same step on a real GPU, from
+# benchmarks/scale/results/*.json (benchmarks/scale/gpu_memory.py, run where a GPU is lent).
+# Usage: benchmarks/scale.sh [RUNS] [JOB...]   (as root, after scripts/setup pytorch)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-3}
+shift || true
+jobs=("$@")
+[[ ${#jobs[@]} -gt 0 ]] || jobs=(resnet50 gpt2_small bert_large)
+preflight=${PREFLIGHT:-$PWD/build/preflight}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+load_before=$(cut -d' ' -f1 /proc/loadavg)
+for job in "${jobs[@]}"; do
+  for ((run = 0; run < runs; run++)); do
+    /usr/bin/time -f "%e %M" -o "$work/time" "$preflight" run -q --json "$work/report.json" \
+      "benchmarks/scale/$job/job.yaml" >/dev/null 2>&1 || true
+    jq -c --arg job "$job" --arg time "$(cat "$work/time")" \
+      '{job: $job, time: $time, verdict, category: ([.findings[] | select(.severity == "error")][0].category),
+        needed: .estimate.gpu_memory.needed_bytes, gpu: .estimate.gpu, batch: .estimate.batch_size,
+        sampled: .estimate.sampled_batch, clamps: [.clamps[] | select(.kind == "batch") | "\(.what) \(.original) → \(.value)"]}' \
+      "$work/report.json" >>"$work/runs.jsonl"
+  done
+done
+load_after=$(cut -d' ' -f1 /proc/loadavg)
+
+python3 - "$work/runs.jsonl" "$runs" "$load_before" "$load_after" "$(git rev-parse --short HEAD)" \
+  "$(python3 benchmarks/section.py machine)" >"$work/section.md" <<'PY'
+import glob, json, os, statistics, sys
+path, runs, before, after, commit, machine = sys.argv[1:]
+GiB, FRAMEWORK = 1 << 30, 420 << 20  # docs/harness.md "Measuring a step": CUDA and cuBLAS, added to the model
+gpus = {}
+for result in sorted(glob.glob("benchmarks/scale/results/*.json")):
+    measured = json.load(open(result))
+    gpus[measured["gpu"]] = measured
+by_job = {}
+for line in open(path):
+    entry = json.loads(line)
+    by_job.setdefault(entry["job"], []).append(entry)
+out = ["## Scale: large models in a dry run (issue 33)", ""]
+out.append("Measured by `benchmarks/scale.sh` (%s runs of each) in one run at commit %s on: %s; 1-minute load "
+           "average %s before the run and %s after it." % (runs, commit, machine, before, after))
+out += ["", "| job | dry run: median (range) | most memory of one process | verdict | sampled | GPU memory "
+        "the step needs, by the dry run (less the 420 MiB framework) | reserved on a real GPU |",
+        "|---|---|---|---|---|---|---|"]
+for job, entries in by_job.items():
+    seconds = [float(e["time"].split()[0]) for e in entries]
+    memory = max(int(e["time"].split()[1]) for e in entries) * 1024
+    last = entries[-1]
+    verdict = last["verdict"].upper() + (" (%s)" % last["category"] if last["category"] else "")
+    needed = last["needed"]
+    model = "%.1f GiB on %s" % ((needed - FRAMEWORK) / GiB, last["gpu"]) if needed else "–"
+    real = "–"
+    for measured in gpus.values():
+        if isinstance(measured.get(job), dict) and "reserved_peak" in measured[job]:
+            peak = measured[job]["reserved_peak"]
+            real = "%.1f GiB on %s (PyTorch %s)" % (peak / GiB, measured["gpu"], measured["torch"])
+            if needed:
+                real += ": the dry run %+.0f%%" % (100.0 * ((needed - FRAMEWORK) / peak - 1))
+    out.append("| %s | %.1f s (%.1f–%.1f s) | %.2f GiB | %s | %s | %s | %s |" % (
+        job, statistics.median(seconds), min(seconds), max(seconds), memory / GiB, verdict,
+        ", ".join(last["clamps"]) or "no", model, real))
+print("\n".join(out) + "\n")
+PY
+python3 benchmarks/section.py write "$work/section.md"
+cat "$work/section.md"

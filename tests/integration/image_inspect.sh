@@ -45,15 +45,26 @@ check_contains "image check: the job fails" 'mnist: fail — Library Not Found i
 check_contains "image diff: the job breaks" "breaks on python: mnist" "$(cat "$work/diff")"
 check_contains "image diff: torch removed" "- torch 2.6.0+debian" "$(cat "$work/diff")"
 # The upgrade the default image made (docs/images.md): a job of NumPy 1 breaks on it at its line,
-# and a job of PyTorch 2 that failed on the old image runs.
-"$preflight" image diff pytorch-1.13 pytorch --job "$root/tests/jobs/version_numpy_removed_alias_on_1_13/job.yaml" \
-  --job "$root/tests/jobs/version_torch_compile/job.yaml" >"$work/upgrade" 2>/dev/null
+# and a job of PyTorch 2 that failed on the old image runs. Copies of the fixtures, named
+# "upgrade-...": the job.* tests run the fixtures themselves, maybe at the same time, and look
+# for what a run of their name left behind. The one whose code is another's (code: ../NAME)
+# gets a copy of that code, since a job file names only files of its own folder tree.
+mkdir "$work/upgrade"
+for fixture in version_numpy_removed_alias_on_1_13 version_torch_compile version_torch_compile_on_1_13; do
+  cp -r "$root/tests/jobs/$fixture" "$work/upgrade/$fixture"
+  sed -i -e "1i name: upgrade-$fixture" -e '/^code: /d' "$work/upgrade/$fixture/job.yaml"
+done
+cp "$root/tests/jobs/version_torch_compile/"*.py "$work/upgrade/version_torch_compile_on_1_13/"
+"$preflight" image diff pytorch-1.13 pytorch --job "$work/upgrade/version_numpy_removed_alias_on_1_13/job.yaml" \
+  --job "$work/upgrade/version_torch_compile/job.yaml" >"$work/upgrade.txt" 2>/dev/null
 check_contains "upgrade: NumPy 2 breaks the job" \
-  "version_numpy_removed_alias_on_1_13: fail — Attribute Not Found in stage data at train.py:15" "$(cat "$work/upgrade")"
-check_contains "upgrade: the jobs that break" "breaks on pytorch: version_numpy_removed_alias_on_1_13" "$(cat "$work/upgrade")"
-check_contains "upgrade: torch.compile runs" "version_torch_compile: pass" "$(cat "$work/upgrade")"
-"$preflight" image diff pytorch-1.13 pytorch --job "$root/tests/jobs/version_torch_compile_on_1_13/job.yaml" \
+  "upgrade-version_numpy_removed_alias_on_1_13: fail — Attribute Not Found in stage data at train.py:15" \
+  "$(cat "$work/upgrade.txt")"
+check_contains "upgrade: the jobs that break" "breaks on pytorch: upgrade-version_numpy_removed_alias_on_1_13" \
+  "$(cat "$work/upgrade.txt")"
+check_contains "upgrade: torch.compile runs" "upgrade-version_torch_compile: pass" "$(cat "$work/upgrade.txt")"
+"$preflight" image diff pytorch-1.13 pytorch --job "$work/upgrade/version_torch_compile_on_1_13/job.yaml" \
   >"$work/fixed" 2>/dev/null
-check_contains "upgrade: the jobs that run now" "runs on pytorch, not on pytorch-1.13: version_torch_compile_on_1_13" \
-  "$(cat "$work/fixed")"
+check_contains "upgrade: the jobs that run now" \
+  "runs on pytorch, not on pytorch-1.13: upgrade-version_torch_compile_on_1_13" "$(cat "$work/fixed")"
 finish

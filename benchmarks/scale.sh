@@ -6,7 +6,7 @@
 # children), the verdict, and the GPU memory the dry run says the step needs; beside the last,
 # the peak the caching allocator reserved for the same step on a real GPU, from
 # benchmarks/scale/results/*.json (benchmarks/scale/gpu_memory.py, run where a GPU is lent).
-# Usage: benchmarks/scale.sh [RUNS] [JOB...]   (as root, after scripts/setup pytorch)
+# Usage: benchmarks/scale.sh [RUNS] [JOB[:RUNS]...]   (as root, after scripts/setup pytorch)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-3}
@@ -18,11 +18,14 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 load_before=$(cut -d' ' -f1 /proc/loadavg)
-for job in "${jobs[@]}"; do
-  for ((run = 0; run < runs; run++)); do
+for entry in "${jobs[@]}"; do
+  job=${entry%%:*}
+  count=$runs
+  [[ $entry == *:* ]] && count=${entry#*:}
+  for ((run = 0; run < count; run++)); do
     /usr/bin/time -f "%e %M" -o "$work/time" "$preflight" run -q --json "$work/report.json" \
       "benchmarks/scale/$job/job.yaml" >/dev/null 2>&1 || true
-    jq -c --arg job "$job" --arg time "$(cat "$work/time")" \
+    jq -c --arg job "$job" --arg time "$(tail -1 "$work/time")" \
       '{job: $job, time: $time, verdict, category: ([.findings[] | select(.severity == "error")][0].category),
         needed: .estimate.gpu_memory.needed_bytes, gpu: .estimate.gpu, batch: .estimate.batch_size,
         sampled: .estimate.sampled_batch, clamps: [.clamps[] | select(.kind == "batch") | "\(.what) \(.original) → \(.value)"]}' \
@@ -45,11 +48,12 @@ for line in open(path):
     entry = json.loads(line)
     by_job.setdefault(entry["job"], []).append(entry)
 out = ["## Scale: large models in a dry run (issue 33)", ""]
-out.append("Measured by `benchmarks/scale.sh` (%s runs of each) in one run at commit %s on: %s; 1-minute load "
-           "average %s before the run and %s after it." % (runs, commit, machine, before, after))
-out += ["", "| job | dry run: median (range) | most memory of one process | verdict | sampled | GPU memory "
+out.append("Measured by `benchmarks/scale.sh` (%s runs of each unless the table says fewer) in one run at commit "
+           "%s on: %s; 1-minute load average %s before the run and %s after it." % (
+               runs, commit, machine, before, after))
+out += ["", "| job | runs | dry run: median (range) | most memory of one process | verdict | sampled | GPU memory "
         "the step needs, by the dry run (less the 420 MiB framework) | reserved on a real GPU |",
-        "|---|---|---|---|---|---|---|"]
+        "|---|---|---|---|---|---|---|---|"]
 for job, entries in by_job.items():
     seconds = [float(e["time"].split()[0]) for e in entries]
     memory = max(int(e["time"].split()[1]) for e in entries) * 1024
@@ -64,8 +68,8 @@ for job, entries in by_job.items():
             real = "%.1f GiB on %s (PyTorch %s)" % (peak / GiB, measured["gpu"], measured["torch"])
             if needed:
                 real += ": the dry run %+.0f%%" % (100.0 * ((needed - FRAMEWORK) / peak - 1))
-    out.append("| %s | %.1f s (%.1f–%.1f s) | %.2f GiB | %s | %s | %s | %s |" % (
-        job, statistics.median(seconds), min(seconds), max(seconds), memory / GiB, verdict,
+    out.append("| %s | %d | %.1f s (%.1f–%.1f s) | %.2f GiB | %s | %s | %s | %s |" % (
+        job, len(seconds), statistics.median(seconds), min(seconds), max(seconds), memory / GiB, verdict,
         ", ".join(last["clamps"]) or "no", model, real))
 print("\n".join(out) + "\n")
 PY

@@ -4,6 +4,10 @@
 # times, so that a change in the machine's load falls on both. Sourced; the script sets `work`
 # (its temporary folder) and `preflight` (the binary) first.
 
+# The jobs written to `work` name the examples' folders, outside their own folder tree: the
+# user grants them (docs/cli.md "--allow"), or every run stops at loading its job.
+export PREFLIGHT_ALLOW=$PWD/examples
+
 # Writes examples/EXAMPLE/job.yaml to OUT with its code and inputs as absolute paths, and its
 # lines edited by the sed script SED.
 example_job() {  # EXAMPLE OUT [SED]

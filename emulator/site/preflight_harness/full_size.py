@@ -182,19 +182,12 @@ def _sequence_length(batch):
     return length if length is not None and length > SEQUENCE else None
 
 
-def _items(batch, depth=0):
-    """The batch's size: the first dimension of its first tensor."""
-    torch = sys.modules["torch"]
-    if isinstance(batch, torch.Tensor):
-        return int(batch.shape[0]) if batch.dim() > 0 else None
-    if depth < 4 and isinstance(batch, dict):
-        batch = list(batch.values())
-    if depth < 4 and isinstance(batch, (list, tuple)):
-        for item in batch[:64]:
-            found = _items(item, depth + 1)
-            if found is not None:
-                return found
-    return None
+def _items(batch):
+    """The batch's size: the first dimension of its first tensor (measure.py's walk)."""
+    from . import measure
+    sizes = []
+    measure.batch_storages(batch, sizes, {})
+    return sizes[0] if sizes else None
 
 
 def _cut(batch, items, size, length=None):

@@ -269,7 +269,7 @@ def note_batch(batch, loader):
     if _m["done"]:
         return
     sizes, storages = [], {}
-    _batch_storages(batch, sizes, storages)
+    batch_storages(batch, sizes, storages)
     _m["batch"] = storages
     _m["batch_size"] = sizes[0] if sizes else None
     try:
@@ -667,7 +667,7 @@ def _storage(tensor):
         return None
 
 
-def _batch_storages(batch, sizes, storages, depth=0):
+def batch_storages(batch, sizes, storages, depth=0):
     """The storages of the tensors in a batch (nested lists, tuples, dicts); `sizes` collects
     their first dimensions."""
     torch = sys.modules.get("torch")
@@ -684,7 +684,7 @@ def _batch_storages(batch, sizes, storages, depth=0):
         batch = list(batch.values())
     if isinstance(batch, (list, tuple)):
         for item in batch[:64]:
-            _batch_storages(item, sizes, storages, depth + 1)
+            batch_storages(item, sizes, storages, depth + 1)
 
 
 def _replicas(torch):

@@ -62,7 +62,12 @@ def sample_size():
 
 
 def shape_only_support(torch):
-    """None when this torch has fake tensors the child can use (PyTorch 2.1+), else why not."""
+    """None when this torch has fake tensors the child can use (PyTorch 2.1+), else why not.
+
+    Asked first just before a process forks its first child, it makes one fake mode there: the
+    first FakeTensorMode imports torch._dynamo, sympy and the decompositions (0.7 s on PyTorch
+    2.6), which every child would otherwise import again for its loop. A job that built a
+    torch.optim optimizer has them already (its constructor imports torch._dynamo)."""
     if _state["unavailable"] is None:
         why = ""
         try:
@@ -70,7 +75,8 @@ def shape_only_support(torch):
             if tuple(int(part) for part in version.split(".")[:2]) < (2, 1):
                 why = "PyTorch %s has no shape-only tensors (FakeTensorMode, PyTorch 2.1+)" % version
             else:
-                from torch._subclasses import fake_tensor  # noqa: F401
+                from torch._subclasses.fake_tensor import FakeTensorMode
+                FakeTensorMode(allow_non_fake_inputs=True)  # entered nowhere: no tensor is made
         except Exception as exc:
             why = "PyTorch %s: shape-only tensors unavailable (%s)" % (torch.__version__, exc)
         _state["unavailable"] = why

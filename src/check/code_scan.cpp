@@ -153,7 +153,8 @@ Result<CodeScan> parse_code_scan(const std::string& text_in) {
 }
 
 Result<CodeScan> scan_code(const ImagePython& python, const fs::path& code_dir,
-                           const std::vector<fs::path>& files, const std::optional<EntryPoint>& entry) {
+                           const std::vector<fs::path>& files, const std::optional<EntryPoint>& entry,
+                           const std::optional<ScanCache>& cache) {
   const fs::path program_file = data_dir() / "emulator" / "check" / "scan.py";
   auto program = read_file(program_file);
   if (!program) return Error::runtime("cannot read " + program_file.string());
@@ -165,14 +166,21 @@ Result<CodeScan> scan_code(const ImagePython& python, const fs::path& code_dir,
   }
   if (entry) request["entry"] = {{"script", entry->script}, {"args", entry->args}};
   // ASCII-only JSON: readable whatever the image's locale (Python 3.6 in the C locale).
-  auto run =
-      python.run(*program, request.dump(-1, ' ', /*ensure_ascii=*/true, json::error_handler_t::replace),
-                 /*with_site=*/false);
+  const std::string input = request.dump(-1, ' ', /*ensure_ascii=*/true, json::error_handler_t::replace);
+  // The scan is a function of the interpreter, the program and this input alone: one kept of
+  // the same three is the one this run would make.
+  const std::string key = cache ? cache->key(*program, python.path(), input) : std::string();
+  if (cache)
+    if (auto kept = cache->find(key))
+      if (auto scan = parse_code_scan(*kept)) return scan;
+  auto run = python.run(*program, input, /*with_site=*/false);
   if (!run) return std::move(run).error();
   if (run->exit_code != 0)
     return Error::runtime(
         fmt::format("the code scanner failed in the image (exit {}): {}", run->exit_code, trim(run->err)));
-  return parse_code_scan(run->out);
+  auto scan = parse_code_scan(run->out);
+  if (scan && cache) cache->store(key, run->out);
+  return scan;
 }
 
 }  // namespace preflight::check

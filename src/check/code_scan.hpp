@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "check/image_python.hpp"
+#include "check/scan_cache.hpp"
 #include "util/error.hpp"
 
 namespace preflight::check {
@@ -127,9 +128,11 @@ std::vector<std::filesystem::path> code_files(
     const std::filesystem::path& code_dir, const std::function<bool(const std::filesystem::path&)>& wanted);
 std::vector<std::filesystem::path> python_files(const std::filesystem::path& code_dir);
 
+// Scans `files` of `code_dir` (each read below it, as read_code_file reads it) with the image's
+// interpreter, or takes the scan `cache` kept of the same request; a scan made is kept there.
 Result<CodeScan> scan_code(const ImagePython& python, const std::filesystem::path& code_dir,
                            const std::vector<std::filesystem::path>& files,
-                           const std::optional<EntryPoint>& entry);
+                           const std::optional<EntryPoint>& entry, const std::optional<ScanCache>& cache);
 
 // Parses scan.py's JSON.
 Result<CodeScan> parse_code_scan(const std::string& json);

@@ -12,6 +12,7 @@
 #include "check/image_python.hpp"
 #include "check/module_index.hpp"
 #include "check/requirements.hpp"
+#include "check/scan_cache.hpp"
 #include "check/shell_lint.hpp"
 #include "pipeline/job_report.hpp"
 #include "pipeline/predictions.hpp"
@@ -171,8 +172,8 @@ Result<std::vector<model::Finding>> static_findings(const JobContext& context,
   }
   const auto command_where = in_code_folder(context, context.job.command_where);
   const auto entry = check::entry_point(plan->command, context.job.code_dir, *plan, command_where);
-  auto scan =
-      check::scan_code(*python, context.job.code_dir, check::python_files(context.job.code_dir), entry);
+  auto scan = check::scan_code(*python, context.job.code_dir, check::python_files(context.job.code_dir),
+                               entry, check::ScanCache::of_image(context.image, image::default_cache_dir()));
   if (!scan) return std::move(scan).error();
   const bool setup_installs =
       plan->setup.find("pip") != std::string::npos && plan->setup.find("install") != std::string::npos;

@@ -2,6 +2,8 @@
 
 #include "check/code_scan.hpp"
 #include "check/image_python.hpp"
+#include "check/scan_cache.hpp"
+#include "image/image_store.hpp"
 #include "pipeline/job_context.hpp"
 #include "pipeline/job_draft.hpp"
 #include "spec/platform_profile.hpp"
@@ -29,7 +31,8 @@ Result<InitDraft> init_job(const InitChoices& choices, const image::ProgressSink
 
   // Two readings: every file, to find the entry script; then the entry, for its parser.
   if (progress) progress("reading the code in " + dir.string());
-  auto scan = check::scan_code(*python, dir, check::python_files(dir), std::nullopt);
+  const auto cache = check::ScanCache::of_image(*image, image::default_cache_dir());
+  auto scan = check::scan_code(*python, dir, check::python_files(dir), std::nullopt, cache);
   if (!scan) return std::move(scan).error();
   const auto entry = choose_entry(*scan);
   if (!entry)
@@ -37,7 +40,7 @@ Result<InitDraft> init_job(const InitChoices& choices, const image::ProgressSink
                             ": no entry script found (train.py, main.py, run.py, a script with "
                             "`if __name__ == \"__main__\":` or a package's __main__.py); write job.yaml "
                             "by hand (docs/formats.md)");
-  auto parser = check::scan_code(*python, dir, {entry->file}, check::EntryPoint{entry->file, {}, 0});
+  auto parser = check::scan_code(*python, dir, {entry->file}, check::EntryPoint{entry->file, {}, 0}, cache);
   if (!parser) return std::move(parser).error();
   scan->argparse = std::move(parser->argparse);
 

@@ -52,6 +52,7 @@ std::optional<GpuMemoryNeed> gpu_memory_need(const harness::HarnessEvents& event
   GpuMemoryNeed need;
   need.needed_bytes = need_of(*largest, largest->step_bytes);
   need.half_batch_bytes = need_of(*largest, largest->step_bytes / 2);
+  need.kept_bytes = need_of(*largest, 0);
   need.available_bytes = facts.gpu_memory_bytes;
   need.batch_size = largest->batch_size;
   need.replicas = largest->replicas;
@@ -88,7 +89,24 @@ std::optional<model::Finding> gpu_memory_finding(const FailureRules& rules, cons
       "it would stop with CUDA out of memory at the first step",
       human_size(need->needed_bytes), batch, split, facts.gpu_name.empty() ? "GPU" : facts.gpu_name,
       human_size(need->available_bytes));
-  if (need->half_batch_bytes <= need->available_bytes && need->batch_size && *need->batch_size > 1) {
+  if (need->kept_bytes >= need->available_bytes) {
+    // No batch fits: the parameters, their gradients and the optimizer's state alone are too many.
+    const std::uint64_t activations = need->needed_bytes - need->kept_bytes;
+    const std::uint64_t kept = need->kept_bytes - kFrameworkBytes;
+    std::string sharded;
+    if (activations + kFrameworkBytes < need->available_bytes) {
+      std::uint64_t shards = 2;
+      while (kept / shards + activations + kFrameworkBytes > need->available_bytes) shards *= 2;
+      sharded = fmt::format(": over {} GPUs each needs about {}", shards,
+                            human_size(kept / shards + activations + kFrameworkBytes));
+    }
+    finding.hint = fmt::format(
+        "The parameters, gradients and optimizer state kept between steps alone take {}, more than the "
+        "GPU holds at any batch size. Shard them over GPUs (FSDP, or DeepSpeed ZeRO-3{}), train fewer "
+        "parameters (LoRA adapters on a frozen bf16 model), or keep the weights and optimizer state in "
+        "lower precision (bf16, an 8-bit optimizer).",
+        human_size(kept), sharded);
+  } else if (need->half_batch_bytes <= need->available_bytes && need->batch_size && *need->batch_size > 1) {
     finding.hint = fmt::format("At batch size {} the step needs about {}, which fits. ",
                                *need->batch_size / 2, human_size(need->half_batch_bytes)) +
                    finding.hint;

@@ -38,6 +38,7 @@ inline constexpr std::uint64_t kFrameworkBytes = kCudaContextBytes + kCublasRese
 struct GpuMemoryNeed {
   std::uint64_t needed_bytes = 0;      // kept between steps + the step's peak + kFrameworkBytes
   std::uint64_t half_batch_bytes = 0;  // the same at half the batch size
+  std::uint64_t kept_bytes = 0;        // kept between steps + kFrameworkBytes: the need at any batch
   std::uint64_t available_bytes = 0;   // the profile's GPU memory
   std::optional<int> batch_size;
   int replicas = 1;

@@ -109,10 +109,22 @@ StepMeasure step_measure(const json& event) {
   m.replicas = std::max(1, integer(event, "replicas", 1));
   m.batch_size = optional_integer(event, "batch_size");
   m.sampled_batch = optional_integer(event, "sampled_batch");
+  m.shape_only = flag(event, "shape_only");
   m.batches_per_epoch = optional_integer(event, "batches_per_epoch");
   m.t = seconds(event);
   m.pid = integer(event, "pid");
   m.where = frame_at(event, "where");
+  return m;
+}
+
+ShapeOnlyModel shape_only_model(const json& event) {
+  ShapeOnlyModel m;
+  m.parameters = static_cast<long long>(number(event, "parameters"));
+  m.bytes = bytes(event, "bytes");
+  m.limit = bytes(event, "limit");
+  m.where = frame_at(event, "where");
+  m.t = seconds(event);
+  m.pid = integer(event, "pid");
   return m;
 }
 
@@ -292,6 +304,13 @@ HarnessEvents parse_events(const std::string& text_in) {
       out.steps.push_back(step_measure(event));
     } else if (ev == "full_size") {
       if (out.full_size.size() < 100) out.full_size.push_back(full_size_check(event));
+    } else if (ev == "shape_only") {
+      if (out.shape_only.size() < 100) out.shape_only.push_back(shape_only_model(event));
+    } else if (ev == "made_up") {
+      auto model = std::find_if(out.shape_only.begin(), out.shape_only.end(),
+                                [pid](const ShapeOnlyModel& m) { return m.pid == pid; });
+      if (model != out.shape_only.end() && model->made_up.size() < 20)
+        model->made_up.push_back({plain_text(text(event, "what")), frame_at(event, "where")});
     } else if (ev == "step_parts") {
       out.step_parts.push_back(parse_step_parts(event));
     } else if (ev == "rank") {

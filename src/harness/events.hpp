@@ -120,13 +120,15 @@ struct StepMeasure {
   int replicas = 1;                      // devices a DataParallel model splits each batch over
   std::optional<int> batch_size;         // first dimension of the step's batch (the job's own)
   std::optional<int> sampled_batch;      // the batch the step ran at here, when sampled (docs/harness.md)
+  bool shape_only = false;               // the model ran shape-only: `seconds` is no step's time
   std::optional<int> batches_per_epoch;  // len() of the training DataLoader, not capped
   double t = 0;
   int pid = 0;
   std::optional<Frame> where;
 };
 
-// A value the full-size iteration made up because shape-only tensors have none.
+// A value made up because shape-only tensors have none: in a full-size iteration, or in a
+// model that ran shape-only.
 struct MadeUpValue {
   std::string what;  // "a value read (item)", "torch.nonzero", ...
   std::optional<Frame> where;
@@ -146,6 +148,18 @@ struct FullSizeCheck {
   std::optional<ExceptionEvent> exception;  // what ended it, for "exception"
   bool shape_only_limit = false;            // that exception is the fake tensors' own, not the job's
   std::vector<MadeUpValue> made_up;
+  double t = 0;
+  int pid = 0;
+};
+
+// A model whose parameters passed the host's share (PREFLIGHT_HOST_PARAMETERS): from `where`
+// on, the process ran it on shape-only tensors (docs/harness.md "Models larger than the host").
+struct ShapeOnlyModel {
+  long long parameters = 0;  // elements of the parameters alive when it switched
+  std::uint64_t bytes = 0;   // and their bytes
+  std::uint64_t limit = 0;
+  std::optional<Frame> where;
+  std::vector<MadeUpValue> made_up;  // by that process, at most 20
   double t = 0;
   int pid = 0;
 };
@@ -218,6 +232,7 @@ struct HarnessEvents {
   std::vector<StepMeasure> steps;     // one per process that trained for two steps or more
   std::vector<StepParts> step_parts;  // the same steps part by part
   std::vector<FullSizeCheck> full_size;
+  std::vector<ShapeOnlyModel> shape_only;  // one per process whose model turned shape-only
   std::vector<EpochEnd> epochs;
   std::vector<RankEvent> ranks;
   std::vector<SaveEvent> saves;

@@ -6,6 +6,8 @@
 #include <array>
 #include <string_view>
 
+#include "util/text.hpp"
+
 namespace preflight::pipeline {
 
 namespace {
@@ -43,6 +45,28 @@ const harness::FullSizeCheck* confirming(const model::Finding& finding, const ha
     if (check.exception && !check.shape_only_limit && same_line(failed_at(check, code_dir), finding.location))
       return &check;
   return nullptr;
+}
+
+std::string at_text(const std::optional<harness::Frame>& frame, const std::string& code_dir) {
+  const auto where = frame ? harness::location_in_code(*frame, code_dir) : SourceLocation{};
+  return where.known() ? " at " + where.str() : "";
+}
+
+// Each made-up value once, "what at file:line", joined.
+std::string made_up_list(const std::vector<const harness::MadeUpValue*>& values,
+                         const std::string& code_dir) {
+  std::vector<std::string> texts;
+  for (const auto* value : values) {
+    std::string text = value->what + at_text(value->where, code_dir);
+    if (std::find(texts.begin(), texts.end(), text) == texts.end()) texts.push_back(std::move(text));
+  }
+  std::string list;
+  for (const auto& text : texts) list += (list.empty() ? "" : "; ") + text;
+  return list;
+}
+
+bool shape_only_limit(const std::string& exception_type) {
+  return exception_type.starts_with("torch._subclasses.");
 }
 
 std::string loop_text(const harness::FullSizeCheck& check, const std::string& code_dir) {
@@ -123,24 +147,62 @@ std::vector<std::string> full_size_notes(const std::vector<model::Finding>& find
                       check.exception->message.substr(0, 200)));
     }
   }
-  std::vector<std::string> made_up;
+  std::vector<const harness::MadeUpValue*> made_up;
   for (const auto& check : events.full_size) {
     if (!check.sampled) continue;
-    for (const auto& value : check.made_up) {
-      const auto where = value.where ? harness::location_in_code(*value.where, code_dir) : SourceLocation{};
-      const std::string text = value.what + (where.known() ? " at " + where.str() : "");
-      if (std::find(made_up.begin(), made_up.end(), text) == made_up.end()) made_up.push_back(text);
-    }
+    for (const auto& value : check.made_up) made_up.push_back(&value);
   }
-  if (!made_up.empty()) {
-    std::string list;
-    for (const auto& text : made_up) list += (list.empty() ? "" : "; ") + text;
+  if (!made_up.empty())
     notes.push_back(
         "at the job's own batch size the shape-only tensors hold no values, so 0 (False) stood in "
         "for: " +
-        list);
-  }
+        made_up_list(made_up, code_dir));
   return notes;
+}
+
+std::vector<std::string> shape_only_notes(const harness::HarnessEvents& events, const std::string& code_dir) {
+  const harness::ShapeOnlyModel* model = harness::main_or_first(events.shape_only, events.main_pid);
+  if (!model) return {};
+  std::string note = fmt::format(
+      "the model's parameters passed what a dry run holds on this host ({}, PREFLIGHT_HOST_PARAMETERS){}: "
+      "from there on it ran on shape-only tensors, so its GPU memory, its FLOPs and every stage's calls, "
+      "files and paths are the job's own at full size, but no value was computed: losses and metrics were "
+      "not checked (a NaN loss goes unseen), and checkpoints were written without their data",
+      human_size(model->limit), at_text(model->where, code_dir));
+  std::vector<const harness::MadeUpValue*> made_up;
+  for (const auto& value : model->made_up) made_up.push_back(&value);
+  if (!made_up.empty()) note += "; made up: " + made_up_list(made_up, code_dir);
+  return {note};
+}
+
+void soften_shape_only_limits(std::vector<model::Finding>& findings, const harness::HarnessEvents& events,
+                              const std::string& code_dir) {
+  bool softened = false;
+  for (const auto& failure : events.exceptions) {
+    const bool shape_only = std::any_of(events.shape_only.begin(), events.shape_only.end(),
+                                        [&](const auto& model) { return model.pid == failure.pid; });
+    if (!shape_only || !shape_only_limit(failure.type)) continue;
+    const harness::Frame* frame = failure.user_frame();
+    const SourceLocation at = frame ? harness::location_in_code(*frame, code_dir) : SourceLocation{};
+    for (auto& finding : findings) {
+      if (finding.severity != model::Severity::Error || finding.phase != model::Phase::Dryrun ||
+          !same_line(finding.location, at))
+        continue;
+      finding.severity = model::Severity::Warning;
+      finding.message = fmt::format(
+          "the model ran on shape-only tensors (its parameters passed the host's share), which cannot run "
+          "this line: {} ({}); the stages from {} on were not executed here",
+          failure.type, failure.message.substr(0, 200), finding.stage.empty() ? "there" : finding.stage);
+      finding.hint =
+          "This is the dry run's limit, not the job's. Run the dry run where the model's parameters fit "
+          "(raise PREFLIGHT_HOST_PARAMETERS, in bytes) to execute these stages on real values.";
+      finding.retry = model::Retry::MayHelp;
+      softened = true;
+    }
+  }
+  // Outputs the job had yet to write when the dry run could go no further are no evidence.
+  if (softened)
+    std::erase_if(findings, [](const model::Finding& finding) { return finding.category == "Output Lost"; });
 }
 
 }  // namespace preflight::pipeline

@@ -29,4 +29,16 @@ std::optional<std::string> unconfirmed_at_full_size(const std::vector<model::Fin
 std::vector<std::string> full_size_notes(const std::vector<model::Finding>& findings,
                                          const harness::HarnessEvents& events, const std::string& code_dir);
 
+// What the report says of a model that ran shape-only because its parameters passed the
+// host's share (docs/harness.md "Models larger than the host"): from where, and which values
+// were made up.
+std::vector<std::string> shape_only_notes(const harness::HarnessEvents& events, const std::string& code_dir);
+
+// A dry-run error that is a shape-only tensor's own limit (an operator it cannot run, a value
+// it cannot give) in a process whose model ran shape-only says nothing of the job: it becomes
+// a warning that the stages from there on were not executed here, and the outputs they would
+// have written are not reported lost.
+void soften_shape_only_limits(std::vector<model::Finding>& findings, const harness::HarnessEvents& events,
+                              const std::string& code_dir);
+
 }  // namespace preflight::pipeline

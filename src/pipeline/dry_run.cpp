@@ -309,6 +309,7 @@ report::Report assemble_report(const JobContext& context, const plan::RunPlan& p
                          evidence, options.strict);
   findings.insert(findings.end(), run.lost_outputs.begin(), run.lost_outputs.end());
   plan::soften_withheld(findings, context.profile, {plan.network, plan.seccomp});
+  soften_shape_only_limits(findings, outcome.events, facts.code_container_dir);
 
   context.policies.checks.complete(findings);  // their stages, for the estimate's first failure
   auto clamps = report::clamps_of(outcome.events.clamps, facts.code_container_dir);
@@ -331,6 +332,8 @@ report::Report assemble_report(const JobContext& context, const plan::RunPlan& p
   if (plan.batch > 0) resample = unconfirmed_at_full_size(findings, outcome.events, facts.code_container_dir);
   const auto full_size = full_size_notes(findings, outcome.events, facts.code_container_dir);
   notes.insert(notes.end(), full_size.begin(), full_size.end());
+  const auto shape_only = shape_only_notes(outcome.events, facts.code_container_dir);
+  notes.insert(notes.end(), shape_only.begin(), shape_only.end());
   auto report = job_report(context, std::move(findings));
   report.notes.insert(report.notes.end(), notes.begin(), notes.end());
   report.clamps = std::move(clamps);

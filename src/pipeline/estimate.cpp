@@ -48,9 +48,10 @@ void set_step_time(report::Estimate& out, const HarnessEvents& events, const har
                            : 1.0;
   out.step_seconds = out.iteration_seconds = step.seconds * scale;
   const std::string here =
-      scale == 1.0 ? "measured here"
-                   : fmt::format("measured here at batch size {}, times {:g} for the job's own {}",
-                                 *step.sampled_batch, scale, *step.batch_size);
+      step.shape_only ? "the time here of a step on shape-only tensors, not of the job's step"
+      : scale == 1.0  ? "measured here"
+                      : fmt::format("measured here at batch size {}, times {:g} for the job's own {}",
+                                    *step.sampled_batch, scale, *step.batch_size);
   if (facts.gpus <= 0) {
     out.step_basis = here + " (the job runs without a GPU)";
     return;  // the step measured here waited for its batch too
@@ -247,6 +248,7 @@ std::optional<report::Estimate> estimate_run(const HarnessEvents& events,
   }
   out.batch_size = step->batch_size;
   out.sampled_batch = step->sampled_batch;
+  out.shape_only = step->shape_only;
   out.gpus = std::max(0, facts.gpus) * std::max(1, facts.nodes);
   out.gpu_name = facts.gpu_name;
   if (auto need = diagnosis::gpu_memory_need(events, facts)) {

@@ -211,7 +211,9 @@ std::string estimate_section(const Report& report) {
   if (!report.estimate) return out + "<p class=\"empty\">No training step was measured.</p>\n</section>\n";
   const Estimate& e = *report.estimate;
   std::vector<std::pair<std::string, std::string>> rows;  // name, HTML
-  if (e.step_seconds_here > 0)
+  if (e.shape_only)
+    rows.emplace_back("step time here", "none: the model ran on shape-only tensors");
+  else if (e.step_seconds_here > 0)
     rows.emplace_back("step time here", html_escape(human_duration(e.step_seconds_here)));
   if (e.data_seconds)
     rows.emplace_back("data pipeline", "a batch every " + html_escape(human_duration(*e.data_seconds)));

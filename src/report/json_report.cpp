@@ -59,6 +59,7 @@ nlohmann::json estimate_json(const Estimate& e) {
                 {"basis", e.step_basis}}},
               {"batch_size", optional(e.batch_size)},
               {"sampled_batch", optional(e.sampled_batch)},
+              {"shape_only", e.shape_only},
               {"steps_per_epoch", optional(e.steps_per_epoch)},
               {"epochs", optional(e.epochs)},
               {"total_steps", optional(e.total_steps)},

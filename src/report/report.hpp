@@ -86,7 +86,8 @@ struct Estimate {
   // larger of the two when workers prefetch, their sum otherwise). The run's hours use it.
   double iteration_seconds = 0;
   std::optional<int> batch_size;
-  std::optional<int> sampled_batch;          // the batch the step ran at here, when the dry run sampled it
+  std::optional<int> sampled_batch;  // the batch the step ran at here, when the dry run sampled it
+  bool shape_only = false;  // the model ran on shape-only tensors: step_seconds_here is no step's time
   std::optional<long long> steps_per_epoch;  // the training DataLoader's length, not capped
   std::optional<double> epochs;              // the real run's, before clamping
   std::optional<long long> total_steps;      // the real run's training steps

@@ -43,7 +43,10 @@ std::string clamp_list(const std::vector<Clamp>& clamps) {
 
 void print_estimate(const Estimate& e, std::ostream& out, const Palette& p) {
   std::string step = "a training step";
-  if (e.sampled_batch) {
+  if (e.shape_only) {
+    if (e.batch_size) step += fmt::format(" at batch size {}", *e.batch_size);
+    step += " ran on shape-only tensors here";
+  } else if (e.sampled_batch) {
     step += fmt::format(" at batch size {} (sampled from {}) took {} here", *e.sampled_batch,
                         e.batch_size.value_or(0), human_duration(e.step_seconds_here));
   } else {

@@ -907,6 +907,86 @@ class BatchSampling(HarnessCase):
         self.assertEqual(self.events("step_measure")[0]["batch_size"], 256)
 
 
+LARGE_STEPS = """
+    import sys
+    import torch
+    from torch import nn
+    from torch.utils.data import DataLoader, TensorDataset
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(1000, 4000), nn.ReLU(), nn.Linear(4000, 10))
+    model.temperature = nn.Parameter(torch.tensor(2.0))
+    optimizer = torch.optim.Adam(model.parameters())
+    data = TensorDataset(torch.randn(4 * 256, 1000), torch.randint(0, 10, (4 * 256,)))
+    for epoch in range(2):
+        for x, y in DataLoader(data, batch_size=256):
+            optimizer.zero_grad()
+            loss = nn.functional.cross_entropy(model(x) / model.temperature, y)
+            loss.backward()
+            optimizer.step()
+            print("loss", loss.item(), model[2].bias.detach().cpu().numpy()[:1], model.temperature.item())
+            classes, counts = torch.unique(model(x).argmax(1), return_counts=True)
+            if sys.argv[2:] == ["bincount"]:
+                torch.bincount(model(x).argmax(1))
+    torch.save(model.state_dict(), sys.argv[1])
+    model.load_state_dict(torch.load(sys.argv[1]))
+    print("reloaded", model[0].weight.shape)
+"""
+
+
+@unittest.skipUnless(HAS_TORCH, "PyTorch is not importable by this python3")
+class ModelsLargerThanTheHost(HarnessCase):
+    """PREFLIGHT_HOST_PARAMETERS: once the parameters registered pass it, the model runs on
+    shape-only tensors (shape_only.py)."""
+
+    def run_large(self, limit, *args):
+        if os.path.exists(self.events_file):
+            os.remove(self.events_file)
+        checkpoint = os.path.join(self.dir, "model.pt")
+        code, out, err = self.run_script(LARGE_STEPS, args=[checkpoint] + list(args),
+                                         variables={"PREFLIGHT_HOST_PARAMETERS": limit})
+        self.assertEqual(self.events("harness_error"), [])
+        return code, out, err, checkpoint
+
+    @unittest.skipUnless(HAS_SHAPE_ONLY, "PyTorch before 2.1 has no shape-only tensors")
+    def test_a_shape_only_model_has_the_figures_of_the_real_one(self):
+        figures = {}
+        for limit in ("0", "1"):  # never; from the first parameter on
+            code, out, err, checkpoint = self.run_large(limit)
+            self.assertEqual(code, 0, err)
+            self.assertIn("reloaded torch.Size([4000, 1000])", out)
+            self.assertTrue(os.path.exists(checkpoint))
+            found = self.events("step_measure")
+            self.assertEqual(len(found), 1, found)
+            self.assertEqual(found[0].get("shape_only"), {"0": None, "1": True}[limit])
+            figures[limit] = tuple(found[0][k] for k in ("live_bytes", "step_bytes", "flops", "ops",
+                                                          "batch_size", "batches_per_epoch"))
+            self.assertEqual(self.events("nonfinite"), [])
+        self.assertEqual(figures["0"], figures["1"])
+        switched = self.events("shape_only")
+        self.assertEqual(len(switched), 1)
+        self.assertEqual(switched[0]["where"]["line"], 7)  # where the model is built, not its layer
+        self.assertEqual(switched[0]["limit"], 1)
+        # The loss and the bias have no values: 0 stood in; the temperature's own value is read.
+        self.assertIn("loss 0.0 [0.] 2.0", out)
+        self.assertEqual(sorted((m["what"], m["where"]["line"]) for m in self.events("made_up")),
+                         [("a tensor's values (numpy)", 17), ("a value read (item)", 17),
+                          ("torch.unique", 18)])
+
+    @unittest.skipUnless(HAS_SHAPE_ONLY, "PyTorch before 2.1 has no shape-only tensors")
+    def test_an_operator_shape_only_tensors_cannot_run_is_their_limit(self):
+        code, _, _, _ = self.run_large("1", "bincount")
+        self.assertNotEqual(code, 0)
+        failure = self.only_exception()
+        self.assertTrue(failure["type"].startswith("torch._subclasses."), failure)
+        self.assertEqual([f["line"] for f in failure["frames"] if f["user"]], [20])
+
+    def test_a_model_within_the_limit_stays_real(self):
+        code, out, err, _ = self.run_large(str(1 << 30))
+        self.assertEqual(code, 0, err)
+        self.assertEqual(self.events("shape_only"), [])
+        self.assertNotIn("loss 0.0 ", out)
+
+
 PARTS_STEP = """
 import torch
 from torch import nn

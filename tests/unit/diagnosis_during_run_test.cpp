@@ -139,6 +139,20 @@ TEST(DiagnosisGpuMemory, AStepLargerThanTheGpuIsAPredictedOutOfMemory) {
   EXPECT_TRUE(contains(finding.hint, "At batch size 12 the step needs about 1.5 GiB")) << finding.hint;
 }
 
+TEST(DiagnosisGpuMemory, WhenWhatIsKeptAloneIsTooMuchNoBatchFitsAndShardingIsCounted) {
+  // 100 GiB of weights, gradients and Adam's moments and 18 GiB of activations on an 80 GiB GPU.
+  model::Finding finding =
+      only_finding(trained({step_of(100ull << 30, 18ull << 30, 1)}), with_gpus(1, 80ull << 30));
+  EXPECT_TRUE(contains(finding.hint, "alone take 100.0 GiB")) << finding.hint;
+  EXPECT_FALSE(contains(finding.hint, "At batch size")) << finding.hint;
+  // Over 2 GPUs: 50 + 18 GiB + 420 MiB.
+  EXPECT_TRUE(contains(finding.hint, "over 2 GPUs each needs about 68.4 GiB")) << finding.hint;
+  // Activations alone too large: no count of GPUs is offered.
+  finding = only_finding(trained({step_of(100ull << 30, 90ull << 30, 1)}), with_gpus(1, 80ull << 30));
+  EXPECT_TRUE(contains(finding.hint, "alone take 100.0 GiB")) << finding.hint;
+  EXPECT_FALSE(contains(finding.hint, "GPUs each")) << finding.hint;
+}
+
 TEST(DiagnosisGpuMemory, TheFrameworkAddsItsContextAndTwoCublasWorkspacesInOneSegment) {
   // Two 8.125 MiB workspaces (PyTorch's default for cards before Hopper) share one 20 MiB
   // segment of the caching allocator.

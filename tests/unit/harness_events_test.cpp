@@ -357,5 +357,32 @@ TEST(HarnessEvents, ReadsFullSizeChecksAndASampledStep) {
   EXPECT_EQ(events.steps[0].sampled_batch, 2);
 }
 
+TEST(HarnessEvents, ReadsAShapeOnlyModelAndTheValuesItsProcessMadeUp) {
+  std::string lines =
+      R"j({"ev":"made_up","t":0.5,"pid":10,"what":"a value read (item)","where":null})j"
+      "\n"
+      R"j({"ev":"shape_only","t":1.0,"pid":10,"parameters":201326592,"bytes":805306368,"limit":805306368,"where":{"file":"/job/code/train.py","line":141,"function":"main","user":true}})j"
+      "\n"
+      R"j({"ev":"step_measure","t":3.0,"pid":10,"seconds":0.4,"flops":1e12,"ops":9,"live_bytes":1,"step_bytes":2,"shape_only":true})j"
+      "\n";
+  for (int i = 0; i < 25; ++i)
+    lines +=
+        R"j({"ev":"made_up","t":2.0,"pid":10,"what":"a value read (item)","where":{"file":"/job/code/train.py","line":)j" +
+        std::to_string(170 + i) + R"j(,"function":"main","user":true}})j" + "\n";
+  lines += R"j({"ev":"made_up","t":2.0,"pid":11,"what":"torch.nonzero","where":null})j"
+           "\n";
+  HarnessEvents events = parse_events(lines);
+  ASSERT_EQ(events.shape_only.size(), 1u);
+  const ShapeOnlyModel& model = events.shape_only[0];
+  EXPECT_EQ(model.parameters, 201326592);
+  EXPECT_EQ(model.bytes, 805306368u);
+  EXPECT_EQ(model.limit, 805306368u);
+  EXPECT_EQ(model.where->line, 141);
+  ASSERT_EQ(model.made_up.size(), 20u) << "at most 20, and none from before the switch or another process";
+  EXPECT_EQ(model.made_up[0].where->line, 170);
+  ASSERT_EQ(events.steps.size(), 1u);
+  EXPECT_TRUE(events.steps[0].shape_only);
+}
+
 }  // namespace
 }  // namespace preflight::harness

@@ -118,5 +118,53 @@ TEST(PipelineBatchSampling, NotesSayWhatTheFullSizeChecksCouldNotDo) {
       "read (bool) at train.py:52");
 }
 
+harness::HarnessEvents shape_only_run() {
+  harness::HarnessEvents events;
+  events.main_pid = 10;
+  harness::ShapeOnlyModel model;
+  model.limit = 768ull << 20;
+  model.where = user_frame(141);
+  model.made_up.push_back({"a value read (item)", user_frame(172)});
+  model.pid = 10;
+  events.shape_only.push_back(model);
+  return events;
+}
+
+TEST(PipelineShapeOnly, TheNoteSaysFromWhereAndWhatWasMadeUp) {
+  const auto notes = shape_only_notes(shape_only_run(), kCode);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("(768.0 MiB, PREFLIGHT_HOST_PARAMETERS) at train.py:141"), std::string::npos)
+      << notes[0];
+  EXPECT_NE(notes[0].find("made up: a value read (item) at train.py:172"), std::string::npos) << notes[0];
+  EXPECT_TRUE(shape_only_notes(harness::HarnessEvents{}, kCode).empty());
+}
+
+TEST(PipelineShapeOnly, AnOperatorShapeOnlyTensorsCannotRunIsAWarningNotTheJobsFailure) {
+  auto events = shape_only_run();
+  auto limit = exception_at(60, "torch._subclasses.fake_tensor.DynamicOutputShapeException");
+  limit.pid = 10;
+  events.exceptions.push_back(limit);
+  std::vector<model::Finding> findings = {failure("Unclassified", "evaluate", 60),
+                                          failure("Path Not Found", "data", 20),
+                                          failure("Output Lost", "", 0)};
+  for (auto& finding : findings) {
+    finding.severity = model::Severity::Error;
+    finding.phase = model::Phase::Dryrun;
+  }
+  findings[2].severity = model::Severity::Warning;
+  soften_shape_only_limits(findings, events, kCode);
+  ASSERT_EQ(findings.size(), 2u) << "the outputs the stages not executed would write are not lost";
+  EXPECT_EQ(findings[0].severity, model::Severity::Warning);
+  EXPECT_NE(findings[0].message.find("the stages from evaluate on were not executed here"), std::string::npos)
+      << findings[0].message;
+  EXPECT_EQ(findings[1].severity, model::Severity::Error) << "another line's failure is the job's";
+
+  // The same exception in a process whose model is real is the job's own.
+  events.exceptions[0].pid = 11;
+  findings[0].severity = model::Severity::Error;
+  soften_shape_only_limits(findings, events, kCode);
+  EXPECT_EQ(findings[0].severity, model::Severity::Error);
+}
+
 }  // namespace
 }  // namespace preflight::pipeline

@@ -16,10 +16,9 @@ than SAMPLE_BYTES, is sampled: every batch of that loader is cut to its first S 
 runs at the job's own size, as if nothing had happened: its values (a loss that turns NaN at
 the third step) are the job's own.
 
-Reading a value (`loss.item()`, `if torch.isnan(loss)`) has no answer on a fake tensor: the
-child answers with the real value when the tensor is one of the job's, else 0 (False), and
-says where. An operation whose result's shape depends on values (`torch.nonzero`, a boolean
-mask) gets its largest possible result, so memory errs high."""
+What fake tensors cannot answer (a value read, `torch.nonzero`) is made up as shape_only.py
+says, and each made-up value is reported with its line. A model already shape-only
+(shape_only.py) needs no check: its own step runs at full size."""
 
 import json
 import os
@@ -29,10 +28,9 @@ import sys
 import time
 
 import preflight_harness as core
-from . import clamp, frames
+from . import clamp, frames, shape_only
 
 TIMEOUT = 60.0          # seconds the parent waits for a child
-MAX_NOTES = 20          # made-up values reported, per child
 # Above these, the job's own step is too costly to run here: a step of 20 GFLOP (forward and
 # backward) takes about a second on two cores, and a dry run takes ten of them.
 # PREFLIGHT_SAMPLE_FLOPS replaces the first (tests sample small steps with 0).
@@ -42,7 +40,7 @@ SAMPLE_BYTES = 2 << 30
 SEQUENCE = 32
 
 _state = {
-    "child": None,      # in the child: {"fd": pipe, "made_up": [...], "derived": {...}}
+    "child": None,      # in the child: {"fd": pipe, "made_up": [...]}
     "probed": set(),    # (file, line) of the loops whose first iteration ran at full size
     "unavailable": None,  # why this torch cannot run shape-only tensors, once known
 }
@@ -101,7 +99,7 @@ def _first_batch(batch, loader, frame):
     the parent, the full-size fake one in the child."""
     size = sample_size()
     items = _items(batch)
-    if in_child() or not size or items is None or items <= size or not _may_fork():
+    if in_child() or shape_only.active() or not size or items is None or items <= size or not _may_fork():
         return batch
     where = frames.where(frame)
     key = (where["file"], where["line"]) if where else None
@@ -331,19 +329,15 @@ def _shape_only_limit(type_name):
 
 def _become_child(batch, fd):
     torch = sys.modules["torch"]
-    from torch._subclasses.fake_tensor import FakeTensorMode
     st = core.state
     st.trace = None
-    child = _state["child"] = {"fd": fd, "made_up": [], "derived": {}}  # fake storage -> real tensor
+    child = _state["child"] = {"fd": fd, "made_up": []}
     core.append = _write_to_parent
     quiet = os.open(os.devnull, os.O_WRONLY)  # the job's prints and tracebacks are the parent's
     os.dup2(quiet, 1)
     os.dup2(quiet, 2)
     os.close(quiet)
-    mode = FakeTensorMode(allow_non_fake_inputs=True)
-    _note_conversions(mode, child["derived"])
-    mode.__enter__()
-    _values_made_up(torch, child["derived"]).__enter__()
+    mode = shape_only.enter(torch, child["made_up"])
     fake = _fake(torch, mode, batch)
     def excepthook(tp, value, tb):
         from . import report
@@ -356,7 +350,7 @@ def _become_child(batch, fd):
     from . import measure
     if int(os.environ.get("PREFLIGHT_GPUS", "0") or 0) > 0:
         measure.efficient_attention(torch)  # the platform's GPU runs the fused kernels
-    measure.open_full_size(torch, child["derived"])
+    measure.open_full_size(torch, shape_only.derived())
     return fake
 
 
@@ -367,7 +361,7 @@ def end(reached, code=0):
     try:
         from . import measure
         figures = core.guard("full size", measure.full_size_figures)
-        core.emit("probe_end", reached=reached, made_up=child["made_up"][:MAX_NOTES], measured=figures)
+        core.emit("probe_end", reached=reached, made_up=child["made_up"], measured=figures)
     finally:
         os._exit(code)
 
@@ -381,70 +375,6 @@ def _write_to_parent(path, data):
         view = view[written:]
 
 
-def _note_conversions(mode, derived):
-    """Each real tensor the job's code hands to the fake mode (a parameter, a buffer, a
-    tensor of its own) is converted once: derived maps the fake's storage to the real tensor,
-    so that measure.py does not count a parameter saved for backward as an activation, and a
-    value read from it is its own."""
-    converter = mode.fake_tensor_converter
-    original = converter.from_real_tensor
-
-    def from_real_tensor(fake_mode, tensor, *args, **kwargs):
-        fake = original(fake_mode, tensor, *args, **kwargs)
-        try:
-            derived[fake.untyped_storage()._cdata] = tensor
-        except Exception:
-            pass
-        return fake
-
-    converter.from_real_tensor = from_real_tensor
-
-
 def _fake(torch, mode, batch):
     """The batch with each tensor turned into a fake one of its shape."""
     return _mapped(batch, lambda value: mode.from_tensor(value) if isinstance(value, torch.Tensor) else None)
-
-
-def _values_made_up(torch, derived):
-    """A dispatch mode above the fake mode for what fake tensors cannot answer: a value read
-    (`.item()`, `bool()`, `float()`) is the real tensor's when the fake was converted from a
-    one-element tensor of the job's, else 0 or False; `nonzero` and `masked_select`, whose size
-    depends on values, give their largest result. Each made-up value in the job's code is noted."""
-    from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
-    aten = torch.ops.aten
-    scalar = aten._local_scalar_dense.default
-    nonzero = aten.nonzero.default
-    masked_select = aten.masked_select.default
-
-    class MadeUp(TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            kwargs = kwargs or {}
-            if func is scalar:
-                value = args[0]
-                real = derived.get(value.untyped_storage()._cdata)
-                if real is not None and real.numel() == 1:
-                    with _disable_current_modes():
-                        return real.item()
-                _note("a value read (%s)" % ("bool" if value.dtype == torch.bool else "item"))
-                return False if value.dtype == torch.bool else 0.0 if value.is_floating_point() else 0
-            if func is nonzero:
-                _note("torch.nonzero")
-                x = args[0]
-                return torch.empty((x.numel(), x.dim()), dtype=torch.long, device=x.device)
-            if func is masked_select:
-                _note("a boolean mask")
-                x, mask = args[0], args[1]
-                return torch.empty((max(x.numel(), mask.numel()),), dtype=x.dtype, device=x.device)
-            return func(*args, **kwargs)
-
-    return MadeUp()
-
-
-def _note(what):
-    if getattr(core.local, "busy", 0):
-        return  # the harness's own reading (a layer's description)
-    made_up = _state["child"]["made_up"]
-    if len(made_up) < MAX_NOTES:
-        where = frames.where(sys._getframe(2))
-        if not any(m["what"] == what and m["where"] == where for m in made_up):
-            made_up.append({"what": what, "where": where})

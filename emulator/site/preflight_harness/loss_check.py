@@ -2,7 +2,7 @@
 carries on: divergence often shows only a few steps in, so every backward call is checked."""
 
 import preflight_harness as core
-from . import frames
+from . import frames, shape_only
 
 _state = {"backward": 0, "reported": False}
 
@@ -18,8 +18,8 @@ def on_backward(torch, args, kwargs, frame):
         tensors = tensors[0]
     if not isinstance(tensors, torch.Tensor) or tensors.numel() != 1:
         return
-    if not (tensors.is_floating_point() or tensors.is_complex()):
-        return
+    if not (tensors.is_floating_point() or tensors.is_complex()) or shape_only.is_fake(tensors):
+        return  # a shape-only loss has no value (shape_only.py)
     with torch.no_grad():
         finite = bool(torch.isfinite(tensors).all())
     if finite:

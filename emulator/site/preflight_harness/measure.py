@@ -19,7 +19,7 @@ import time
 import weakref
 
 import preflight_harness as core
-from . import frames, full_size, layers, loop_cut
+from . import frames, full_size, layers, loop_cut, shape_only
 
 # PyTorch's CUDA caching allocator (c10/cuda/CUDACachingAllocator.cpp, the same in 1.x and
 # 2.x): every block is a multiple of 512 bytes; blocks of 1 MiB or less come from 2 MiB
@@ -453,6 +453,8 @@ def _open(torch, at):
         window.forward_hook = register(
             lambda module, inputs, output: core.guard("layer", window.layer_called, module,
                                                       inputs, output))
+    if shape_only.active():
+        window.derived = shape_only.derived()  # the model's fake parameters are not activations
     _m["open"], _m["opened"], _m["opened_at"] = window, time.monotonic(), at
     if core.state.trace is not None and register is not None:
         core.guard("trace layers", _trace_layers, window)
@@ -542,12 +544,14 @@ def _close(torch, frame, at):
         flops, calls = full["flops"] * times, int(round(full["layer_calls"] * times))
         parts = _scaled_parts(full["parts"], times) + [p for p in parts if p.get("kind") == "optimizer"]
         extra = {"batch_size": full["batch_size"], "sampled_batch": full["sampled_batch"]}
+    if shape_only.active():
+        extra["shape_only"] = True  # `seconds` is the fake tensors', no step's
     core.emit("step_measure", seconds=round(seconds, 6), flops=int(flops),
               ops=calls + KERNELS_PER_PARAMETER * parameters,
               live_bytes=kept.reserved(), step_bytes=max(0, peak - kept.reserved()),
               replicas=_replicas(torch), batch_size=extra.get("batch_size", _m["batch_size"]),
               batches_per_epoch=_m["batches"], stage=core.state.stage,
-              where=frames.where(frame), **({"sampled_batch": extra["sampled_batch"]} if extra else {}))
+              where=frames.where(frame), **{k: v for k, v in extra.items() if k != "batch_size"})
     core.emit("step_parts", parts=parts, **layers.settings(torch))
 
 

@@ -8,7 +8,8 @@ import sys
 import time
 
 import preflight_harness as core
-from . import dataloader_cap, endless, frames, layers, loop_cut, loss_check, measure, periodic, report, stages
+from . import (dataloader_cap, endless, frames, layers, loop_cut, loss_check, measure, periodic, report,
+               shape_only, stages)
 
 # Module classes that are not models although they are nn.Modules.
 _NOT_MODELS = ("torchvision.transforms", "torchaudio.transforms")
@@ -26,6 +27,7 @@ def install(torch):
             patch(torch)
         except Exception as exc:
             core.harness_error(patch.__name__, exc)
+    core.guard("shape_only", shape_only.install, torch)
     core.guard("virtual_gpu", __import__(__package__ + ".virtual_gpu", fromlist=["_"]).install, torch)
     core.guard("ranks", __import__(__package__ + ".ranks", fromlist=["_"]).install, torch)
 
@@ -362,7 +364,7 @@ def _patch_save(torch):
         tracer = core.state.trace
         start = tracer.now() if tracer is not None else None
         try:
-            result = original(obj, f, *args, **kwargs)
+            result = original(shape_only.saved(torch, obj), f, *args, **kwargs)
         except Exception as exc:
             if tracer is not None:
                 core.guard("trace torch.save", _checkpoint_traced, tracer, "torch.save", f, start,
@@ -402,7 +404,7 @@ def _patch_load(torch):
                        sys._getframe(1), False)
         tracer = core.state.trace
         if tracer is None:
-            return original(*args, **kwargs)
+            return shape_only.loaded(torch, original(*args, **kwargs))
         f = args[0] if args else kwargs.get("f")
         size = core.guard("trace torch.load", _file_size, f)
         start = tracer.now()
@@ -414,7 +416,7 @@ def _patch_load(torch):
             raise
         core.guard("trace torch.load", _checkpoint_traced, tracer, "torch.load", f, start, None,
                    size)
-        return result
+        return shape_only.loaded(torch, result)
 
     torch.load = load
 

@@ -33,7 +33,6 @@ class HarnessState(object):
         self.optimizers = 0        # optimizers constructed so far
         self.train_stack = None    # user frames (code, lasti) when training last began
         self.reported = {}         # id(exception) -> (exception, stage, path)
-        self.cap_stops = {}        # id(StopIteration) -> instance, raised by a DataLoader cap
         self.caps_seen = set()     # where-keys of loops already reported as capped
         self.exit_code = None      # sys.exit's argument, normalised
         self.errors = 0

@@ -155,8 +155,7 @@ def _inherited(exc):
 
 
 def _from_cap(exc):
-    caps = core.state.cap_stops
-    return any(id(link) in caps for link in _chain(exc))
+    return any(getattr(link, "preflight_cap", False) for link in _chain(exc))
 
 
 def _remote_traceback(message):

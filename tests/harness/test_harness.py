@@ -959,7 +959,7 @@ class BatchSampling(HarnessCase):
 
 
 LARGE_STEPS = """
-    import sys
+    import copy, sys
     import torch
     from torch import nn
     from torch.utils.data import DataLoader, TensorDataset
@@ -981,6 +981,11 @@ LARGE_STEPS = """
     torch.save(model.state_dict(), sys.argv[1])
     model.load_state_dict(torch.load(sys.argv[1]))
     print("reloaded", model[0].weight.shape)
+    average = copy.deepcopy(model)
+    with torch.no_grad():
+        for kept, param in zip(average.parameters(), model.parameters()):
+            kept.mul_(0.99).add_(param, alpha=0.01)
+    print("averaged", average[0].weight.shape, "foreach", optimizer.param_groups[0]["foreach"])
 """
 
 
@@ -994,7 +999,7 @@ class ModelsLargerThanTheHost(HarnessCase):
             os.remove(self.events_file)
         checkpoint = os.path.join(self.dir, "model.pt")
         code, out, err = self.run_script(LARGE_STEPS, args=[checkpoint] + list(args),
-                                         variables={"PREFLIGHT_HOST_PARAMETERS": limit})
+                                         variables={"PREFLIGHT_HOST_PARAMETERS": limit, "PREFLIGHT_GPUS": "1"})
         self.assertEqual(self.events("harness_error"), [])
         return code, out, err, checkpoint
 
@@ -1005,6 +1010,10 @@ class ModelsLargerThanTheHost(HarnessCase):
             code, out, err, checkpoint = self.run_large(limit)
             self.assertEqual(code, 0, err)
             self.assertIn("reloaded torch.Size([4000, 1000])", out)
+            # A copy of the model (an average of its weights) is as shape-only as the model; its
+            # optimizer steps with the multi-tensor kernels a GPU's parameters get.
+            self.assertIn("averaged torch.Size([4000, 1000]) foreach %s" % {"0": None, "1": True}[limit],
+                          out)
             self.assertTrue(os.path.exists(checkpoint))
             found = self.events("step_measure")
             self.assertEqual(len(found), 1, found)

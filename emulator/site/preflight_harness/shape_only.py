@@ -50,14 +50,32 @@ def enter(torch, notes=None):
     """This process's fake mode. Operations on its fake tensors are shape-only, whatever else
     they take; in full_size.py's child (`notes` given: it collects the made-up values, which are
     otherwise events) the mode is pushed, so that every tensor created is fake too."""
-    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
     mode = FakeTensorMode(allow_non_fake_inputs=True)
     _note_conversions(mode, _s["derived"])
     _values_made_up(torch, mode, _s["derived"])
+    FakeTensor.__deepcopy__ = _deepcopy
     _s["mode"], _s["notes"] = mode, notes
     if notes is not None:
         mode.__enter__()
     return mode
+
+
+def _deepcopy(self, memo):
+    """A fake tensor's deep copy (`copy.deepcopy(layer)` in nn.TransformerEncoder, a model's
+    EMA copy): a fake of the same mode, shape, strides and dtype. PyTorch's own copies it
+    through the tensor's data, which a fake has not, into a fake of another mode."""
+    if id(self) in memo:
+        return memo[id(self)]
+    torch = sys.modules["torch"]
+    with self.fake_mode:
+        out = torch.empty_strided(self.shape, self.stride(), dtype=self.dtype, device=self.device)
+    if isinstance(self, torch.nn.Parameter):
+        out = torch.nn.Parameter(out, requires_grad=self.requires_grad)
+    elif self.requires_grad:
+        out.requires_grad_(True)
+    memo[id(self)] = out
+    return out
 
 
 def derived():
@@ -202,6 +220,18 @@ def _building(torch, frame):
             return f
         f = f.f_back
     return frame
+
+
+def note_optimizer(optimizer):
+    """An optimizer of a shape-only model steps with its multi-tensor kernels, as PyTorch
+    chooses by default for CUDA parameters: on the platform's GPU it would (a fake parameter
+    says it is on the CPU, where the default is a loop over the parameters), and one
+    operation for all parameters is one shape-only dispatch, not one per parameter."""
+    if not _s["active"] or int(os.environ.get("PREFLIGHT_GPUS", "0") or 0) <= 0:
+        return
+    for group in optimizer.param_groups:
+        if "foreach" in group and group["foreach"] is None and not group.get("fused"):
+            group["foreach"] = True
 
 
 def saved(torch, obj):

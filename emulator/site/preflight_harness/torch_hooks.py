@@ -315,6 +315,7 @@ def _patch_optimizer(torch):
         core.state.optimizers += 1
         result = original_init(self, *args, **kwargs)
         core.guard("optimizer", measure.note_optimizer, self)
+        core.guard("optimizer", shape_only.note_optimizer, self)
         if register_post is None:
             core.guard("optimizer.step", wrap_step, type(self))
         return result

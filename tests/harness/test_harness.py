@@ -999,7 +999,8 @@ class ModelsLargerThanTheHost(HarnessCase):
             os.remove(self.events_file)
         checkpoint = os.path.join(self.dir, "model.pt")
         code, out, err = self.run_script(LARGE_STEPS, args=[checkpoint] + list(args),
-                                         variables={"PREFLIGHT_HOST_PARAMETERS": limit, "PREFLIGHT_GPUS": "1"})
+                                         variables={"PREFLIGHT_HOST_PARAMETERS": limit,
+                                                    "PREFLIGHT_GPUS": "1"})
         self.assertEqual(self.events("harness_error"), [])
         return code, out, err, checkpoint
 

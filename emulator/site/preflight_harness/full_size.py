@@ -62,10 +62,11 @@ def sample_size():
 def shape_only_support(torch):
     """None when this torch has fake tensors the child can use (PyTorch 2.1+), else why not.
 
-    Asked first just before a process forks its first child, it makes one fake mode there: the
-    first FakeTensorMode imports torch._dynamo, sympy and the decompositions (0.7 s on PyTorch
-    2.6), which every child would otherwise import again for its loop. A job that built a
-    torch.optim optimizer has them already (its constructor imports torch._dynamo)."""
+    Asked first where fake tensors are about to be used (a child about to be forked, a model
+    about to turn shape-only), it makes one fake mode in this process: the first FakeTensorMode
+    imports torch._dynamo, sympy and the decompositions (0.7 s on PyTorch 2.6), which every
+    child would otherwise import again for its loop. A job that built a torch.optim optimizer
+    has them already (its constructor imports torch._dynamo)."""
     if _state["unavailable"] is None:
         why = ""
         try:

@@ -989,6 +989,20 @@ LARGE_STEPS = """
 """
 
 
+RESNET_STEPS = """
+    import torch
+    import torchvision
+    torch.manual_seed(0)
+    model = torchvision.models.resnet50(weights=None)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    data = torch.utils.data.TensorDataset(torch.rand(32, 3, 64, 64), torch.randint(0, 10, (32,)))
+    for x, y in torch.utils.data.DataLoader(data, batch_size=8):
+        optimizer.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        optimizer.step()
+"""
+
+
 @unittest.skipUnless(HAS_TORCH, "PyTorch is not importable by this python3")
 class ModelsLargerThanTheHost(HarnessCase):
     """PREFLIGHT_HOST_PARAMETERS: once the parameters registered pass it, the model runs on
@@ -1032,6 +1046,22 @@ class ModelsLargerThanTheHost(HarnessCase):
         self.assertEqual(sorted((m["what"], m["where"]["line"]) for m in self.events("made_up")),
                          [("a tensor's values (numpy)", 17), ("a value read (item)", 17),
                           ("torch.unique", 18)])
+
+    @unittest.skipUnless(HAS_SHAPE_ONLY, "PyTorch before 2.1 has no shape-only tensors")
+    def test_a_resnet_50_has_the_figures_of_the_real_one(self):
+        """Its steps free and convert many tensors: an activation at the address of a storage
+        converted in an earlier step is still an activation."""
+        figures = {}
+        for limit in ("0", "1"):
+            if os.path.exists(self.events_file):
+                os.remove(self.events_file)
+            code, _, err = self.run_script(RESNET_STEPS, variables={"PREFLIGHT_HOST_PARAMETERS": limit})
+            if "No module named 'torchvision'" in err:
+                self.skipTest("torchvision is not importable by this python3")
+            self.assertEqual(code, 0, err)
+            found = self.events("step_measure")
+            figures[limit] = tuple(found[0][k] for k in ("live_bytes", "step_bytes", "flops", "ops"))
+        self.assertEqual(figures["0"], figures["1"])
 
     @unittest.skipUnless(HAS_SHAPE_ONLY, "PyTorch before 2.1 has no shape-only tensors")
     def test_an_operator_shape_only_tensors_cannot_run_is_their_limit(self):

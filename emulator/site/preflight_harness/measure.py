@@ -527,8 +527,6 @@ def _close(torch, frame, at):
     peak = window.peak if full is None else Highs.peak(full["moments"], window.base)
     peak = max(peak, step.reserved())
     parameters = sum(1 for _ in _optimized_params())
-    if window.trace is not None:
-        core.guard("trace step", _trace_step, window, at, seconds, peak)
     flops, calls, parts = window.flops, window.layer_calls, window.parts.result()
     extra = {}
     # The step's own count of micro-batches, when the loop cut ended its accumulation early.
@@ -546,6 +544,8 @@ def _close(torch, frame, at):
         extra = {"batch_size": full["batch_size"], "sampled_batch": full["sampled_batch"]}
     if shape_only.active():
         extra["shape_only"] = True  # `seconds` is the fake tensors', no step's
+    if window.trace is not None:
+        core.guard("trace step", _trace_step, window, at, seconds, peak, flops)
     core.emit("step_measure", seconds=round(seconds, 6), flops=int(flops),
               ops=calls + KERNELS_PER_PARAMETER * parameters,
               live_bytes=kept.reserved(), step_bytes=max(0, peak - kept.reserved()),
@@ -563,12 +563,13 @@ def _scaled_parts(parts, times):
     return parts
 
 
-def _trace_step(window, end, seconds, peak):
+def _trace_step(window, end, seconds, peak, flops):
     window.trace_gpu(end, peak)
     # The span is the iteration's (trace.step_ended), from one step's end to the next's; the
-    # seconds measured leave out the window's own setting up.
+    # seconds measured leave out the window's own setting up. Its FLOPs are step_measure's:
+    # the job's own batch's, and all its micro-batches'.
     window.trace.complete("measured step", "step", _m["opened_at"], end,
-                          {"flops": int(window.flops), "seconds": round(seconds, 6)})
+                          {"flops": int(flops), "seconds": round(seconds, 6)})
     window.starts = []
 
 

@@ -296,21 +296,36 @@ def _patch_values(torch):
 
 def _note_conversions(mode, derived_storages):
     """Each real tensor the job's code hands to the fake mode (a parameter, a buffer, a
-    tensor of its own) is converted once: `derived_storages` holds the fake's storage, so that
-    measure.py does not count a parameter saved for backward as an activation, and for a
-    one-element tensor the real one, so that a value read from it is its own."""
+    tensor of its own) is converted once: `derived_storages` holds the fake's storage while a
+    fake converted to it lives ([fakes alive, the real tensor]), so that measure.py does not
+    count a parameter saved for backward as an activation, and for a one-element tensor the
+    real one, so that a value read from it is its own."""
     converter = mode.fake_tensor_converter
     original = converter.from_real_tensor
 
     def from_real_tensor(fake_mode, tensor, *args, **kwargs):
         fake = original(fake_mode, tensor, *args, **kwargs)
-        try:  # only a one-element tensor is kept: a model's weights are to be freed
-            derived_storages[fake.untyped_storage()._cdata] = tensor if tensor.numel() == 1 else None
+        try:
+            key = fake.untyped_storage()._cdata
+            entry = derived_storages.get(key)
+            if entry is None:  # only a one-element tensor is kept: a model's weights are to be freed
+                entry = derived_storages[key] = [0, tensor if tensor.numel() == 1 else None]
+            entry[0] += 1
+            # A storage freed leaves its address to the next: an activation there is none of these.
+            weakref.finalize(fake, _forget, derived_storages, key)
         except Exception:
             pass
         return fake
 
     converter.from_real_tensor = from_real_tensor
+
+
+def _forget(derived_storages, key):
+    entry = derived_storages.get(key)
+    if entry is not None:
+        entry[0] -= 1
+        if entry[0] <= 0:
+            del derived_storages[key]
 
 
 def _values_made_up(torch, mode, derived_storages):
@@ -331,7 +346,7 @@ def _values_made_up(torch, mode, derived_storages):
     def made_up(func, types, args=(), kwargs=None):
         if func is scalar:
             value = args[0]
-            real = derived_storages.get(value.untyped_storage()._cdata)
+            real = derived_storages.get(value.untyped_storage()._cdata, (0, None))[1]
             if real is not None:
                 with _disable_current_modes():
                     return real.item()

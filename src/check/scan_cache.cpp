@@ -3,10 +3,10 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <random>
 #include <string_view>
 #include <vector>
@@ -67,6 +67,11 @@ std::optional<std::string> ScanCache::find(const std::string& key) const {
   if (!is_scan_key(key)) return std::nullopt;
   auto file = open_job_file(dir_, key + std::string(kScanSuffix));  // never through a link
   if (!file) return std::nullopt;
+  // Only a scan this user wrote, which no one else may change: in a cache shared between users
+  // (docs/scale-out.md), another one's entry could stand for code it never scanned.
+  struct stat info {};
+  if (::fstat(file->get(), &info) != 0 || info.st_uid != ::geteuid() || (info.st_mode & (S_IWGRP | S_IWOTH)))
+    return std::nullopt;
   auto text = read_regular(file->get(), kMaxScanBytes, (dir_ / key).string());
   if (!text) return std::nullopt;
   ::futimens(file->get(), nullptr);  // the last use, for keep_within_bounds
@@ -81,11 +86,16 @@ void ScanCache::store(const std::string& key, const std::string& output) const {
   // Each writer has a partial file of its own, renamed into place whole: a reader never sees
   // half a scan, and two commands storing one key at once both leave a whole one.
   const fs::path partial = dir_ / fmt::format(".{}.{:08x}", key, std::random_device()());
-  bool written = false;
-  {
-    std::ofstream out(partial, std::ios::binary | std::ios::trunc);
-    written = static_cast<bool>(out << output << std::flush);
+  // The user's own, as a run folder is: a scan tells the code's paths and variables.
+  UniqueFd out(::open(partial.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!out.valid()) return;
+  bool written = true;
+  for (std::size_t done = 0; written && done < output.size();) {
+    const ssize_t wrote = ::write(out.get(), output.data() + done, output.size() - done);
+    written = wrote > 0;
+    done += written ? static_cast<std::size_t>(wrote) : 0;
   }
+  out = UniqueFd();
   if (written) fs::rename(partial, dir_ / (key + std::string(kScanSuffix)), ec);
   if (!written || ec) fs::remove(partial, ec);
   keep_within_bounds();

@@ -36,11 +36,12 @@ class ScanCache {
   // The key of a scan by `program` in this image's `interpreter` of the request `input`.
   std::string key(const std::string& program, const std::string& interpreter, const std::string& input) const;
 
-  // The scanner's output kept under `key`, marked as just used; nullopt when none is kept (or
-  // what is there is not a regular file of at most kMaxScanBytes: no link is followed).
+  // The scanner's output kept under `key`, marked as just used; nullopt when none is kept, or
+  // what is there is not a regular file of at most kMaxScanBytes (no link is followed) that this
+  // user owns and no one else may write.
   std::optional<std::string> find(const std::string& key) const;
 
-  // Keeps `output` under `key` (written aside, then renamed into place), then drops the least
+  // Keeps `output` under `key` (written aside, mode 0600, then renamed into place), then drops the least
   // recently used scans past the bounds. Best effort: a cache that cannot be written costs the
   // next command a scan, nothing else.
   void store(const std::string& key, const std::string& output) const;

@@ -2,6 +2,7 @@
 // same image is taken from the cache without a container; any change to what the scan depends
 // on (a file's bytes, the entry, the image, the scanner) runs the scanner again.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -209,6 +210,24 @@ TEST_F(CheckScanCache, AKeptScanThatIsALinkOrGarbageIsScannedAgain) {
   EXPECT_EQ(scanner.runs, 2);
   ASSERT_TRUE(fs::is_regular_file(fs::symlink_status(kept)));  // replaced by the scan made
   dir.write(fs::relative(kept, dir.path()).string(), "{\"files\": [");
+  ASSERT_TRUE(scan());
+  EXPECT_EQ(scanner.runs, 3);
+  ASSERT_TRUE(scan());
+  EXPECT_EQ(scanner.runs, 3);
+}
+
+TEST_F(CheckScanCache, OnlyAScanThisUserKeptAndNoOneElseCanWriteIsTaken) {
+  // In a cache shared between users, another one's entry could stand for code it never scanned.
+  ASSERT_TRUE(scan());
+  fs::path kept;
+  for (const auto& entry : fs::directory_iterator(cache_dir() / "scans")) kept = entry.path();
+  EXPECT_EQ(fs::status(kept).permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write);
+  fs::permissions(kept, fs::perms::group_write, fs::perm_options::add);
+  ASSERT_TRUE(scan());
+  EXPECT_EQ(scanner.runs, 2);  // and replaced by the user's own
+  EXPECT_EQ(fs::status(kept).permissions() & fs::perms::group_write, fs::perms::none);
+  if (::geteuid() != 0) GTEST_SKIP() << "giving a file to another user needs root";
+  ASSERT_EQ(::chown(kept.c_str(), 4242, 4242), 0);
   ASSERT_TRUE(scan());
   EXPECT_EQ(scanner.runs, 3);
   ASSERT_TRUE(scan());

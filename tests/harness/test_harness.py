@@ -947,6 +947,18 @@ class BatchSampling(HarnessCase):
         self.assertLessEqual(figures["2"][1] + 2 * 2 * probabilities, figures["0"][1])
         self.assertGreater(figures["2"][1], 32 * 256 * 64 * 4 * 2 * 4)  # each layer's q, k, v, output
 
+    @unittest.skipUnless(HAS_SHAPE_ONLY, "PyTorch before 2.1 has no shape-only tensors")
+    def test_a_loop_after_the_first_backward_cannot_be_checked_and_says_so(self):
+        """Autograd refuses backward in a child forked after the parent's first: the check's
+        limit, never the job's failure."""
+        code, _, err = self.run_sampled(TWO_TRAINING_LOOPS, above="0")
+        self.assertEqual(code, 0, err)
+        checks = self.events("full_size")
+        self.assertEqual(len(checks), 2, checks)
+        self.assertEqual((checks[0]["reached"], checks[0].get("shape_only")), ("step", None))
+        if checks[1]["reached"] == "exception":  # as PyTorch 2.6 does
+            self.assertTrue(checks[1]["shape_only"], checks[1])
+
     @unittest.skipIf(HAS_SHAPE_ONLY, "this PyTorch has shape-only tensors")
     def test_without_shape_only_tensors_the_batch_is_the_jobs(self):
         code, _, err = self.run_sampled(MLP_STEPS, args=["256"])
@@ -957,6 +969,25 @@ class BatchSampling(HarnessCase):
         self.assertIn("shape-only", checks[0]["why"])
         self.assertEqual(self.events("step_measure")[0]["batch_size"], 256)
 
+
+TWO_TRAINING_LOOPS = """
+    import torch
+    from torch import nn
+    from torch.utils.data import DataLoader, TensorDataset
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(20, 64), nn.ReLU(), nn.Linear(64, 3))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    corpus = TensorDataset(torch.randn(256, 20), torch.randint(0, 3, (256,)))
+    task = TensorDataset(torch.randn(256, 20), torch.randint(0, 3, (256,)))
+    for x, y in DataLoader(corpus, batch_size=32):  # pre-training
+        optimizer.zero_grad()
+        nn.functional.cross_entropy(model(x), y).backward()
+        optimizer.step()
+    for x, y in DataLoader(task, batch_size=32):  # fine-tuning
+        optimizer.zero_grad()
+        nn.functional.cross_entropy(model(x), y).backward()
+        optimizer.step()
+"""
 
 LARGE_STEPS = """
     import copy, sys

@@ -304,7 +304,7 @@ def _report(lines, timed_out, seconds, full, size, where):
                   seconds=round(seconds, 6), made_up=end.get("made_up", []) if end else [])
     if failure is not None:
         fields["exception"] = {k: failure.get(k) for k in ("type", "message", "stage", "frames")}
-        fields["shape_only"] = _shape_only_limit(failure.get("type", ""))
+        fields["shape_only"] = _shape_only_limit(failure.get("type", ""), failure.get("message") or "")
     if figures and figures.get("backwards"):
         fields["flops"] = figures.get("flops")
         if costly:
@@ -320,10 +320,12 @@ def _flops_limit():
         return SAMPLE_FLOPS
 
 
-def _shape_only_limit(type_name):
-    """An exception of fake tensors themselves (a value or an operator they cannot give), not
-    of the job."""
-    return type_name.startswith("torch._subclasses.")
+def _shape_only_limit(type_name, message):
+    """An exception of the check itself, not of the job: of fake tensors (a value or an
+    operator they cannot give), or autograd's refusal to run backward in a child forked after
+    the parent's first backward (a second training loop: fine-tuning after pre-training)."""
+    return type_name.startswith("torch._subclasses.") or \
+        "autograd's threading in combination with fork-based multiprocessing" in message
 
 
 # --- the child --------------------------------------------------------------------------

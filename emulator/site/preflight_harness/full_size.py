@@ -278,7 +278,13 @@ def _collect(pid, fd):
             timed_out = True
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
+            exited = True
             break
+    if not exited:  # the pipe's end came first: the child closes it only as it exits
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass  # the job's own os.wait() took it
     os.close(fd)
     lines = []
     for text in b"".join(chunks).decode("utf-8", "replace").splitlines():

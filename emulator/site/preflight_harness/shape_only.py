@@ -52,7 +52,7 @@ def enter(torch, notes=None):
     otherwise events) the mode is pushed, so that every tensor created is fake too."""
     from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
     mode = FakeTensorMode(allow_non_fake_inputs=True)
-    _note_conversions(mode, _s["derived"])
+    _note_conversions(mode, _s["derived"], forget=notes is None)
     _values_made_up(torch, mode, _s["derived"])
     FakeTensor.__deepcopy__ = _deepcopy
     _s["mode"], _s["notes"] = mode, notes
@@ -294,12 +294,15 @@ def _patch_values(torch):
     torch.Tensor.numpy = numpy
 
 
-def _note_conversions(mode, derived_storages):
+def _note_conversions(mode, derived_storages, forget):
     """Each real tensor the job's code hands to the fake mode (a parameter, a buffer, a
-    tensor of its own) is converted once: `derived_storages` holds the fake's storage while a
-    fake converted to it lives ([fakes alive, the real tensor]), so that measure.py does not
-    count a parameter saved for backward as an activation, and for a one-element tensor the
-    real one, so that a value read from it is its own."""
+    tensor of its own) is converted once: `derived_storages` holds the fake's storage ([fakes
+    alive, the real tensor]), so that measure.py does not count a parameter saved for backward
+    as an activation, and for a one-element tensor the real one, so that a value read from it
+    is its own. A shape-only model's process (`forget`) runs step after step: there a storage
+    is forgotten when the last fake converted to it is freed. full_size.py's child runs one
+    iteration, in which a fake converted for one operation may die while its storage, saved by
+    autograd through a view, lives on: there nothing is forgotten."""
     converter = mode.fake_tensor_converter
     original = converter.from_real_tensor
 
@@ -311,8 +314,8 @@ def _note_conversions(mode, derived_storages):
             if entry is None:  # only a one-element tensor is kept: a model's weights are to be freed
                 entry = derived_storages[key] = [0, tensor if tensor.numel() == 1 else None]
             entry[0] += 1
-            # A storage freed leaves its address to the next: an activation there is none of these.
-            weakref.finalize(fake, _forget, derived_storages, key)
+            if forget:  # a storage freed leaves its address to the next step's activations
+                weakref.finalize(fake, _forget, derived_storages, key)
         except Exception:
             pass
         return fake

@@ -6,14 +6,16 @@
 # children), the verdict, and the GPU memory the dry run says the step needs; beside the last,
 # the peak the caching allocator reserved for the same step on a real GPU, from
 # benchmarks/scale/results/*.json (benchmarks/scale/gpu_memory.py, run where a GPU is lent).
+# A JOB is a folder of benchmarks/scale/ with its job.yaml, or a job file there (llama/7b.yaml).
 # Usage: benchmarks/scale.sh [RUNS] [JOB[:RUNS]...]   (as root, after scripts/setup pytorch)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-3}
 shift || true
 jobs=("$@")
-[[ ${#jobs[@]} -gt 0 ]] || jobs=(resnet50 gpt2_small bert_large)
+[[ ${#jobs[@]} -gt 0 ]] || jobs=(resnet50 gpt2_small bert_large llama/1b3.yaml llama/7b.yaml llama/7b_lora.yaml)
 preflight=${PREFLIGHT:-$PWD/build/preflight}
+export PREFLIGHT_ALLOW=$PWD/benchmarks/scale  # the jobs' folders: theirs to read (docs/security.md)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -22,9 +24,11 @@ for entry in "${jobs[@]}"; do
   job=${entry%%:*}
   count=$runs
   [[ $entry == *:* ]] && count=${entry#*:}
+  file=benchmarks/scale/$job/job.yaml
+  [[ $job == *.yaml ]] && file=benchmarks/scale/$job
   for ((run = 0; run < count; run++)); do
     /usr/bin/time -f "%e %M" -o "$work/time" "$preflight" run -q --json "$work/report.json" \
-      "benchmarks/scale/$job/job.yaml" >/dev/null 2>&1 || true
+      "$file" >/dev/null 2>&1 || true
     jq -c --arg job "$job" --arg time "$(tail -1 "$work/time")" \
       '{job: $job, time: $time, verdict, category: ([.findings[] | select(.severity == "error")][0].category),
         needed: .estimate.gpu_memory.needed_bytes, gpu: .estimate.gpu, batch: .estimate.batch_size,

@@ -182,7 +182,7 @@ def _sequence_length(batch):
             return value
         return None
 
-    _mapped(batch, leaf)
+    shape_only.mapped(batch, leaf)
     length = lengths.pop() if len(lengths) == 1 else None
     return length if length is not None and length > SEQUENCE else None
 
@@ -214,28 +214,7 @@ def _cut(batch, items, size, length=None):
             return value[:size]
         return None
 
-    return _mapped(batch, leaf)
-
-
-def _mapped(batch, leaf, depth=0):
-    """The batch with `leaf` applied to its parts, through its lists, tuples (named ones too)
-    and mappings, which keep their type; `leaf` gives None for a container to go into."""
-    done = leaf(batch)
-    if done is not None or depth > 4:
-        return batch if done is None else done
-    if isinstance(batch, tuple) and hasattr(batch, "_fields"):
-        return type(batch)(*[_mapped(x, leaf, depth + 1) for x in batch])
-    if isinstance(batch, (list, tuple)):
-        return type(batch)(_mapped(x, leaf, depth + 1) for x in batch)
-    if isinstance(batch, dict):
-        try:
-            out = type(batch)()
-        except Exception:
-            out = {}
-        for key, value in batch.items():
-            out[key] = _mapped(value, leaf, depth + 1)
-        return out
-    return batch
+    return shape_only.mapped(batch, leaf)
 
 
 def _may_fork():
@@ -386,4 +365,5 @@ def _write_to_parent(path, data):
 
 def _fake(torch, mode, batch):
     """The batch with each tensor turned into a fake one of its shape."""
-    return _mapped(batch, lambda value: mode.from_tensor(value) if isinstance(value, torch.Tensor) else None)
+    return shape_only.mapped(batch, lambda value: mode.from_tensor(value)
+                             if isinstance(value, torch.Tensor) else None)

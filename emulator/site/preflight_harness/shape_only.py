@@ -239,8 +239,8 @@ def saved(torch, obj):
     tensor of its shape (no data), so the file is written where the job writes it."""
     if not _s["active"]:
         return obj
-    return _mapped(obj, lambda value: torch.empty(value.shape, dtype=value.dtype, device="meta")
-                   if is_fake(value) else value)
+    return mapped(obj, lambda value: torch.empty(value.shape, dtype=value.dtype, device="meta")
+                  if is_fake(value) else None, levels=16)
 
 
 def loaded(torch, obj):
@@ -251,30 +251,32 @@ def loaded(torch, obj):
 
     def fake(value):
         if not isinstance(value, torch.Tensor) or value.device.type != "meta":
-            return value
+            return None
         with mode:
             return torch.empty(value.shape, dtype=value.dtype)
 
-    return _mapped(obj, fake)
+    return mapped(obj, fake, levels=16)
 
 
-def _mapped(obj, leaf, depth=0):
-    """`obj` with each tensor in its dicts, lists and tuples replaced by leaf(tensor)."""
-    if depth > 32:
-        return obj
+def mapped(obj, leaf, levels=4, depth=0):
+    """`obj` with `leaf` applied to its parts, through its lists, tuples (named ones too) and
+    mappings, which keep their type, past `levels` levels no further; `leaf` gives None for a part to go
+    into or keep."""
+    done = leaf(obj)
+    if done is not None or depth > levels:
+        return obj if done is None else done
+    if isinstance(obj, tuple) and hasattr(obj, "_fields"):
+        return type(obj)(*[mapped(x, leaf, levels, depth + 1) for x in obj])
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(mapped(x, leaf, levels, depth + 1) for x in obj)
     if isinstance(obj, dict):
-        out = type(obj)() if type(obj) is not dict else {}
         try:
-            for key, value in obj.items():
-                out[key] = _mapped(value, leaf, depth + 1)
-            return out
+            out = type(obj)()
         except Exception:
-            return obj
-    if isinstance(obj, (list, tuple)) and not hasattr(obj, "_fields"):
-        return type(obj)(_mapped(value, leaf, depth + 1) for value in obj)
-    torch = sys.modules.get("torch")
-    if torch is not None and isinstance(obj, torch.Tensor):
-        return leaf(obj)
+            out = {}
+        for key, value in obj.items():
+            out[key] = mapped(value, leaf, levels, depth + 1)
+        return out
     return obj
 
 

@@ -120,10 +120,11 @@ class _Window(object):
         self.starts = []               # (module, when its forward began), innermost last
         self.sampled = None            # (allocated, peak) last written to the trace
         self.backwards = 0             # backward() calls: micro-batches, with gradient accumulation
-        # In full_size.py's child: the fake storages converted from the job's real tensors
-        # (parameters, buffers, constants: none is an activation of the step), and the
-        # activations saved at each new high, for the parent's own memory kept (Highs).
-        self.derived = None
+        # The real tensors converted to fake ones (shape_only.Conversions): a fake storage
+        # saved is judged by the real one it stands for.
+        self.conversions = shape_only.conversions()
+        # In full_size.py's child: the activations saved at each new high, for the parent's
+        # own memory kept (Highs).
         self.highs = None
         self.attention = 0             # depth of attention calls modelled as the GPU's kernels
 
@@ -151,8 +152,8 @@ class _Window(object):
         if storage is None:
             return
         key, nbytes = storage
-        if (key in self.kept and self.still_kept(key)) or key in _m["batch"] or \
-                (self.derived is not None and key in self.derived):
+        source = self.conversions.source(key)
+        if self.not_activation(key) or (source is not None and self.not_activation(source)):
             return
         holder.key = key
         entry = self.saved.get(key)
@@ -170,6 +171,11 @@ class _Window(object):
         for _ in range(BACKWARD_GRADIENTS):
             backward.add(self.largest_saved)
         self.peak = max(self.peak, backward.reserved())
+
+    def not_activation(self, key):
+        """The storage is kept between steps (a parameter, a gradient, an optimizer's state) or
+        the batch's."""
+        return (key in self.kept and self.still_kept(key)) or key in _m["batch"]
 
     def still_kept(self, key):
         alive = self.kept_alive.get(key)
@@ -363,14 +369,14 @@ class Highs(object):
         return top
 
 
-def open_full_size(torch, derived):
+def open_full_size(torch):
     """In full_size.py's child, at its full-size batch: its forward and backward are measured
     until the optimizer's step begins (or the loop's next batch)."""
     _m["done"] = False
     _open(torch, time.monotonic())
     window = _m["open"]
     if window:
-        window.derived, window.highs = derived, Highs()
+        window.highs = Highs()
 
 
 def efficient_attention(torch):
@@ -453,8 +459,6 @@ def _open(torch, at):
         window.forward_hook = register(
             lambda module, inputs, output: core.guard("layer", window.layer_called, module,
                                                       inputs, output))
-    if shape_only.active():
-        window.derived = shape_only.derived()  # the model's fake parameters are not activations
     _m["open"], _m["opened"], _m["opened_at"] = window, time.monotonic(), at
     if core.state.trace is not None and register is not None:
         core.guard("trace layers", _trace_layers, window)

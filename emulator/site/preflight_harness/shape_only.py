@@ -24,9 +24,50 @@ from . import frames
 HOST_PARAMETERS = 768 << 20
 MAX_NOTES = 20          # made-up values reported
 
+class Conversions(object):
+    """The real tensors the job's code has handed to a fake mode (parameters, buffers, a batch,
+    tensors of its own), each with the fake it was converted to, for as long as the real one
+    lives (a one-element one is kept, for its value, however long that is): measure.py judges a fake storage saved for backward by the real storage it stands
+    for (a parameter's is kept between steps, the batch's is the batch, anything else is the
+    step's own), and a value read from a one-element fake is the real one's.
+
+    Each fake is held while its real tensor lives. The converter itself keeps a fake only while
+    something uses it: a weight converted for one operation would die at its end, be converted
+    again at the next (a tenth of the full-size check's time), and leave its storage's address
+    to an activation, which would then be taken for the weight (a GPT-2 step read 12% low).
+    Held, each real tensor is converted once, and no address is taken while an entry has it."""
+    __slots__ = ("entries",)
+
+    def __init__(self):
+        # fake storage key -> (the fake, the real storage's key, the real tensor when it has
+        # one element)
+        self.entries = {}
+
+    def add(self, fake, tensor):
+        fake_key = fake.untyped_storage()._cdata
+        if fake_key in self.entries:
+            return
+        real_key = tensor.untyped_storage()._cdata
+        if tensor.numel() == 1:  # kept: a parameter's real one is freed as the model turns fake
+            self.entries[fake_key] = (fake, real_key, tensor)
+        else:
+            self.entries[fake_key] = (fake, real_key, None)
+            weakref.finalize(tensor, self.entries.pop, fake_key, None)
+
+    def source(self, key):
+        """The key of the real storage a fake storage stands for, or None."""
+        entry = self.entries.get(key)
+        return entry[1] if entry is not None else None
+
+    def real(self, key):
+        """The real one-element tensor a fake storage was converted from, or None."""
+        entry = self.entries.get(key)
+        return entry[2] if entry is not None else None
+
+
 _s = {
     "mode": None,        # the FakeTensorMode of this process, once one exists
-    "derived": {},       # fake storage -> the real tensor it was converted from
+    "conversions": Conversions(),
     "notes": None,       # made-up values: a list in full_size.py's child, else events
     "tracked": {},       # id(parameter) -> (weak reference, bytes), before the switch
     "modules": [],       # (weak reference to a module, parameter name), before the switch
@@ -52,8 +93,8 @@ def enter(torch, notes=None):
     otherwise events) the mode is pushed, so that every tensor created is fake too."""
     from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
     mode = FakeTensorMode(allow_non_fake_inputs=True)
-    _note_conversions(mode, _s["derived"], forget=notes is None)
-    _values_made_up(torch, mode, _s["derived"])
+    _note_conversions(mode, _s["conversions"])
+    _values_made_up(torch, mode, _s["conversions"])
     FakeTensor.__deepcopy__ = _deepcopy
     _s["mode"], _s["notes"] = mode, notes
     if notes is not None:
@@ -78,10 +119,9 @@ def _deepcopy(self, memo):
     return out
 
 
-def derived():
-    """Fake storages converted from the job's real tensors (parameters, buffers, constants):
-    none is an activation of the step (measure.py)."""
-    return _s["derived"]
+def conversions():
+    """The real tensors converted to fake ones in this process (Conversions)."""
+    return _s["conversions"]
 
 
 def install(torch):
@@ -296,44 +336,20 @@ def _patch_values(torch):
     torch.Tensor.numpy = numpy
 
 
-def _note_conversions(mode, derived_storages, forget):
-    """Each real tensor the job's code hands to the fake mode (a parameter, a buffer, a
-    tensor of its own) is converted once: `derived_storages` holds the fake's storage ([fakes
-    alive, the real tensor]), so that measure.py does not count a parameter saved for backward
-    as an activation, and for a one-element tensor the real one, so that a value read from it
-    is its own. A shape-only model's process (`forget`) runs step after step: there a storage
-    is forgotten when the last fake converted to it is freed. full_size.py's child runs one
-    iteration, in which a fake converted for one operation may die while its storage, saved by
-    autograd through a view, lives on: there nothing is forgotten."""
+def _note_conversions(mode, noted):
+    """Each real tensor the job's code hands to the fake mode is noted in `noted`."""
     converter = mode.fake_tensor_converter
     original = converter.from_real_tensor
 
     def from_real_tensor(fake_mode, tensor, *args, **kwargs):
         fake = original(fake_mode, tensor, *args, **kwargs)
-        try:
-            key = fake.untyped_storage()._cdata
-            entry = derived_storages.get(key)
-            if entry is None:  # only a one-element tensor is kept: a model's weights are to be freed
-                entry = derived_storages[key] = [0, tensor if tensor.numel() == 1 else None]
-            entry[0] += 1
-            if forget:  # a storage freed leaves its address to the next step's activations
-                weakref.finalize(fake, _forget, derived_storages, key)
-        except Exception:
-            pass
+        core.guard("conversion", noted.add, fake, tensor)
         return fake
 
     converter.from_real_tensor = from_real_tensor
 
 
-def _forget(derived_storages, key):
-    entry = derived_storages.get(key)
-    if entry is not None:
-        entry[0] -= 1
-        if entry[0] <= 0:
-            del derived_storages[key]
-
-
-def _values_made_up(torch, mode, derived_storages):
+def _values_made_up(torch, mode, noted):
     """What fake tensors cannot answer, answered in the mode's dispatch: a value read
     (`.item()`, `bool()`, `float()`) is the real tensor's when the fake was converted from a
     one-element tensor of the job's, else 0 or False; `nonzero`, `masked_select` and `unique`,
@@ -351,7 +367,7 @@ def _values_made_up(torch, mode, derived_storages):
     def made_up(func, types, args=(), kwargs=None):
         if func is scalar:
             value = args[0]
-            real = derived_storages.get(value.untyped_storage()._cdata, (0, None))[1]
+            real = noted.real(value.untyped_storage()._cdata)
             if real is not None:
                 with _disable_current_modes():
                     return real.item()

@@ -46,10 +46,7 @@ struct KeptScan {
 }  // namespace
 
 std::optional<ScanCache> ScanCache::of_image(const image::UnpackedImage& image, const fs::path& cache_dir) {
-  if (image::digest_hex(image.digest).empty()) return std::nullopt;
-  const fs::path entry_root =
-      image::RootfsCache(cache_dir).entry_dir(image.digest) / image::cache_names::kRootfs;
-  if (image.rootfs.lexically_normal() != entry_root.lexically_normal()) return std::nullopt;
+  if (!image::kept_by_digest(image, cache_dir)) return std::nullopt;
   return ScanCache(cache_dir / "scans", image.digest);
 }
 

@@ -275,4 +275,10 @@ Result<std::uint64_t> cache_limit() {
   return *bytes;
 }
 
+bool kept_by_digest(const UnpackedImage& image, const fs::path& cache_dir) {
+  if (digest_hex(image.digest).empty()) return false;
+  const fs::path entry_root = RootfsCache(cache_dir).entry_dir(image.digest) / cache_names::kRootfs;
+  return image.rootfs.lexically_normal() == entry_root.lexically_normal();
+}
+
 }  // namespace preflight::image

@@ -110,4 +110,9 @@ Result<std::uint64_t> cache_limit();
 // UnpackLimits' defaults; a malformed value is an error.
 Result<UnpackLimits> unpack_limits();
 
+// Whether `image`'s root is the entry of its digest in the cache at `cache_dir`: then its files
+// are the digest's, and what is derived from them can be kept by digest (the code scans, the
+// harness's bytecode). A rootfs: folder can change under its name.
+bool kept_by_digest(const UnpackedImage& image, const std::filesystem::path& cache_dir);
+
 }  // namespace preflight::image

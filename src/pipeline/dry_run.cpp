@@ -16,6 +16,7 @@
 #include "pipeline/batch_sampling.hpp"
 #include "pipeline/check_job.hpp"
 #include "pipeline/estimate.hpp"
+#include "pipeline/harness_folder.hpp"
 #include "pipeline/input_bound.hpp"
 #include "pipeline/input_sample.hpp"
 #include "pipeline/job_context.hpp"
@@ -189,13 +190,14 @@ report::Report stopped_before_run(const JobContext& context, std::vector<model::
   return report;
 }
 
+// `emulator_dir`: the harness folder the container mounts (harness_folder.hpp).
 Result<plan::RunPlan> plan_run(const JobContext& context, const DryRunOptions& options,
                                const std::vector<model::Finding>& static_results, const std::string& job_id,
-                               const fs::path& run_dir) {
+                               const fs::path& run_dir, const fs::path& emulator_dir) {
   plan::PlanContext plan_context;
   plan_context.job_id = job_id;
   plan_context.run_dir = run_dir;
-  plan_context.emulator_dir = data_dir() / "emulator";
+  plan_context.emulator_dir = emulator_dir;
   plan_context.steps_override = options.steps;
   plan_context.batch_override = options.batch;
   plan_context.timeout_override = options.timeout;
@@ -376,7 +378,10 @@ Result<report::Report> run_once(const JobContext& context, const DryRunOptions& 
   auto folder = sandbox::RunFolder::create_new(runs_dir, [&] { return make_job_id(context.job.name); });
   if (!folder) return std::move(folder).error();
   const std::string job_id = folder->path().filename().string();
-  auto plan = plan_run(context, options, static_results, job_id, folder->path());
+  const fs::path emulator_dir = options.harness
+                                    ? harness_folder(context.image, image::default_cache_dir(), runtime)
+                                    : data_dir() / "emulator";
+  auto plan = plan_run(context, options, static_results, job_id, folder->path(), emulator_dir);
   if (!plan) return std::move(plan).error();
 
   for (const auto& note : plan->notes) say(console, note);
@@ -441,7 +446,8 @@ Status stage_in_pod(const DryRunOptions& options, const Console& console, const 
   auto folder =
       sandbox::RunFolder::create_new(runs_folder(options), [&] { return make_job_id(context->job.name); });
   if (!folder) return std::move(folder).error();
-  auto plan = plan_run(*context, options, {}, folder->path().filename().string(), folder->path());
+  auto plan = plan_run(*context, options, {}, folder->path().filename().string(), folder->path(),
+                       data_dir() / "emulator");
   if (!plan) return std::move(plan).error();
   return pod.stage(*plan);
 }

@@ -24,12 +24,14 @@ from . import frames
 HOST_PARAMETERS = 768 << 20
 MAX_NOTES = 20          # made-up values reported
 
+
 class Conversions(object):
     """The real tensors the job's code has handed to a fake mode (parameters, buffers, a batch,
     tensors of its own), each with the fake it was converted to, for as long as the real one
-    lives (a one-element one is kept, for its value, however long that is): measure.py judges a fake storage saved for backward by the real storage it stands
-    for (a parameter's is kept between steps, the batch's is the batch, anything else is the
-    step's own), and a value read from a one-element fake is the real one's.
+    lives (a one-element one is kept, for its value, however long that is): measure.py judges
+    a fake storage saved for backward by the real storage it stands for (a parameter's is kept
+    between steps, the batch's is the batch, anything else is the step's own), and a value read
+    from a one-element fake is the real one's.
 
     Each fake is held while its real tensor lives. The converter itself keeps a fake only while
     something uses it: a weight converted for one operation would die at its end, be converted

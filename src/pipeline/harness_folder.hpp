@@ -12,7 +12,7 @@
 namespace preflight::pipeline {
 
 // The most harness folders kept: a new harness (an edited emulator/) or image makes another.
-inline constexpr int kKeptHarnessFolders = 8;
+inline constexpr int kKeptHarnessFolders = 16;
 
 // <cache_dir>/harness/<key>, where the key covers every byte of emulator/ (its __pycache__
 // folders aside), the image by digest and its interpreter's path. Made on the first run of an

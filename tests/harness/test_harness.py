@@ -880,12 +880,31 @@ class BatchSampling(HarnessCase):
         code, _, err = self.run_sampled(MLP_STEPS, args=["64"])  # 1.6 GFLOP a step
         self.assertEqual(code, 0, err)
         self.assertEqual(self.events("clamp"), [])
+        # A probe at the sample's 2 items said so, its FLOPs scaled to 64: no check ran.
         checks = self.events("full_size")
         self.assertEqual([(c["reached"], c["sampled"], c["flops"]) for c in checks],
-                         [("step", None, 3 * 2 * 64 * (1000 * 4000 + 4000 * 10))])
+                         [("probe", None, 3 * 2 * 64 * (1000 * 4000 + 4000 * 10))])
         found = self.events("step_measure")
         self.assertEqual(found[0]["batch_size"], 64)
         self.assertNotIn("sampled_batch", found[0])
+
+    @unittest.skipUnless(HAS_SHAPE_ONLY, "PyTorch before 2.1 has no shape-only tensors")
+    def test_a_probe_that_fails_at_the_sample_leaves_the_decision_to_the_check(self):
+        code, _, err = self.run_sampled(VIEW_STEPS)  # view(16, -1) fails at 2 items
+        self.assertEqual(code, 0, err)
+        self.assertEqual(self.events("clamp"), [])
+        checks = self.events("full_size")
+        self.assertEqual([(c["reached"], c["batch"], c["sampled"]) for c in checks], [("step", 16, None)])
+        self.assertEqual(self.events("exception"), [])
+
+    @unittest.skipUnless(HAS_SHAPE_ONLY, "PyTorch before 2.1 has no shape-only tensors")
+    def test_a_probe_past_its_time_leaves_the_decision_to_the_check(self):
+        code, _, err = self.run_script(SLOW_STEPS, variables={"PREFLIGHT_BATCH": "2", "PREFLIGHT_STEPS": "1"})
+        self.assertEqual(code, 0, err)
+        self.assertEqual(self.events("harness_error"), [])
+        checks = self.events("full_size")
+        self.assertEqual([(c["reached"], c["sampled"]) for c in checks], [("step", None)])
+        self.assertGreater(checks[0]["seconds"], 2.0)  # the check's own iteration, the sleep in it
 
     @unittest.skipUnless(HAS_SHAPE_ONLY, "PyTorch before 2.1 has no shape-only tensors")
     def test_a_convolutional_step_has_the_figures_of_its_real_step(self):
@@ -969,6 +988,18 @@ class BatchSampling(HarnessCase):
         self.assertIn("shape-only", checks[0]["why"])
         self.assertEqual(self.events("step_measure")[0]["batch_size"], 256)
 
+
+SLOW_STEPS = """
+    import time
+    import torch
+    from torch.utils.data import DataLoader, TensorDataset
+    model = torch.nn.Linear(8, 2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x, y in DataLoader(TensorDataset(torch.randn(64, 8), torch.randn(64, 2)), batch_size=16):
+        torch.nn.functional.mse_loss(model(x), y).backward()
+        time.sleep(2.2)  # longer than a probe may take
+        optimizer.step()
+"""
 
 TWO_TRAINING_LOOPS = """
     import torch

@@ -16,6 +16,14 @@ than SAMPLE_BYTES, is sampled: every batch of that loader is cut to its first S 
 runs at the job's own size, as if nothing had happened: its values (a loss that turns NaN at
 the third step) are the job's own.
 
+A small model's loop is probed before it is checked: a child runs the loop's first iteration
+for real on the batch's first S items (on one thread: the parent's OpenMP threads are not in a
+forked child), and when that step, scaled to the job's batch, costs less than half the bounds,
+the loop runs at the job's own size with no check. On fake tensors every operator goes through
+the fake mode's dispatch in Python: a check cost a small example's loop 0.1 to 0.5 s, more than
+its real step at S. A probe that fails, takes longer than PROBE_TIMEOUT or sees a costly step
+leaves the decision to the check.
+
 What fake tensors cannot answer (a value read, `torch.nonzero`) is made up as shape_only.py
 says, and each made-up value is reported with its line. A model already shape-only
 (shape_only.py) needs no check: its own step runs at full size."""
@@ -31,6 +39,12 @@ import preflight_harness as core
 from . import clamp, frames, shape_only
 
 TIMEOUT = 60.0          # seconds the parent waits for a child
+PROBE_TIMEOUT = 2.0     # seconds it waits for a probe, whose step at S is a cheap one's
+# What a process may keep between steps (parameters, their gradients, buffers, optimizer
+# state) for its loops to be probed: a larger model's real step, even at S, costs more than
+# its check on fake tensors (ResNet-50 at 224 px: 24 GFLOP for two images; a 124M-parameter
+# decoder: 1.5 TFLOP for two sequences of 1,024 tokens). ResNet-18 keeps 94 MB.
+PROBE_BYTES = 128 << 20
 # Above these, the job's own step is too costly to run here: a step of 20 GFLOP (forward and
 # backward) takes about a second on two cores, and a dry run takes ten of them.
 # PREFLIGHT_SAMPLE_FLOPS replaces the first (tests sample small steps with 0).
@@ -113,18 +127,18 @@ def _first_batch(batch, loader, frame):
         if len(_state["probed"]) == 1:
             core.emit("full_size", reached="unavailable", why=why, batch=items, sampled=None, where=where)
         return batch
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(read_end)
-        try:
-            return _become_child(batch, write_end)
-        except BaseException as exc:
-            core.harness_error("full size", exc)
-            os._exit(3)
-    os.close(write_end)
+    if _may_probe():
+        started = time.monotonic()
+        pid, fd, child_batch = _fork(batch, items, size, True)
+        if not pid:
+            return child_batch  # the probe goes on with the job's loop
+        if _cheap_at_sample(_collect(pid, fd, PROBE_TIMEOUT), items, size, where, started):
+            return batch
     started = time.monotonic()
-    lines, timed_out = _collect(pid, read_end)
+    pid, fd, child_batch = _fork(batch, items, size, False)
+    if not pid:
+        return child_batch
+    lines, timed_out = _collect(pid, fd, TIMEOUT)
     costly, flops = _report(lines, timed_out, time.monotonic() - started, items, size, where)
     if not costly:
         return batch
@@ -237,9 +251,52 @@ def _may_fork():
 
 # --- the parent -------------------------------------------------------------------------
 
-def _collect(pid, fd):
+def _fork(batch, items, size, probe):
+    """(pid, the pipe's end, None) in the parent; in the child (0, None, the batch its loop goes
+    on with): for the loop's first iteration full size on fake tensors or, as a `probe`, real at
+    `size`."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+        try:
+            return 0, None, _become_child(batch, items, size, probe, write_end)
+        except BaseException as exc:
+            core.harness_error("full size", exc)
+            os._exit(3)
+    os.close(write_end)
+    return pid, read_end, None
+
+
+def _may_probe():
+    """Whether the loop's first iteration is probed at the sample's size first: not when a
+    model this large costs more at S than its check, nor when every step is costly."""
+    from . import measure
+    return measure.kept_bytes() <= PROBE_BYTES and _flops_limit() > 0
+
+
+def _cheap_at_sample(collected, items, size, where, started):
+    """True when the probe's step (its event lines and whether it ran out of time), scaled to
+    the job's batch, is cheap; then a `full_size` event says so (`reached: "probe"`, the FLOPs
+    scaled)."""
+    from . import measure
+    lines, timed_out = collected
+    end = next((line for line in lines if line.get("ev") == "probe_end"), None)
+    figures = end.get("measured") if end else None
+    if timed_out or not figures or any(line.get("ev") in ("exception", "harness_error") for line in lines):
+        return False
+    scale = float(items) / size
+    flops = figures.get("flops", 0) * scale
+    if flops > _flops_limit() / 2 or measure.full_size_bytes(figures, scale) > SAMPLE_BYTES / 2:
+        return False
+    core.emit("full_size", reached="probe", batch=items, sampled=None, where=where,
+              seconds=round(time.monotonic() - started, 6), made_up=[], flops=int(flops))
+    return True
+
+
+def _collect(pid, fd, timeout):
     """The child's event lines, until it exits or its time is up (then it is killed)."""
-    deadline = time.monotonic() + TIMEOUT
+    deadline = time.monotonic() + timeout
     chunks, timed_out, exited = [], False, False
     while True:
         if not exited:
@@ -315,7 +372,9 @@ def _shape_only_limit(type_name, message):
 
 # --- the child --------------------------------------------------------------------------
 
-def _become_child(batch, fd):
+def _become_child(batch, items, size, probe, fd):
+    """The loop goes on in this child with the batch it returns: the job's own batch on fake
+    tensors, or for a probe the batch's first `size` items, real."""
     torch = sys.modules["torch"]
     st = core.state
     st.trace = None
@@ -325,8 +384,12 @@ def _become_child(batch, fd):
     os.dup2(quiet, 1)
     os.dup2(quiet, 2)
     os.close(quiet)
-    mode = shape_only.enter(torch, child["made_up"])
-    fake = _fake(torch, mode, batch)
+    if probe:
+        torch.set_num_threads(1)  # the parent's OpenMP threads are not in this process
+        out = _cut(batch, items, size)
+    else:
+        out = _fake(torch, shape_only.enter(torch, child["made_up"]), batch)
+
     def excepthook(tp, value, tb):
         from . import report
         core.guard("full size", report.uncaught, value, tb, "excepthook")
@@ -339,7 +402,7 @@ def _become_child(batch, fd):
     if int(os.environ.get("PREFLIGHT_GPUS", "0") or 0) > 0:
         measure.efficient_attention(torch)  # the platform's GPU runs the fused kernels
     measure.open_full_size(torch)
-    return fake
+    return out
 
 
 def end(reached, code=0):

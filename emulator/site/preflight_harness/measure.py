@@ -427,13 +427,22 @@ def full_size_figures():
             "backwards": window.backwards, "parts": window.parts.result()}
 
 
-def full_size_bytes(figures):
+def kept_bytes():
+    """The bytes this process keeps between steps now (parameters, buffers, optimizer state)."""
+    return sum(_kept_storages(sys.modules["torch"], {}).values())
+
+
+def full_size_bytes(figures, scale=1.0):
     """The GPU memory of the child's step, with what this process keeps now (the optimizer's
-    state may not exist yet): whether running it here is affordable."""
+    state may not exist yet): whether running it here is affordable. A probe's batch and
+    activations are `scale` times smaller than the job's."""
     base = Segments()
-    for nbytes in list(_kept_storages(sys.modules["torch"], {}).values()) + list(figures["batch"]):
+    for nbytes in _kept_storages(sys.modules["torch"], {}).values():
         base.add(nbytes)
-    return max(base.reserved(), Highs.peak(figures["moments"], base))
+    for nbytes in figures["batch"]:
+        base.add(int(nbytes * scale))
+    moments = [[int(part * scale) for part in moment] for moment in figures["moments"]]
+    return max(base.reserved(), Highs.peak(moments, base))
 
 
 def full_size_measured(figures, full, sampled):

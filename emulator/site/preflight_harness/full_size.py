@@ -18,8 +18,8 @@ the third step) are the job's own.
 
 A small model's loop is probed before it is checked: a child runs the loop's first iteration
 for real on the batch's first S items (on one thread: the parent's OpenMP threads are not in a
-forked child), and when that step, scaled to the job's batch, costs less than half the bounds,
-the loop runs at the job's own size with no check. On fake tensors every operator goes through
+forked child), and when that step, scaled to the job's batch, is within the bounds, the loop
+runs at the job's own size with no check. On fake tensors every operator goes through
 the fake mode's dispatch in Python: a check cost a small example's loop 0.1 to 0.5 s, more than
 its real step at S. A probe that fails, takes longer than PROBE_TIMEOUT or sees a costly step
 leaves the decision to the check.
@@ -40,11 +40,11 @@ from . import clamp, frames, shape_only
 
 TIMEOUT = 60.0          # seconds the parent waits for a child
 PROBE_TIMEOUT = 2.0     # seconds it waits for a probe, whose step at S is a cheap one's
-# What a process may keep between steps (parameters, their gradients, buffers, optimizer
-# state) for its loops to be probed: a larger model's real step, even at S, costs more than
-# its check on fake tensors (ResNet-50 at 224 px: 24 GFLOP for two images; a 124M-parameter
-# decoder: 1.5 TFLOP for two sequences of 1,024 tokens). ResNet-18 keeps 94 MB.
-PROBE_BYTES = 128 << 20
+# The most bytes of parameters and buffers a model may have for its loops to be probed: a
+# larger model's real step, even at S, costs more than its check on fake tensors (ResNet-50,
+# 102 MB, at 224 px: 24 GFLOP for two images; a 124M-parameter decoder: 1.5 TFLOP for two
+# sequences of 1,024 tokens). ResNet-18 has 47 MB.
+PROBE_BYTES = 64 << 20
 # Above these, the job's own step is too costly to run here: a step of 20 GFLOP (forward and
 # backward) takes about a second on two cores, and a dry run takes ten of them.
 # PREFLIGHT_SAMPLE_FLOPS replaces the first (tests sample small steps with 0).
@@ -272,7 +272,7 @@ def _may_probe():
     """Whether the loop's first iteration is probed at the sample's size first: not when a
     model this large costs more at S than its check, nor when every step is costly."""
     from . import measure
-    return measure.kept_bytes() <= PROBE_BYTES and _flops_limit() > 0
+    return measure.parameter_bytes() <= PROBE_BYTES and _flops_limit() > 0
 
 
 def _cheap_at_sample(collected, items, size, where, started):
@@ -285,9 +285,11 @@ def _cheap_at_sample(collected, items, size, where, started):
     figures = end.get("measured") if end else None
     if timed_out or not figures or any(line.get("ev") in ("exception", "harness_error") for line in lines):
         return False
+    # A layer's FLOPs and activations are its batch's, item by item: the scaled step is the
+    # check's, but for allocations the caching allocator rounds up, which scale up with it.
     scale = float(items) / size
     flops = figures.get("flops", 0) * scale
-    if flops > _flops_limit() / 2 or measure.full_size_bytes(figures, scale) > SAMPLE_BYTES / 2:
+    if flops > _flops_limit() or measure.full_size_bytes(figures, scale) > SAMPLE_BYTES:
         return False
     core.emit("full_size", reached="probe", batch=items, sampled=None, where=where,
               seconds=round(time.monotonic() - started, 6), made_up=[], flops=int(flops))

@@ -427,9 +427,16 @@ def full_size_figures():
             "backwards": window.backwards, "parts": window.parts.result()}
 
 
-def kept_bytes():
-    """The bytes this process keeps between steps now (parameters, buffers, optimizer state)."""
-    return sum(_kept_storages(sys.modules["torch"], {}).values())
+def parameter_bytes():
+    """The bytes of the parameters and buffers of the models and optimizers seen so far."""
+    torch = sys.modules["torch"]
+    seen = {}
+    tensors = [t for module in list(_models) for t in list(module.parameters()) + list(module.buffers())]
+    for tensor in tensors + list(_optimized_params()):
+        storage = _storage(tensor) if isinstance(tensor, torch.Tensor) else None
+        if storage is not None:
+            seen[storage[0]] = storage[1]
+    return sum(seen.values())
 
 
 def full_size_bytes(figures, scale=1.0):

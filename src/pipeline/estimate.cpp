@@ -270,7 +270,9 @@ std::optional<report::Estimate> estimate_run(const HarnessEvents& events,
   }
   if (epochs) {
     out.epochs = epochs->original;
-  } else if (dry_epochs > 0) {
+  } else if (dry_epochs > 0 && !steps) {
+    // A run counted in steps (--max-iters 600000) is not as many epochs as the dry run went
+    // through its DataLoader.
     out.epochs = static_cast<double>(dry_epochs);
   }
   if (steps) {

@@ -147,6 +147,21 @@ TEST(PipelineEstimate, TheStepOnTheGpuFollowsItsFlopsAndTheRunItsUnclampedEpochs
   EXPECT_FALSE(estimate->failure_stage.has_value());
 }
 
+TEST(PipelineEstimate, ARunCountedInStepsIsNotTheDryRunsEpochs) {
+  // nanoGPT's style: `while iter_num < max_iters`, each pass of the dry run through a DataLoader
+  // of 325 batches an epoch of its own: 10 of them, against 600000 steps of the real run.
+  report::Clamp steps = {"argparse --max-iters", 600000, 10, {}, "steps"};
+  auto estimate = estimate_run(trained(10, 325), {steps}, {}, p100s(1));
+  ASSERT_TRUE(estimate.has_value());
+  EXPECT_EQ(estimate->total_steps, 600000);
+  EXPECT_FALSE(estimate->epochs.has_value());
+  // Without a step count, the epochs the dry run went through are the run's.
+  auto by_epochs = estimate_run(trained(3, 325), {}, {}, p100s(1));
+  ASSERT_TRUE(by_epochs.has_value());
+  EXPECT_EQ(by_epochs->epochs, 3.0);
+  EXPECT_EQ(by_epochs->total_steps, 3 * 325);
+}
+
 TEST(PipelineEstimate, ASmallModelIsBoundByKernelLaunches) {
   harness::HarnessEvents events = trained(2);
   events.steps[0].flops = 1e6;

@@ -9,6 +9,7 @@ import sys
 import time
 
 import preflight_harness as core
+from . import virtual_gpu
 
 DEFAULT_CAP = 4
 _WORLD = "PREFLIGHT_WORLD_CAP"  # "asked:ran", set for spawned ranks when capped
@@ -61,7 +62,7 @@ def _procs_per_node(value):
     value = str(value)
     if value.isdigit():
         return int(value)
-    gpus = int(os.environ.get("PREFLIGHT_GPUS", "0") or 0)  # "gpu", "auto": the visible GPUs
+    gpus = virtual_gpu.count()  # "gpu", "auto": the visible GPUs
     if gpus:
         return gpus
     return (os.cpu_count() or 1) if value == "auto" else 1

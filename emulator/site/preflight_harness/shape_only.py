@@ -18,7 +18,7 @@ import sys
 import weakref
 
 import preflight_harness as core
-from . import frames
+from . import frames, virtual_gpu
 
 # Bytes of parameters this process holds before its model turns shape-only.
 HOST_PARAMETERS = 768 << 20
@@ -226,7 +226,7 @@ def _switch(torch, param):
     nbytes = _s["total"]
     enter(torch)
     _s["active"] = True
-    if int(os.environ.get("PREFLIGHT_GPUS", "0") or 0) > 0:
+    if virtual_gpu.count() > 0:
         from . import measure
         measure.efficient_attention(torch)  # the platform's GPU runs the fused kernels
     mode, fakes = _s["mode"], {}
@@ -269,7 +269,7 @@ def note_optimizer(optimizer):
     chooses by default for CUDA parameters: on the platform's GPU it would (a fake parameter
     says it is on the CPU, where the default is a loop over the parameters), and one
     operation for all parameters is one shape-only dispatch, not one per parameter."""
-    if not _s["active"] or int(os.environ.get("PREFLIGHT_GPUS", "0") or 0) <= 0:
+    if not _s["active"] or virtual_gpu.count() == 0:
         return
     for group in optimizer.param_groups:
         if "foreach" in group and group["foreach"] is None and not group.get("fused"):

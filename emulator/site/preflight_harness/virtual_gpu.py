@@ -71,19 +71,24 @@ class DeviceProperties(object):
                                               self.multi_processor_count)
 
 
+def count():
+    """PREFLIGHT_GPUS: how many GPUs the profile gives the job (0: none, or not a number)."""
+    try:
+        return max(0, int(os.environ.get("PREFLIGHT_GPUS", "0") or 0))
+    except ValueError:
+        return 0
+
+
 def requested():
     """The profile's GPUs from the environment, or None when the job has none."""
-    try:
-        count = int(os.environ.get("PREFLIGHT_GPUS", "0"))
-    except ValueError:
-        return None
-    if count <= 0:
+    gpus = count()
+    if gpus == 0:
         return None
     try:
         memory = int(os.environ.get("PREFLIGHT_GPU_MEMORY", ""))
     except ValueError:
         memory = 16 * 2 ** 30
-    return VirtualDevices(count, os.environ.get("PREFLIGHT_GPU_NAME") or "Virtual GPU", memory)
+    return VirtualDevices(gpus, os.environ.get("PREFLIGHT_GPU_NAME") or "Virtual GPU", memory)
 
 
 def install(torch):

@@ -898,6 +898,18 @@ class BatchSampling(HarnessCase):
         self.assertEqual(self.events("exception"), [])
 
     @unittest.skipUnless(HAS_SHAPE_ONLY, "PyTorch before 2.1 has no shape-only tensors")
+    def test_a_child_that_fails_leaves_the_loops_workers_to_the_job(self):
+        """The probe's exception unwinds the job's loop in the child: its DataLoader iterator's
+        __del__ would shut down the workers it shares with the parent, whose next batch never
+        came (integration.concurrency hung in CI)."""
+        code, _, err = self.run_script(SLOW_WORKERS, timeout=60,
+                                       variables={"PREFLIGHT_BATCH": "2", "PREFLIGHT_STEPS": "6"})
+        self.assertEqual(code, 0, err)
+        self.assertIn("batches 6", err)
+        checks = self.events("full_size")
+        self.assertEqual([(c["reached"], c["sampled"]) for c in checks], [("step", None)])
+
+    @unittest.skipUnless(HAS_SHAPE_ONLY, "PyTorch before 2.1 has no shape-only tensors")
     def test_a_probe_past_its_time_leaves_the_decision_to_the_check(self):
         code, _, err = self.run_script(SLOW_STEPS, variables={"PREFLIGHT_BATCH": "2", "PREFLIGHT_STEPS": "1"})
         self.assertEqual(code, 0, err)
@@ -988,6 +1000,38 @@ class BatchSampling(HarnessCase):
         self.assertIn("shape-only", checks[0]["why"])
         self.assertEqual(self.events("step_measure")[0]["batch_size"], 256)
 
+
+SLOW_WORKERS = """
+    import sys, time
+    import torch
+    from torch.utils.data import DataLoader, Dataset
+
+    class Slow(Dataset):
+        def __len__(self):
+            return 96
+
+        def __getitem__(self, index):
+            time.sleep(0.05)  # a worker's third batch is asked for after the probe has ended
+            return torch.randn(3, 8, 8), index % 5
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv, self.fc = torch.nn.Conv2d(3, 4, 3), torch.nn.Linear(4 * 6 * 6, 5)
+
+        def forward(self, x):
+            return self.fc(self.conv(x).view(16, -1))  # written for the job's batch: fails at 2
+
+    model = Net()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    seen = 0
+    for x, y in DataLoader(Slow(), batch_size=16, num_workers=2):
+        optimizer.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        optimizer.step()
+        seen += 1
+    print("batches", seen, file=sys.stderr)
+"""
 
 SLOW_STEPS = """
     import time

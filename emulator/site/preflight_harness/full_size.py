@@ -386,6 +386,13 @@ def _become_child(batch, items, size, probe, fd):
     os.dup2(quiet, 1)
     os.dup2(quiet, 2)
     os.close(quiet)
+    # The job's DataLoader workers are the parent's: an iterator this child releases (an
+    # exception unwinding the loop) would shut them down, and the parent would wait for its
+    # next batch for ever. PyTorch's flag for an interpreter on its way out makes that shutdown
+    # nothing here.
+    utils = sys.modules.get("torch.utils.data._utils")
+    if utils is not None:
+        utils.python_exit_status = True
     if probe:
         torch.set_num_threads(1)  # the parent's OpenMP threads are not in this process
         out = _cut(batch, items, size)

@@ -31,12 +31,6 @@ bool is_scan_key(std::string_view key) {
   return key.size() == 64 && key.find_first_not_of("0123456789abcdef") == std::string_view::npos;
 }
 
-// Each field with its length first, so that no two lists of fields hash the same bytes.
-void add_key_field(Sha256& hash, std::string_view field) {
-  hash.update(fmt::format("{}:", field.size()));
-  hash.update(field);
-}
-
 struct KeptScan {
   fs::path path;
   fs::file_time_type used;
@@ -56,7 +50,7 @@ std::string ScanCache::key(const std::string& program, const std::string& interp
   for (std::string_view field :
        {kScanKeyVersion, std::string_view(image_digest_), std::string_view(interpreter),
         std::string_view(program), std::string_view(input)})
-    add_key_field(hash, field);
+    hash.update_field(field);
   return hash.hex();
 }
 

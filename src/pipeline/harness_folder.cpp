@@ -44,11 +44,6 @@ struct SourceFile {
   fs::perms perms;
 };
 
-void add_key_field(Sha256& hash, std::string_view field) {
-  hash.update(fmt::format("{}:", field.size()));
-  hash.update(field);
-}
-
 // Every regular file of emulator/ but its bytecode: no link is followed, no __pycache__ read.
 std::optional<std::vector<SourceFile>> source_files(const fs::path& emulator) {
   std::vector<SourceFile> files;
@@ -201,11 +196,11 @@ fs::path harness_folder(const image::UnpackedImage& image, const fs::path& cache
   Sha256 hash;
   for (std::string_view field :
        {kKeyVersion, std::string_view(image.digest), std::string_view(python->path())})
-    add_key_field(hash, field);
+    hash.update_field(field);
   for (const auto& file : *files) {
-    add_key_field(hash, file.path);
-    add_key_field(hash, file.text);
-    add_key_field(hash, fmt::format("{:o}", static_cast<unsigned>(file.perms)));
+    hash.update_field(file.path);
+    hash.update_field(file.text);
+    hash.update_field(fmt::format("{:o}", static_cast<unsigned>(file.perms)));
   }
   const fs::path root = cache_dir / "harness";
   const fs::path kept = root / hash.hex();

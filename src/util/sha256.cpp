@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 namespace preflight {
@@ -20,6 +21,11 @@ Sha256::Sha256() : state_(std::make_unique<State>()) {
 Sha256::~Sha256() { EVP_MD_CTX_free(state_->ctx); }
 
 void Sha256::update(const void* data, std::size_t size) { EVP_DigestUpdate(state_->ctx, data, size); }
+
+void Sha256::update_field(std::string_view field) {
+  update(std::to_string(field.size()) + ":");
+  update(field);
+}
 
 std::string Sha256::hex() {
   std::array<unsigned char, EVP_MAX_MD_SIZE> md{};

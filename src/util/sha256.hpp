@@ -21,6 +21,9 @@ class Sha256 {
 
   void update(const void* data, std::size_t size);
   void update(std::string_view text) { update(text.data(), text.size()); }
+  // `field` with its length first ("5:hello"), so that no two lists of fields hash the same
+  // bytes: a cache key over several texts.
+  void update_field(std::string_view field);
   std::string hex();  // finishes the digest
 
  private:

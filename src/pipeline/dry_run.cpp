@@ -206,6 +206,8 @@ Result<plan::RunPlan> plan_run(const JobContext& context, const DryRunOptions& o
   plan_context.sandbox.network = options.network;
   if (options.seccomp) {
     plan_context.sandbox.seccomp = *options.seccomp;
+  } else if (context.profile.seccomp.name == spec::kFloorSeccompPolicy) {
+    plan_context.sandbox.seccomp = context.profile.seccomp;  // the same shipped file, read once
   } else {
     auto floor = spec::load_seccomp_policy(spec::kFloorSeccompPolicy, spec::shipped_seccomp_dir());
     if (!floor) return std::move(floor).error();

@@ -31,7 +31,8 @@ Result<std::string> read_definition(const std::filesystem::path& file);
 class YamlDoc {
  public:
   // Reads (read_definition) and parses `file`: one document within check_yaml_bounds'
-  // bounds. A missing file, a parse error or a second document is bad input at its place.
+  // bounds (a shipped file, util/data_dir.hpp is_shipped, is not measured). A missing file, a
+  // parse error or a second document is bad input at its place.
   static Result<YamlDoc> load(const std::filesystem::path& file);
   // Parses `text` as if read from `file` (for tests and embedded documents).
   static Result<YamlDoc> parse(const std::string& text, const std::filesystem::path& file);

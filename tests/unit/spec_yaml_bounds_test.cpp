@@ -8,6 +8,8 @@
 
 #include "spec/yaml_bounds.hpp"
 #include "spec/yaml_doc.hpp"
+#include "test_support.hpp"
+#include "util/data_dir.hpp"
 #include "util/input_bounds.hpp"
 
 namespace preflight::spec {
@@ -122,6 +124,28 @@ TEST(SpecYamlBounds, AnAliasInsideTheNodeItNamesIsRefused) {
   EXPECT_NE(doc.error().message.find("*env is inside the node &env"), std::string::npos)
       << doc.error().message;
   EXPECT_TRUE(YamlDoc::parse("a: &a {x: 1}\nb: *a\nc: [*a, *a]\n", "job.yaml")) << "a complete node";
+}
+
+// The bounds take a parse of their own; Preflight's shipped policies and recipes are not a
+// stranger's, and skip it (docs/benchmarks.md, a warm run's fixed cost). Only files named
+// inside the data folder's policies/ and images/ are its own.
+TEST(SpecYamlBounds, OnlyPreflightsOwnPoliciesAndRecipesAreNotMeasured) {
+  testing::TempDir dir;
+  testing::ScopedEnv data("PREFLIGHT_DATA_DIR", (dir.path() / "data").c_str());
+  const std::string laughs = nested_anchors(8);
+  for (const char* file : {"data/policies/rules/failures.yaml", "data/images/pytorch.yaml", "job/job.yaml",
+                           "data/tests/jobs/bomb/job.yaml", "data/policies/../job.yaml"})
+    dir.write(file, laughs);
+
+  EXPECT_TRUE(is_shipped(dir.path() / "data/policies/rules/failures.yaml"));
+  EXPECT_TRUE(YamlDoc::load(dir.path() / "data/policies/rules/failures.yaml"));
+  EXPECT_TRUE(YamlDoc::load(dir.path() / "data/images/pytorch.yaml"));
+  for (const char* file : {"job/job.yaml", "data/tests/jobs/bomb/job.yaml", "data/policies/../job.yaml"}) {
+    EXPECT_FALSE(is_shipped(dir.path() / file)) << file;
+    auto doc = YamlDoc::load(dir.path() / file);
+    ASSERT_FALSE(doc) << file;
+    EXPECT_NE(doc.error().message.find("aliases, written out"), std::string::npos) << doc.error().message;
+  }
 }
 
 }  // namespace

@@ -656,6 +656,26 @@ MLP_STEPS = """
             optimizer.step()
 """
 
+# MLP_STEPS' model trained at argv[1] items a batch, then validated under no_grad at argv[2].
+TRAIN_THEN_VALIDATE = """
+    import sys
+    import torch
+    from torch.utils.data import DataLoader, TensorDataset
+    batch, validation_batch = int(sys.argv[1]), int(sys.argv[2])
+    model = torch.nn.Sequential(torch.nn.Linear(1000, 4000), torch.nn.ReLU(),
+                                torch.nn.Linear(4000, 10))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    items = 2 * validation_batch
+    data = TensorDataset(torch.randn(items, 1000), torch.randint(0, 10, (items,)))
+    for x, y in DataLoader(data, batch_size=batch):
+        optimizer.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        optimizer.step()
+    with torch.no_grad():
+        for x, y in DataLoader(data, batch_size=validation_batch):
+            model(x).argmax(1).eq(y).sum().item()
+"""
+
 MiB = 1 << 20
 
 
@@ -887,6 +907,27 @@ class BatchSampling(HarnessCase):
         found = self.events("step_measure")
         self.assertEqual(found[0]["batch_size"], 64)
         self.assertNotIn("sampled_batch", found[0])
+
+    @unittest.skipUnless(HAS_SHAPE_ONLY, "PyTorch before 2.1 has no shape-only tensors")
+    def test_a_loop_without_grad_is_bounded_by_a_cheap_training_loop_before_it(self):
+        step = 3 * 2 * 64 * (1000 * 4000 + 4000 * 10)  # 1.6 GFLOP
+        code, _, err = self.run_sampled(TRAIN_THEN_VALIDATE, args=["64", "64"])
+        self.assertEqual(code, 0, err)
+        self.assertEqual(self.events("clamp"), [])
+        # The validation's batch holds as many values: its forward costs no more than the step.
+        checks = self.events("full_size")
+        self.assertEqual([(c["reached"], c["batch"], c["sampled"], c["flops"]) for c in checks],
+                         [("probe", 64, None, step), ("bound", 64, None, step)])
+        self.assertEqual([c["where"]["line"] for c in checks], [11, 16])
+        # 16 times the values: the bound passes 20 GFLOP, and the loop is probed or checked as
+        # any other (its forward alone, 8.3 GFLOP, is cheap: it runs at the job's size).
+        code, _, err = self.run_sampled(TRAIN_THEN_VALIDATE, args=["64", "1024"])
+        self.assertEqual(code, 0, err)
+        self.assertEqual(self.events("clamp"), [])
+        checks = self.events("full_size")
+        self.assertEqual([(c["reached"], c["batch"]) for c in checks][0], ("probe", 64))
+        self.assertEqual((checks[1]["batch"], checks[1]["sampled"]), (1024, None))
+        self.assertNotEqual(checks[1]["reached"], "bound")
 
     @unittest.skipUnless(HAS_SHAPE_ONLY, "PyTorch before 2.1 has no shape-only tensors")
     def test_a_probe_that_fails_at_the_sample_leaves_the_decision_to_the_check(self):

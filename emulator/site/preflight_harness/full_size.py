@@ -57,6 +57,7 @@ _state = {
     "child": None,      # in the child: {"fd": pipe, "made_up": [...]}
     "probed": set(),    # (file, line) of the loops whose first iteration ran at full size
     "unavailable": None,  # why this torch cannot run shape-only tensors, once known
+    "cheap": [],        # (values, flops, bytes) of each loop with grad found cheap at full size
 }
 
 
@@ -127,19 +128,22 @@ def _first_batch(batch, loader, frame):
         if len(_state["probed"]) == 1:
             core.emit("full_size", reached="unavailable", why=why, batch=items, sampled=None, where=where)
         return batch
+    values = _values(batch)
+    if _bounded_by_cheap_loop(torch, values, items, where):
+        return batch
     if _may_probe():
         started = time.monotonic()
         pid, fd, child_batch = _fork(batch, items, size, True)
         if not pid:
             return child_batch  # the probe goes on with the job's loop
-        if _cheap_at_sample(_collect(pid, fd, PROBE_TIMEOUT), items, size, where, started):
+        if _cheap_at_sample(_collect(pid, fd, PROBE_TIMEOUT), items, size, where, started, values):
             return batch
     started = time.monotonic()
     pid, fd, child_batch = _fork(batch, items, size, False)
     if not pid:
         return child_batch
     lines, timed_out = _collect(pid, fd, TIMEOUT)
-    costly, flops = _report(lines, timed_out, time.monotonic() - started, items, size, where)
+    costly, flops = _report(lines, timed_out, time.monotonic() - started, items, size, where, values)
     if not costly:
         return batch
     length = _sequence_length(batch) if flops * size / items > _flops_limit() else None
@@ -199,6 +203,21 @@ def _sequence_length(batch):
     shape_only.mapped(batch, leaf)
     length = lengths.pop() if len(lengths) == 1 else None
     return length if length is not None and length > SEQUENCE else None
+
+
+def _values(batch):
+    """How many values the batch's tensors hold together."""
+    torch = sys.modules["torch"]
+    total = [0]
+
+    def leaf(value):
+        if isinstance(value, torch.Tensor):
+            total[0] += value.numel()
+            return value
+        return None
+
+    shape_only.mapped(batch, leaf)
+    return total[0]
 
 
 def _items(batch):
@@ -275,7 +294,33 @@ def _may_probe():
     return measure.parameter_bytes() <= PROBE_BYTES and _flops_limit() > 0
 
 
-def _cheap_at_sample(collected, items, size, where, started):
+def _remember_cheap(values, flops, nbytes):
+    """A loop run with grad, whose first iteration at full size is cheap: a bound for the loops
+    without grad after it (_bounded_by_cheap_loop)."""
+    torch = sys.modules["torch"]
+    if torch.is_grad_enabled() and values:
+        _state["cheap"].append((values, flops, nbytes))
+
+
+def _bounded_by_cheap_loop(torch, values, items, where):
+    """True when the loop runs without grad (a validation under torch.no_grad) and a loop with
+    grad was found cheap before it: the same model's forward alone costs no more, value for
+    value of its batch, than its training step did, so that step's FLOPs and bytes scaled by
+    the two batches' values bound this one's. Within the bounds, the loop runs at the job's own
+    size unchecked, and a `full_size` event says so (`reached: "bound"`, the FLOPs' bound). A
+    loop with grad, or larger than the bound allows, is probed or checked as any other."""
+    if torch.is_grad_enabled() or not values:
+        return False
+    for cheap_values, flops, nbytes in _state["cheap"]:
+        scale = float(values) / cheap_values
+        if flops * scale <= _flops_limit() and nbytes * scale <= SAMPLE_BYTES:
+            core.emit("full_size", reached="bound", batch=items, sampled=None, where=where, seconds=0.0,
+                      made_up=[], flops=int(flops * scale))
+            return True
+    return False
+
+
+def _cheap_at_sample(collected, items, size, where, started, values):
     """True when the probe's step (its event lines and whether it ran out of time), scaled to
     the job's batch, is cheap; then a `full_size` event says so (`reached: "probe"`, the FLOPs
     scaled)."""
@@ -289,8 +334,10 @@ def _cheap_at_sample(collected, items, size, where, started):
     # check's, but for allocations the caching allocator rounds up, which scale up with it.
     scale = float(items) / size
     flops = figures.get("flops", 0) * scale
-    if flops > _flops_limit() or measure.full_size_bytes(figures, scale) > SAMPLE_BYTES:
+    nbytes = measure.full_size_bytes(figures, scale)
+    if flops > _flops_limit() or nbytes > SAMPLE_BYTES:
         return False
+    _remember_cheap(values, flops, nbytes)
     core.emit("full_size", reached="probe", batch=items, sampled=None, where=where,
               seconds=round(time.monotonic() - started, 6), made_up=[], flops=int(flops))
     return True
@@ -333,7 +380,7 @@ def _collect(pid, fd, timeout):
     return lines, timed_out
 
 
-def _report(lines, timed_out, seconds, full, size, where):
+def _report(lines, timed_out, seconds, full, size, where, values):
     """The child's outcome as a `full_size` event; True when the loop is to be sampled: its
     step at full size costs too much here, or ran past the child's time."""
     from . import measure
@@ -342,8 +389,10 @@ def _report(lines, timed_out, seconds, full, size, where):
     figures = end.get("measured") if end else None
     reached = "timeout" if timed_out else end["reached"] if end else "killed"
     flops = figures.get("flops", 0) if figures else 0
-    costly = timed_out or bool(figures) and (flops > _flops_limit() or
-                                              measure.full_size_bytes(figures) > SAMPLE_BYTES)
+    nbytes = measure.full_size_bytes(figures) if figures else 0
+    costly = timed_out or bool(figures) and (flops > _flops_limit() or nbytes > SAMPLE_BYTES)
+    if figures and not costly and failure is None:
+        _remember_cheap(values, flops, nbytes)
     fields = dict(reached=reached, batch=full, sampled=size if costly else None, where=where,
                   seconds=round(seconds, 6), made_up=end.get("made_up", []) if end else [])
     if failure is not None:

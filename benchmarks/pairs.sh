@@ -22,17 +22,19 @@ with_variable() {  # IN OUT NAME VALUE
   grep -q "$3" "$2" || { echo "$0: no environment_variables in $1" >&2; exit 1; }
 }
 
-# Runs `preflight run -q` of WORK/CASE-on.yaml and WORK/CASE-off.yaml, one after the other,
-# RUNS times: "CASE SIDE WALL CPU" appended to WORK/times, each run's report to
+# Runs `preflight run -q` of WORK/CASE-on.yaml and WORK/CASE-off.yaml, one after the other
+# (every other run in the reverse order: neither side always follows the other), RUNS times: "CASE SIDE WALL CPU" appended to WORK/times, each run's report to
 # WORK/CASE-SIDE-RUN.json and its trace to WORK/CASE-SIDE-RUN.json.gz; load_before and
 # load_after are the 1-minute load averages around it.
 run_pairs() {  # RUNS CASE...
-  local runs=$1 run case side out
+  local runs=$1 run case side out sides
   shift
   load_before=$(cut -d' ' -f1 /proc/loadavg)
   for run in $(seq "$runs"); do
+    sides=(on off)
+    ((run % 2)) || sides=(off on)
     for case in "$@"; do
-      for side in on off; do
+      for side in "${sides[@]}"; do
         out=$work/$case-$side-$run
         echo "$case $side $(python3 benchmarks/timed.py \
           "$preflight" run -q --json "$out.json" --trace "$out.json.gz" "$work/$case-$side.yaml" || true)" \

@@ -28,6 +28,7 @@ const std::vector<std::string> kTflopsKeys = {"fp32", "tf32", "fp16", "bf16"};
 const std::vector<std::string> kPriceKeys = {"usd_per_hour", "instance", "source"};
 const std::vector<std::string> kRangeKeys = {"low", "typical", "high", "source"};
 constexpr const char* kLaunchKey = "launch_seconds";
+constexpr const char* kStepOverheadKey = "step_overhead_seconds";
 
 // Far above any GPU's figure: a value past them is a slip of the unit (GB/s written as MB/s),
 // and stopping it here keeps the arithmetic of an estimate finite.
@@ -215,7 +216,7 @@ Result<std::vector<GpuSpec>> read_gpus(const YamlDoc& doc, const YamlField& sect
   return gpus;
 }
 
-// {low, typical, high}: fractions of a peak in (0, 1], or seconds for the launch.
+// {low, typical, high}: fractions of a peak in (0, 1], or seconds (a launch, a step's overhead).
 Result<Efficiency> read_range(const YamlDoc& doc, const YamlField& section, bool seconds) {
   auto fields = doc.fields(section, kRangeKeys);
   if (!fields) return std::move(fields).error();
@@ -247,14 +248,18 @@ Result<Efficiency> read_range(const YamlDoc& doc, const YamlField& section, bool
 Status read_efficiency(const YamlDoc& doc, const YamlField& section, GpuTable& table) {
   std::vector<std::string> keys = gpu_work_kinds();
   keys.emplace_back(kLaunchKey);
+  keys.emplace_back(kStepOverheadKey);
   auto fields = doc.fields(section, keys);
   if (!fields) return std::move(fields).error();
   for (const YamlField& field : *fields) {
     const bool launch = field.key == kLaunchKey;
-    auto range = read_range(doc, field, launch);
+    const bool overhead = field.key == kStepOverheadKey;
+    auto range = read_range(doc, field, launch || overhead);
     if (!range) return std::move(range).error();
     if (launch) {
       table.launch = std::move(*range);
+    } else if (overhead) {
+      table.step_overhead = std::move(*range);
     } else {
       table.efficiencies[field.key] = std::move(*range);
     }

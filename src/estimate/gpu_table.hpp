@@ -52,6 +52,7 @@ struct GpuTable {
   // By kind of work: matmul, convolution, recurrent, attention, memory (gpu_work_kinds()).
   std::map<std::string, Efficiency> efficiencies;
   Efficiency launch;           // seconds per kernel launch
+  Efficiency step_overhead;    // seconds a step's loop takes besides its kernels; 0 when not given
   double internode_gb_s = 0;   // between nodes, one direction
   std::filesystem::path file;  // where it was loaded from
 

@@ -113,6 +113,7 @@ report::StepProjection project_step(const StepInputs& inputs, const GpuSpec& gpu
     // Under autocast the activations between the cast layers are half as wide.
     if (!parts.autocast.empty() && part.kind != "optimizer" && part.dtype == "float32") row.bytes /= 2;
     const double kernels = launches(part, row.work) * part.calls;
+    row.launches = kernels;
     // Named values, not a structured binding: the lambda below captures them.
     const auto peak_and_precision = peak(part, row.work, gpu, parts);
     const double flops_per_second = peak_and_precision.first;
@@ -145,6 +146,14 @@ report::StepProjection project_step(const StepInputs& inputs, const GpuSpec& gpu
     out.compute_typical += row.typical;
     out.compute_high += row.high;
     out.parts.push_back(std::move(row));
+  }
+  // The loop's own time, once a step: eager PyTorch's Python between the kernels it launches,
+  // the batch's copy to the GPU, a loss.item()'s synchronisation (docs/estimate.md).
+  if (table.step_overhead.typical > 0) {
+    out.compute_low += table.step_overhead.low;
+    out.compute_typical += table.step_overhead.typical;
+    out.compute_high += table.step_overhead.high;
+    time_by_bound["launch"] += table.step_overhead.typical;
   }
   std::sort(out.parts.begin(), out.parts.end(),
             [](const auto& a, const auto& b) { return a.typical > b.typical; });
@@ -183,6 +192,9 @@ report::StepProjection project_step(const StepInputs& inputs, const GpuSpec& gpu
       parts.parts.size(), gpu.name, table.efficiency("convolution").low * 100,
       table.efficiency("matmul").high * 100, out.precision, memory.low * 100, memory.high * 100,
       gpu.bandwidth_gb_s, table.launch.low * 1e6, table.launch.high * 1e6);
+  if (table.step_overhead.typical > 0)
+    out.basis += fmt::format(", and {:.1f}–{:.1f} ms a step of the loop's own", table.step_overhead.low * 1e3,
+                             table.step_overhead.high * 1e3);
   if (gpu.fp32 <= 0)
     out.basis += "; the table gives no FP32 peak for it, so FP32 work counts its bytes alone";
   if (inputs.data_seconds)

@@ -103,6 +103,7 @@ nlohmann::json projection_json(const StepProjection& p, std::size_t max_parts) {
                      {"shape", part.shape},
                      {"work", part.work},
                      {"calls", part.calls},
+                     {"launches", part.launches},
                      {"flops", part.flops},
                      {"bytes", part.bytes},
                      {"here_seconds", optional(part.here_seconds)},

@@ -44,8 +44,9 @@ struct PartEstimate {
   std::string shape;  // its first input's, "16x64x24x24"; "" for none
   std::string work;   // the efficiency applied: matmul | convolution | recurrent | attention | memory
   long long calls = 0;
-  double flops = 0;  // per step
-  double bytes = 0;  // per step, read and written
+  double launches = 0;  // kernel launches per step (estimate/projection.cpp's count)
+  double flops = 0;     // per step
+  double bytes = 0;     // per step, read and written
   // Per step here: benchmarked alone (forward + backward), else the job's own forward time.
   std::optional<double> here_seconds;
   bool benchmarked = false;

@@ -127,6 +127,23 @@ TEST(EstimateProjection, TinyWorkIsBoundByKernelLaunches) {
   EXPECT_EQ(p.bound, "launch");
 }
 
+TEST(EstimateProjection, TheLoopsOwnTimeIsAddedOnceAStep) {
+  harness::StepParts parts;
+  parts.parts = {relu(1e9), relu(1e9)};  // 4 ms each, bandwidth-bound, two launches each
+  GpuTable t = table();
+  t.step_overhead = {1e-3, 2e-3, 3e-3, ""};
+  const auto p = project_step(inputs_of(parts), gpu(), t);
+  EXPECT_NEAR(p.compute_low, 2 * (4e-3 + 2e-6) + 1e-3, 1e-12);
+  EXPECT_NEAR(p.compute_typical, 2 * (4e-3 + 4e-6) + 2e-3, 1e-12);
+  EXPECT_NEAR(p.compute_high, 2 * (4e-3 + 8e-6) + 3e-3, 1e-12);
+  EXPECT_EQ(p.bound, "memory");
+  EXPECT_NE(p.basis.find("and 1.0–3.0 ms a step of the loop's own"), std::string::npos) << p.basis;
+  // Without it in the table, nothing is added and the basis does not name it.
+  const auto bare = project_step(inputs_of(parts), gpu(), table());
+  EXPECT_NEAR(bare.compute_typical, 2 * (4e-3 + 4e-6), 1e-12);
+  EXPECT_EQ(bare.basis.find("a step of the loop's own"), std::string::npos);
+}
+
 TEST(EstimateProjection, APipelineSlowerThanTheStepMakesItInputBound) {
   harness::StepParts parts;
   parts.parts = {linear(1e12)};

@@ -65,12 +65,13 @@ def jobs(results_files):
 
 
 def prediction(work, model, gpu):
-    """(projection on `gpu`, memory need in bytes or None) from the model job's estimate."""
+    """(projection on `gpu`, memory need in bytes or None) from the model job's estimate: the
+    need on that GPU (its framework's bytes counted), else the platform GPU's."""
     estimate = load(os.path.join(work, name_of(model) + ".json"))
     for projection in estimate["gpus"]:
         if projection["gpu"] == gpu:
             memory = (estimate.get("estimate") or {}).get("gpu_memory") or {}
-            return projection, memory.get("needed_bytes")
+            return projection, projection.get("memory_needed_bytes") or memory.get("needed_bytes")
     sys.exit("compare.py: {}: no projection on {}".format(name_of(model), gpu))
 
 

@@ -35,24 +35,31 @@ model::Finding from_rule(const FailureRules& rules, const char* rule_id) {
   return finding;
 }
 
-std::uint64_t need_of(const harness::StepMeasure& step, std::uint64_t step_bytes) {
-  return step.live_bytes + step_bytes / static_cast<std::uint64_t>(step.replicas) + kFrameworkBytes;
+std::uint64_t need_of(const harness::StepMeasure& step, std::uint64_t step_bytes, std::uint64_t framework) {
+  return step.live_bytes + step_bytes / static_cast<std::uint64_t>(step.replicas) + framework;
 }
 
 }  // namespace
 
+std::uint64_t framework_bytes(const model::PlatformFacts& facts) {
+  return facts.gpu_framework_bytes ? facts.gpu_framework_bytes : kFrameworkBytes;
+}
+
 std::optional<GpuMemoryNeed> gpu_memory_need(const harness::HarnessEvents& events,
                                              const model::PlatformFacts& facts) {
   if (facts.gpus <= 0 || facts.gpu_memory_bytes == 0) return std::nullopt;
+  const std::uint64_t framework = framework_bytes(facts);
   const harness::StepMeasure* largest = nullptr;
   for (const harness::StepMeasure& step : events.steps) {
-    if (!largest || need_of(step, step.step_bytes) > need_of(*largest, largest->step_bytes)) largest = &step;
+    if (!largest ||
+        need_of(step, step.step_bytes, framework) > need_of(*largest, largest->step_bytes, framework))
+      largest = &step;
   }
   if (!largest) return std::nullopt;
   GpuMemoryNeed need;
-  need.needed_bytes = need_of(*largest, largest->step_bytes);
-  need.half_batch_bytes = need_of(*largest, largest->step_bytes / 2);
-  need.kept_bytes = need_of(*largest, 0);
+  need.needed_bytes = need_of(*largest, largest->step_bytes, framework);
+  need.half_batch_bytes = need_of(*largest, largest->step_bytes / 2, framework);
+  need.kept_bytes = need_of(*largest, 0, framework);
   need.available_bytes = facts.gpu_memory_bytes;
   need.batch_size = largest->batch_size;
   need.replicas = largest->replicas;
@@ -91,14 +98,15 @@ std::optional<model::Finding> gpu_memory_finding(const FailureRules& rules, cons
       human_size(need->available_bytes));
   if (need->kept_bytes >= need->available_bytes) {
     // No batch fits: the parameters, their gradients and the optimizer's state alone are too many.
+    const std::uint64_t framework = framework_bytes(facts);
     const std::uint64_t activations = need->needed_bytes - need->kept_bytes;
-    const std::uint64_t kept = need->kept_bytes - kFrameworkBytes;
+    const std::uint64_t kept = need->kept_bytes - framework;
     std::string sharded;
-    if (activations + kFrameworkBytes < need->available_bytes) {
+    if (activations + framework < need->available_bytes) {
       std::uint64_t shards = 2;
-      while (kept / shards + activations + kFrameworkBytes > need->available_bytes) shards *= 2;
+      while (kept / shards + activations + framework > need->available_bytes) shards *= 2;
       sharded = fmt::format(": over {} GPUs each needs about {}", shards,
-                            human_size(kept / shards + activations + kFrameworkBytes));
+                            human_size(kept / shards + activations + framework));
     }
     finding.hint = fmt::format(
         "The parameters, gradients and optimizer state kept between steps alone take {}, more than the "

@@ -35,10 +35,14 @@ inline constexpr std::uint64_t kCublasReservedBytes =
 inline constexpr std::uint64_t kFrameworkBytes = kCudaContextBytes + kCublasReservedBytes;
 
 // The GPU memory one training step needs on each of the platform's GPUs.
+// The framework's bytes on the facts' GPU: its measured `framework` (policies/gpus.yaml), else
+// kFrameworkBytes.
+std::uint64_t framework_bytes(const model::PlatformFacts& facts);
+
 struct GpuMemoryNeed {
-  std::uint64_t needed_bytes = 0;      // kept between steps + the step's peak + kFrameworkBytes
+  std::uint64_t needed_bytes = 0;      // kept between steps + the step's peak + framework_bytes()
   std::uint64_t half_batch_bytes = 0;  // the same at half the batch size
-  std::uint64_t kept_bytes = 0;        // kept between steps + kFrameworkBytes: the need at any batch
+  std::uint64_t kept_bytes = 0;        // kept between steps + framework_bytes(): the need at any batch
   std::uint64_t available_bytes = 0;   // the profile's GPU memory
   std::optional<int> batch_size;
   int replicas = 1;

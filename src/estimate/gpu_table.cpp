@@ -22,7 +22,7 @@ using spec::YamlDoc;
 using spec::YamlField;
 
 const std::vector<std::string> kTableKeys = {"gpus", "efficiency", "internode_gb_s"};
-const std::vector<std::string> kGpuKeys = {"name",      "aliases", "memory", "tflops",
+const std::vector<std::string> kGpuKeys = {"name",      "aliases", "memory", "framework", "tflops",
                                            "bandwidth", "link",    "price",  "sources"};
 const std::vector<std::string> kTflopsKeys = {"fp32", "tf32", "fp16", "bf16"};
 const std::vector<std::string> kPriceKeys = {"usd_per_hour", "instance", "source"};
@@ -138,11 +138,11 @@ Status read_gpu_field(const YamlDoc& doc, const YamlField& field, GpuSpec& gpu) 
     auto list = texts(doc, field);
     if (!list) return std::move(list).error();
     (field.key == "aliases" ? gpu.aliases : gpu.sources) = std::move(*list);
-  } else if (field.key == "memory") {
+  } else if (field.key == "memory" || field.key == "framework") {
     auto bytes = doc.size(field);
     if (!bytes) return std::move(bytes).error();
     if (*bytes == 0) return doc.error(field, "must be more than zero");
-    gpu.memory_bytes = *bytes;
+    (field.key == "memory" ? gpu.memory_bytes : gpu.framework_bytes) = *bytes;
   } else if (field.key == "bandwidth" || field.key == "link") {
     auto value = positive(doc, field, kMaxGbPerSecond);
     if (!value) return std::move(value).error();

@@ -37,6 +37,9 @@ struct GpuSpec {
   std::string name;  // as nvidia-smi prints it: "Tesla V100-SXM2-16GB"
   std::vector<std::string> aliases;
   std::uint64_t memory_bytes = 0;
+  // The CUDA context and cuBLAS's workspaces, measured on the card; 0: not measured (the
+  // memory need counts diagnosis's kFrameworkBytes).
+  std::uint64_t framework_bytes = 0;
   double fp32 = 0;
   double tf32 = 0;
   double fp16 = 0;

@@ -63,6 +63,9 @@ struct PlatformFacts {
   std::string gpu_name;  // the profile's GPU model
   std::uint64_t gpu_memory_bytes = 0;
   double gpu_tflops = 0;  // peak FP32; 0: unknown
+  // The CUDA context and cuBLAS's workspaces on that GPU, measured (policies/gpus.yaml
+  // `framework`); 0: diagnosis's kFrameworkBytes.
+  std::uint64_t gpu_framework_bytes = 0;
   std::vector<MountFact> mounts;
   std::set<std::string> environment;  // the names of the variables the job gets
   std::string code_container_dir;     // frames under it are the user's; reported relative

@@ -11,6 +11,7 @@
 #include <random>
 
 #include "diagnosis/diagnosis.hpp"
+#include "estimate/gpu_table.hpp"
 #include "harness/events.hpp"
 #include "image/image_store.hpp"
 #include "pipeline/batch_sampling.hpp"
@@ -285,6 +286,8 @@ report::Report assemble_report(const JobContext& context, const plan::RunPlan& p
                                std::optional<std::string>& resample) {
   model::PlatformFacts facts = plan.facts;
   facts.image = context.image_text;
+  if (const estimate::GpuSpec* gpu = context.gpus.find(facts.gpu_name))
+    facts.gpu_framework_bytes = gpu->framework_bytes;
   facts.host_has_module = host_has_module;
   facts.host_path_exists = [](const std::string& path) {
     std::error_code ec;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "check/image_python.hpp"
+#include "diagnosis/during_run.hpp"
 #include "model/run_layout.hpp"
 #include "pipeline/estimate.hpp"
 #include "util/did_you_mean.hpp"
@@ -76,8 +77,17 @@ Result<JobEstimate> estimate_job(const EstimateOptions& options, const Console& 
   inputs.nodes = std::max(1, context->job.nodes);
   inputs.total_steps = measured.total_steps;
   inputs.here = options.bench ? &out.bench.times : nullptr;
-  for (const estimate::GpuSpec* gpu : *gpus)
+  for (const estimate::GpuSpec* gpu : *gpus) {
     out.projections.push_back(estimate::project_step(inputs, *gpu, context->gpus));
+    if (measured.gpus > 0) {  // the step was measured on the job's (virtual) GPUs
+      model::PlatformFacts on_gpu;
+      on_gpu.gpus = 1;
+      on_gpu.gpu_memory_bytes = gpu->memory_bytes;
+      on_gpu.gpu_framework_bytes = gpu->framework_bytes;
+      if (auto need = diagnosis::gpu_memory_need(events, on_gpu))
+        out.projections.back().memory_needed_bytes = need->needed_bytes;
+    }
+  }
   return out;
 }
 

@@ -120,6 +120,7 @@ nlohmann::json projection_json(const StepProjection& p, std::size_t max_parts) {
       {"data_overlaps", p.data_overlaps},
       {"step_seconds", {{"low", p.step_low}, {"typical", p.step_typical}, {"high", p.step_high}}},
       {"bound", p.bound},
+      {"memory_needed_bytes", optional(p.memory_needed_bytes)},
       {"basis", p.basis},
       {"run_hours", optional(p.run_hours)},
       {"gpu_hours", optional(p.gpu_hours)},

@@ -64,7 +64,10 @@ struct StepProjection {
   bool data_overlaps = true;           // its workers prefetch while the GPU computes
   double step_low = 0, step_typical = 0, step_high = 0;  // all of it
   std::string bound;  // what limits it: compute | memory (bandwidth) | launch (kernel launches) | input
-  std::string basis;  // how the figures were found, in a sentence
+  // The GPU memory the step needs on this GPU (its framework's bytes counted), when the job
+  // has GPUs; `preflight estimate --gpu` sets it for each GPU named.
+  std::optional<std::uint64_t> memory_needed_bytes;
+  std::string basis;                // how the figures were found, in a sentence
   std::optional<double> run_hours;  // the unclamped run's training time, typical
   std::optional<double> gpu_hours;  // that × the job's GPUs
   std::optional<double> cost_usd;   // at the table's price per GPU-hour

@@ -52,6 +52,12 @@ check_equal "--gpu: one projection each" "NVIDIA A100-SXM4-40GB Tesla V100-SXM2-
   "$(jq -r '[.gpus[].gpu] | join(" ")' "$work/gpus.json")"
 check_equal "--gpu: the V100's price" "AWS p3.2xlarge" "$(jq -r '.gpus[1].price' "$work/gpus.json")"
 check_equal "--gpu: its cost" true "$(jq -r '.gpus[1].cost_usd > 0' "$work/gpus.json")"
+# Neither card's framework is measured in the table: both count diagnosis's 420 MiB, and both
+# needs are the run's own need on its P100.
+check_equal "--gpu: the step's memory need on each" true \
+  "$(jq -r '[.gpus[].memory_needed_bytes] | (.[0] > 440401920 and .[0] == .[1])' "$work/gpus.json")"
+check_equal "--gpu: the same as the run's" "$(jq -r '.estimate.gpu_memory.needed_bytes' "$work/gpus.json")" \
+  "$(jq -r '.gpus[0].memory_needed_bytes' "$work/gpus.json")"
 
 message=$("$preflight" estimate "$job" --gpu A100-SXM4-40G 2>&1 >/dev/null)
 check_equal "unknown --gpu: exit status" 2 "$?"

@@ -153,6 +153,19 @@ TEST(DiagnosisGpuMemory, WhenWhatIsKeptAloneIsTooMuchNoBatchFitsAndShardingIsCou
   EXPECT_FALSE(contains(finding.hint, "GPUs each")) << finding.hint;
 }
 
+TEST(DiagnosisGpuMemory, ACardsMeasuredFrameworkReplacesTheDefault) {
+  // The GPU table's `framework` for the card (an H200's 610 MiB context and two 32 MiB
+  // workspaces), in the need and in the hint's sharded figure alike.
+  model::PlatformFacts facts = with_gpus(1, 80ull << 30);
+  facts.gpu_framework_bytes = 674 * MiB;
+  EXPECT_EQ(framework_bytes(facts), 674 * MiB);
+  auto need = gpu_memory_need(trained({step_of(100 * MiB, 1000 * MiB)}).events, facts);
+  ASSERT_TRUE(need.has_value());
+  EXPECT_EQ(need->needed_bytes, 100 * MiB + 1000 * MiB + 674 * MiB);
+  EXPECT_EQ(need->kept_bytes, 100 * MiB + 674 * MiB);
+  EXPECT_EQ(framework_bytes(with_gpus(1)), kFrameworkBytes);  // a card not measured
+}
+
 TEST(DiagnosisGpuMemory, TheFrameworkAddsItsContextAndTwoCublasWorkspacesInOneSegment) {
   // Two 8.125 MiB workspaces (PyTorch's default for cards before Hopper) share one 20 MiB
   // segment of the caching allocator.

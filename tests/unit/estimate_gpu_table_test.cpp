@@ -110,6 +110,10 @@ TEST(EstimateGpuTable, ShippedTableLoads) {
   EXPECT_DOUBLE_EQ(h200->tf32, h100->tf32);
   EXPECT_DOUBLE_EQ(h200->bf16, h100->bf16);
   EXPECT_FALSE(h200->price.has_value());
+  // Measured by the GPU check kit on both Hopper cards (benchmarks/gpu/results/).
+  EXPECT_EQ(h200->framework_bytes, 674ull << 20);
+  EXPECT_EQ(h100->framework_bytes, 674ull << 20);
+  EXPECT_EQ(table->find("V100")->framework_bytes, 0u);  // not measured
   for (const std::string& kind : gpu_work_kinds()) {
     const Efficiency& efficiency = table->efficiency(kind);
     EXPECT_GT(efficiency.low, 0) << kind;
@@ -181,6 +185,8 @@ TEST(EstimateGpuTable, ABadNumberIsAnErrorAtItsValue) {
                "gpus[0].bandwidth: 900000000 is more than 1e+06; check the unit");
   expect_error(load(with("memory: 40Gi", "memory: 40 GB")), 12, 13,
                "gpus[1].memory: expected a size such as \"16Gi\", \"64Mi\" or \"1G\", got \"40 GB\"");
+  expect_error(load(with("memory: 40Gi", "memory: 40Gi\n    framework: 0")), 13, 16,
+               "gpus[1].framework: must be more than zero");
   expect_error(load(with("internode_gb_s: 12.5", "internode_gb_s: 0")), 22, 17,
                "internode_gb_s: must be more than zero, got \"0\"");
 }

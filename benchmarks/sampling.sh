@@ -36,7 +36,7 @@ for line in open(os.path.join(work, "times")):
 sys.path.insert(0, "benchmarks")
 from section import machine
 out = ["## What the full-size check costs a small job (issue 33)", ""]
-out.append("Measured by `benchmarks/sampling.sh` (%s runs of each side, the two sides one after the other) "
+out.append("Measured by `benchmarks/sampling.sh` (%s runs of each side, the two sides one after the other, every other run in the reverse order) "
            "at %s on: %s; 1-minute load average %s before the run and %s after it." % (
                runs, version, machine(), loadavg[0], loadavg[1]))
 out += ["", "`preflight run -q` of each example as it is (*checked*) and with `dryrun.batch: 0` (*not "

@@ -8,7 +8,9 @@ copied), from the arguments of the job's command, exactly as its main() builds t
 device differs: the model and each batch are moved to it. A step is what the dry run measures
 (docs/harness.md "Measuring a step"): from the end of one optimizer step to the end of the next,
 fetching the batch from the DataLoader included. On a GPU each step ends with a CUDA event and the
-step's time is the elapsed time between two events; on the CPU it is the wall time.
+step's time is the elapsed time between two events; on the CPU it is the wall time. One more step,
+after the measured ones, runs under torch.profiler: what it launched (the operators the job's code
+called, the kernels and copies on the GPU), for the estimate's count of launches to be checked on.
 
 Usage: measure.py --family F --script TRAIN_PY --device cuda|cpu --warmup W --steps N --result FILE
        [-- TRAIN_PY_ARGUMENTS...]
@@ -294,6 +296,28 @@ class StepClock:
         return [b - a for a, b in zip(self.marks, self.marks[1:])]
 
 
+def profile_step(torch, device, step, batch):
+    """One step under torch.profiler: the operators called from Python (top-level, as eager
+    PyTorch dispatches each), every operator, and on a GPU the kernels and memory copies it ran."""
+    from torch.profiler import ProfilerActivity, profile
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == 'cuda' else [])
+    with profile(activities=activities) as prof:
+        step(batch)
+        if device == 'cuda':
+            torch.cuda.synchronize()
+    events = prof.events()
+    cpu = torch.autograd.DeviceType.CPU
+    operators = [e for e in events if e.device_type == cpu and e.name.startswith('aten::')]
+    figures = {'operators': len(operators),
+               'top_level_operators': sum(1 for e in operators if e.cpu_parent is None or
+                                          not e.cpu_parent.name.startswith('aten::'))}
+    if device == 'cuda':
+        gpu = [e for e in events if e.device_type == torch.autograd.DeviceType.CUDA]
+        copies = sum(1 for e in gpu if 'memcpy' in e.name.lower() or 'memset' in e.name.lower())
+        figures.update(kernels=len(gpu) - copies, copies=copies)
+    return figures
+
+
 def memory_figures(torch, at_start):
     """The caching allocator's peaks since the process began, what it holds between steps, and
     what nvidia-smi sees."""
@@ -329,6 +353,10 @@ def train_and_measure(torch, args, result):
     seconds = clock.seconds()
     result['step_seconds'] = {'median': statistics.median(seconds), 'min': min(seconds), 'max': max(seconds),
                               'all': seconds}
+    try:  # after the measured steps: the profiler's own cost stays out of them
+        result['launches'] = profile_step(torch, args.device, step, next(feed))
+    except Exception as error:  # a profiler this PyTorch lacks takes nothing else with it
+        result['launches'] = {'error': f'{type(error).__name__}: {error}'[:500]}
     if args.device == 'cuda':
         result['memory'] = memory_figures(torch, at_start)
     result['status'] = 'measured'

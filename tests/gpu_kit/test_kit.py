@@ -71,6 +71,10 @@ class GpuKitOnTheCpu(unittest.TestCase):
             self.assertEqual(len(model['step_seconds']['all']), 1)
             self.assertGreater(model['step_seconds']['median'], 0)
             self.assertNotIn('memory', model)  # no memory figures on the CPU
+            # The profiled step's operators; kernels only on a GPU.
+            self.assertGreater(model['launches']['top_level_operators'], 0, model['launches'])
+            self.assertGreaterEqual(model['launches']['operators'], model['launches']['top_level_operators'])
+            self.assertNotIn('kernels', model['launches'])
             self.assertEqual(model['job'], os.path.join('benchmarks', 'models', model['name'], 'job.yaml'))
         self.assertIn('lstm_lm: ', output)
         self.assertIn('ms a step', output)

@@ -16,19 +16,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 preflight=${PREFLIGHT:-$PWD/build/preflight}
-version="commit $(git rev-parse --short HEAD)"
-changed=$(git status --porcelain -- src emulator policies benchmarks/published)
-if [[ -n $changed ]]; then
-  version+=" with uncommitted changes to $(awk '{print $2}' <<<"$changed" | cut -d/ -f1 | sort -u | paste -sd, -)"
-fi
+source benchmarks/kept.sh
+set_version src emulator policies benchmarks/published
 
-if [[ -n ${PUBLISHED_KEEP:-} ]]; then
-  work=$PUBLISHED_KEEP
-  mkdir -p "$work"
-else
-  work=$(mktemp -d)
-  trap 'rm -rf "$work"' EXIT
-fi
+set_work "${PUBLISHED_KEEP:-}"
 
 # One line per job: the job file, then the GPUs its cases name, tab-separated.
 python3 benchmarks/published.py jobs >"$work/jobs"

@@ -14,21 +14,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 preflight=${PREFLIGHT:-$PWD/build/preflight}
-version="commit $(git rev-parse --short HEAD)"
-changed=$(git status --porcelain -- src emulator policies benchmarks/models)
-if [[ -n $changed ]]; then
-  version+=" with uncommitted changes to $(awk '{print $2}' <<<"$changed" | cut -d/ -f1 | sort -u | paste -sd, -)"
-fi
+source benchmarks/kept.sh
+set_version src emulator policies benchmarks/models
 results=("$@")
 ((${#results[@]})) || results=(benchmarks/gpu/results/*.json)
 
-if [[ -n ${COMPARE_KEEP:-} ]]; then
-  work=$COMPARE_KEEP
-  mkdir -p "$work"
-else
-  work=$(mktemp -d)
-  trap 'rm -rf "$work"' EXIT
-fi
+set_work "${COMPARE_KEEP:-}"
 
 # Each job as the kit ran it, on one GPU (the model jobs train on the CPU as they are, and a dry
 # run reports the GPU memory a step needs only for a job with a GPU): a copy in WORK with its code

@@ -32,6 +32,7 @@
 #include "plan/run_plan.hpp"
 #include "report/clamps.hpp"
 #include "sandbox/disk_watch.hpp"
+#include "sandbox/oci_config.hpp"
 #include "sandbox/run_folder.hpp"
 #include "spec/job_spec.hpp"
 #include "spec/platform_profile.hpp"
@@ -214,6 +215,13 @@ Result<plan::RunPlan> plan_run(const JobContext& context, const DryRunOptions& o
     if (!floor) return std::move(floor).error();
     plan_context.sandbox.seccomp = std::move(*floor);
   }
+  // An allow list answers only the ABIs the image's programs can run in; a policy that allows
+  // what it does not refuse answers them all (docs/security.md "The sandbox floor").
+  plan_context.sandbox.compat_abis = plan_context.sandbox.seccomp.otherwise_errno
+                                         ? sandbox::compat_abis_of_image(context.image.rootfs)
+                                         : sandbox::compat_abis();
+  plan_context.sandbox.withholds_abis =
+      plan_context.sandbox.compat_abis.size() < sandbox::compat_abis().size();
   return plan::make_plan(context.job, context.profile, context.image.config, plan_context);
 }
 
@@ -315,7 +323,8 @@ report::Report assemble_report(const JobContext& context, const plan::RunPlan& p
       settle_predictions(std::move(static_results), diagnosis::diagnose(context.policies, outcome, facts),
                          evidence, options.strict);
   findings.insert(findings.end(), run.lost_outputs.begin(), run.lost_outputs.end());
-  plan::soften_withheld(findings, context.profile, {plan.network, plan.seccomp});
+  plan::soften_withheld(findings, context.profile,
+                        {plan.network, plan.seccomp, plan.seccomp_abis, plan.seccomp_withholds_abis});
   soften_shape_only_limits(findings, outcome.events, facts.code_container_dir);
 
   context.policies.checks.complete(findings);  // their stages, for the estimate's first failure

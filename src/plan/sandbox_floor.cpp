@@ -38,6 +38,20 @@ void soften_withheld(std::vector<model::Finding>& findings, const spec::Platform
                  " runs its jobs without a seccomp policy; the dry run keeps the floor, which refused "
                  "this call",
              "--seccomp unconfined");
+    else if (finding.rule == "system-call-killed" && sandbox.withholds_abis) {
+      finding.severity = model::Severity::Warning;
+      finding.message = fmt::format(
+          "the dry run's seccomp filter answers only the system-call ABIs the image holds a program loader "
+          "of, and the job called the kernel through another one (a 32-bit call), which {}'s runtime "
+          "answers: {}",
+          profile.name, finding.message);
+      finding.hint = "Not a failure on " + profile.name +
+                     " unless the call is one its policy refuses: the dry run stopped here, so what follows "
+                     "did not run. Pass "
+                     "--seccomp unconfined to answer every ABI and run the rest, or build the program for "
+                     "the image's own "
+                     "architecture";
+    }
   }
 }
 

@@ -17,6 +17,11 @@ namespace preflight::plan {
 struct SandboxFloor {
   bool network = false;         // --network: the host's network
   spec::SeccompPolicy seccomp;  // the floor's policy, or the one --seccomp names
+  // The system-call ABIs besides the host's own that the filter answers (SCMP_ARCH_*,
+  // sandbox::compat_abis): under the floor, those the image has a program loader of; a call
+  // of another one kills the caller with SIGSYS.
+  std::vector<std::string> compat_abis;
+  bool withholds_abis = false;  // the filter answers fewer ABIs than the platform's runtime
 };
 
 // The report's notes on the sandbox: each way the user lowered the floor, and each way the

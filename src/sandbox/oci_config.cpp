@@ -1,8 +1,12 @@
 #include "sandbox/oci_config.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "util/text.hpp"
+#include "util/untrusted_fs.hpp"
 
 namespace preflight::sandbox {
 namespace {
@@ -57,16 +61,43 @@ json resources(const plan::RunPlan& plan) {
   return r;
 }
 
-// The architectures whose system calls the filter answers: the host's own, and the 32-bit
-// ones its processes can also call the kernel through, so that no call slips past by ABI.
-json seccomp_architectures() {
+// The host's own system-call ABI, in libseccomp's name.
+const char* native_abi() {
 #if defined(__x86_64__)
-  return {"SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"};
+  return "SCMP_ARCH_X86_64";
 #elif defined(__aarch64__)
-  return {"SCMP_ARCH_AARCH64", "SCMP_ARCH_ARM"};
+  return "SCMP_ARCH_AARCH64";
 #else
-  return json::array();  // libseccomp's native one
+  return nullptr;  // libseccomp's native one
 #endif
+}
+
+// The ABIs besides the host's own that its processes can call the kernel through, each with
+// the program loader (PT_INTERP) that every dynamically linked program of it names.
+struct CompatAbi {
+  const char* name;
+  const char* loader;
+};
+constexpr CompatAbi kCompatAbis[] = {
+#if defined(__x86_64__)
+    {"SCMP_ARCH_X86", "/lib/ld-linux.so.2"},
+    {"SCMP_ARCH_X32", "/libx32/ld-linux-x32.so.2"},
+#elif defined(__aarch64__)
+    {"SCMP_ARCH_ARM", "/lib/ld-linux-armhf.so.3"},
+    {"SCMP_ARCH_ARM", "/lib/ld-linux.so.3"},
+#endif
+    {nullptr, nullptr},
+};
+
+// The host's ABI first, then `compat` (no name twice). A call of any other ABI meets
+// libseccomp's bad-architecture action and kills the thread: nothing slips past by ABI.
+json seccomp_architectures(const std::vector<std::string>& compat) {
+  json names = json::array();
+  if (native_abi() == nullptr) return names;
+  names.push_back(native_abi());
+  for (const std::string& name : compat)
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  return names;
 }
 
 // A condition as runtime-spec argument tests, one list per filter rule: the rules of a call
@@ -96,7 +127,7 @@ std::vector<json> argument_tests(const spec::SeccompCondition& when) {
 
 // The policy as runc takes it (runtime-spec "Seccomp"): an allow list whose other calls fail
 // with the policy's error, or every call allowed but the refused ones.
-json seccomp(const spec::SeccompPolicy& policy) {
+json seccomp(const spec::SeccompPolicy& policy, const std::vector<std::string>& compat_abis) {
   json syscalls = json::array();
   for (const spec::SeccompRule& rule : policy.rules) {
     json entry = {{"names", rule.syscalls}};
@@ -116,7 +147,7 @@ json seccomp(const spec::SeccompPolicy& policy) {
     }
   }
   json filter = {{"defaultAction", "SCMP_ACT_ALLOW"},
-                 {"architectures", seccomp_architectures()},
+                 {"architectures", seccomp_architectures(compat_abis)},
                  {"syscalls", syscalls}};
   if (policy.otherwise_errno) {
     filter["defaultAction"] = "SCMP_ACT_ERRNO";
@@ -126,6 +157,25 @@ json seccomp(const spec::SeccompPolicy& policy) {
 }
 
 }  // namespace
+
+std::vector<std::string> compat_abis() {
+  std::vector<std::string> names;
+  for (const CompatAbi& abi : kCompatAbis)
+    if (abi.name != nullptr && std::find(names.begin(), names.end(), abi.name) == names.end())
+      names.emplace_back(abi.name);
+  return names;
+}
+
+std::vector<std::string> compat_abis_of_image(const std::filesystem::path& rootfs) {
+  std::vector<std::string> names;
+  auto root = open_folder(rootfs);
+  if (!root) return names;
+  for (const CompatAbi& abi : kCompatAbis) {
+    if (abi.name == nullptr || std::find(names.begin(), names.end(), abi.name) != names.end()) continue;
+    if (open_below(root->get(), abi.loader, O_PATH, Links::InRoot)) names.emplace_back(abi.name);
+  }
+  return names;
+}
 
 std::vector<std::string> unenforced_limits(const spec::ResourceLimits& limits) {
   constexpr const char* kWhy =
@@ -161,7 +211,7 @@ json make_oci_config(const plan::RunPlan& plan, const std::filesystem::path& roo
        {"/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list",
         "/proc/timer_stats", "/proc/sched_debug", "/sys/firmware", "/proc/scsi"}},
       {"readonlyPaths", {"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"}}};
-  if (!plan.seccomp.rules.empty()) linux_section["seccomp"] = seccomp(plan.seccomp);
+  if (!plan.seccomp.rules.empty()) linux_section["seccomp"] = seccomp(plan.seccomp, plan.seccomp_abis);
   if (cgroup_path) {
     linux_section["cgroupsPath"] = *cgroup_path;
     linux_section["resources"] = resources(plan);

@@ -1,8 +1,10 @@
 // The config runc gets: without a cgroup (a rootless run) no limits in it and a note for each
-// one left out; the profile's seccomp policy as runtime-spec filter rules.
+// one left out; the profile's seccomp policy as runtime-spec filter rules, answering the host's
+// own system-call ABI and those the image holds a program loader of.
 #include <gtest/gtest.h>
 
 #include "sandbox/oci_config.hpp"
+#include "test_support.hpp"
 
 namespace preflight::sandbox {
 namespace {
@@ -114,6 +116,39 @@ TEST(SandboxOciConfig, AnAllowListRefusesTheOtherCallsWithItsError) {
   EXPECT_EQ(rules[4]["action"], "SCMP_ACT_ERRNO");
   EXPECT_EQ(rules[4]["errnoRet"], 38);
 }
+
+#if defined(__x86_64__)
+TEST(SandboxOciConfig, TheFilterAnswersTheHostsAbiAndThePlansOthers) {
+  plan::RunPlan plan;
+  plan.seccomp.rules = {{{"read"}, true, 1, std::nullopt}};
+  EXPECT_EQ(make_oci_config(plan, "/r", std::nullopt)["linux"]["seccomp"]["architectures"],
+            nlohmann::json({"SCMP_ARCH_X86_64"}));
+  plan.seccomp_abis = {"SCMP_ARCH_X32", "SCMP_ARCH_X86_64"};
+  EXPECT_EQ(make_oci_config(plan, "/r", std::nullopt)["linux"]["seccomp"]["architectures"],
+            nlohmann::json({"SCMP_ARCH_X86_64", "SCMP_ARCH_X32"}));
+  EXPECT_EQ(compat_abis(), (std::vector<std::string>{"SCMP_ARCH_X86", "SCMP_ARCH_X32"}));
+}
+
+TEST(SandboxOciConfig, AnImageRunsTheAbisWhoseProgramLoaderItHoldsFoundAsInItsRoot) {
+  namespace fs = std::filesystem;
+  testing::TempDir image;
+  EXPECT_TRUE(compat_abis_of_image(image.path()).empty());
+  EXPECT_TRUE(compat_abis_of_image(image.path() / "missing").empty());
+  // i386's loader through merged /usr's links, absolute ones resolved in the image's root.
+  image.write("usr/lib/i386-linux-gnu/ld-linux.so.2", "ELF");
+  fs::create_directories(image.path() / "usr/lib");
+  fs::create_directory_symlink("usr/lib", image.path() / "lib");
+  fs::create_symlink("/usr/lib/i386-linux-gnu/ld-linux.so.2", image.path() / "usr/lib/ld-linux.so.2");
+  EXPECT_EQ(compat_abis_of_image(image.path()), (std::vector<std::string>{"SCMP_ARCH_X86"}));
+  // A link that names a host file the image lacks leads nowhere: the host's x32 loader, or any
+  // other file of the host, never counts for the image.
+  testing::TempDir host;
+  const fs::path host_loader = host.write("ld-linux-x32.so.2", "ELF");
+  fs::create_directories(image.path() / "libx32");
+  fs::create_symlink(host_loader, image.path() / "libx32/ld-linux-x32.so.2");
+  EXPECT_EQ(compat_abis_of_image(image.path()), (std::vector<std::string>{"SCMP_ARCH_X86"}));
+}
+#endif
 
 }  // namespace
 }  // namespace preflight::sandbox

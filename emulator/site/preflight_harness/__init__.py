@@ -221,8 +221,9 @@ def _install_data_watch():
     input mount opened or listed, or a data file read from anywhere else the job keeps files
     (its code folder, a folder an earlier step wrote); not the Python installation, the
     system's folders, hidden folders (library caches), source, configuration or weights, and
-    nothing the import system reads. An audit hook (Python 3.8+) cannot be removed, so once
-    training began it returns at the first test."""
+    nothing the import system reads. An audit hook (Python 3.8+) cannot be removed and hears
+    every audited event, so it returns at its first test for any other event, and at its
+    second for these once training began."""
     if not hasattr(sys, "addaudithook"):
         return
     inputs = tuple(p.rstrip("/") + "/" for p in os.environ.get("PREFLIGHT_INPUTS", "").split(":") if p)
@@ -232,7 +233,7 @@ def _install_data_watch():
         "/etc", "/proc", "/sys", "/dev", "/run", "/var", "/opt/preflight") if p)))
     not_data = (".py", ".pyc", ".pyi", ".so", ".pth", ".pt", ".ckpt", ".safetensors", ".json",
                 ".yaml", ".yml", ".toml", ".cfg", ".ini", ".conf")
-    events = ("open", "os.listdir", "os.scandir")
+    events = frozenset(("open", "os.listdir", "os.scandir"))
     writing = getattr(os, "O_WRONLY", 1) | getattr(os, "O_RDWR", 2)
 
     def is_data(event, args, path):
@@ -255,7 +256,8 @@ def _install_data_watch():
         return True
 
     def audit(event, args):
-        if state.trained or event not in events or state.stage not in ("setup", "init", "model"):
+        # Some 16,000 events as torch imports, nearly none of them these.
+        if event not in events or state.trained or state.stage not in ("setup", "init", "model"):
             return
         try:
             path = args[0] if args else None

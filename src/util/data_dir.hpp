@@ -1,18 +1,18 @@
-// Where Preflight's data folders (policies/, images/, emulator/) are: $PREFLIGHT_DATA_DIR,
+// Where Preflight's data folders (policies/, images/, emulator/) are: $PREFLIGHT_DATA_DIR, else
+// share/preflight beside an installed binary (/usr/bin/preflight reads /usr/share/preflight),
 // else the source tree this binary was built from.
 #pragma once
 
-#include <cstdlib>
 #include <filesystem>
 
 #include "util/text.hpp"
 
 namespace preflight {
 
-inline std::filesystem::path data_dir() {
-  if (const char* dir = std::getenv("PREFLIGHT_DATA_DIR"); dir && *dir) return dir;
-  return PREFLIGHT_SOURCE_DATA_DIR;
-}
+// The source tree the binary was built from (CMake writes it into one generated source).
+std::filesystem::path source_data_dir();
+
+std::filesystem::path data_dir();
 
 // Whether `file` is one of Preflight's own policies or image recipes, named inside
 // data_dir()'s policies/ or images/ as the shipped loaders name them: files the user

@@ -12,8 +12,8 @@ namespace {
 using diagnosis::PlatformVariables;
 
 TEST(DiagnosisPlatformVariables, TheShippedTableLoads) {
-  auto shipped = PlatformVariables::load(std::filesystem::path(PREFLIGHT_SOURCE_DATA_DIR) / "policies" /
-                                         "rules" / "platform_variables.yaml");
+  auto shipped =
+      PlatformVariables::load(testing::source_dir() / "policies" / "rules" / "platform_variables.yaml");
   ASSERT_TRUE(shipped.ok()) << shipped.error().str();
   EXPECT_GE(shipped->groups().size(), 5u);
 }

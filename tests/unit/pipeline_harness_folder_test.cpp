@@ -82,11 +82,10 @@ class HarnessFolder : public ::testing::Test {
     image.digest = "sha256:" + std::string(64, 'c');
     image.rootfs = image::RootfsCache(cache_dir()).entry_dir(image.digest) / image::cache_names::kRootfs;
     dir.write(fs::relative(image.rootfs / "usr/bin/python3", dir.path()).string(), "");
-    const auto compile = read_file(fs::path(PREFLIGHT_SOURCE_DATA_DIR) / "emulator/check/compile.py");
+    const auto compile = read_file(testing::source_dir() / "emulator/check/compile.py");
     ASSERT_TRUE(compile);
     dir.write("data/emulator/check/compile.py", *compile);
-    fs::create_directory_symlink(fs::path(PREFLIGHT_SOURCE_DATA_DIR) / "policies",
-                                 dir.path() / "data/policies");
+    fs::create_directory_symlink(testing::source_dir() / "policies", dir.path() / "data/policies");
     dir.write("data/emulator/launch.sh", "#!/bin/sh\nexec \"$@\"\n");
     dir.write("data/emulator/site/sitecustomize.py", "import preflight_harness\n");
     dir.write("data/emulator/site/preflight_harness/__init__.py", "STATE = 'harness'\n");

@@ -4,6 +4,8 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "util/data_dir.hpp"
+
 namespace preflight::testing {
 
 TempDir::TempDir() {
@@ -26,7 +28,7 @@ std::filesystem::path TempDir::write(const std::string& relative, const std::str
 
 std::filesystem::path source_dir() {
   if (const char* dir = std::getenv("PREFLIGHT_SOURCE_DIR")) return dir;
-  return PREFLIGHT_SOURCE_DATA_DIR;
+  return source_data_dir();
 }
 
 const diagnosis::Policies& shipped_policies() {

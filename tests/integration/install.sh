@@ -9,6 +9,7 @@
 # - the Debian package (CPack, as scripts/package makes it) installs the same files under
 #   /usr, Depends on runc, uidmap, mmdebstrap and skopeo and on none of the tests' tools,
 #   and lintian reports no error on it (where dpkg-deb and lintian are installed).
+# Skipped for a user who may not write the build tree (the rootless suite's).
 # Usage: install.sh PREFLIGHT_BINARY
 set -u
 source "$(dirname "$0")/lib.sh"
@@ -16,6 +17,8 @@ preflight=$1
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(dirname "$preflight")
 [[ -f $build/CMakeCache.txt ]] || { echo "SKIP: $preflight is not in a CMake build tree" >&2; exit 77; }
+# cmake --install writes its manifest into the build tree: the rootless suite's user may not.
+[[ -w $build ]] || { echo "SKIP: the build tree $build is not this user's to write (cmake --install's manifest)" >&2; exit 77; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 

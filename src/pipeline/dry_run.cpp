@@ -219,9 +219,7 @@ Result<plan::RunPlan> plan_run(const JobContext& context, const DryRunOptions& o
   // what it does not refuse answers them all (docs/security.md "The sandbox floor").
   plan_context.sandbox.compat_abis = plan_context.sandbox.seccomp.otherwise_errno
                                          ? sandbox::compat_abis_of_image(context.image.rootfs)
-                                         : sandbox::compat_abis();
-  plan_context.sandbox.withholds_abis =
-      plan_context.sandbox.compat_abis.size() < sandbox::compat_abis().size();
+                                         : plan::compat_abis();
   return plan::make_plan(context.job, context.profile, context.image.config, plan_context);
 }
 
@@ -323,8 +321,7 @@ report::Report assemble_report(const JobContext& context, const plan::RunPlan& p
       settle_predictions(std::move(static_results), diagnosis::diagnose(context.policies, outcome, facts),
                          evidence, options.strict);
   findings.insert(findings.end(), run.lost_outputs.begin(), run.lost_outputs.end());
-  plan::soften_withheld(findings, context.profile,
-                        {plan.network, plan.seccomp, plan.seccomp_abis, plan.seccomp_withholds_abis});
+  plan::soften_withheld(findings, context.profile, {plan.network, plan.seccomp, plan.seccomp_abis});
   soften_shape_only_limits(findings, outcome.events, facts.code_container_dir);
 
   context.policies.checks.complete(findings);  // their stages, for the estimate's first failure

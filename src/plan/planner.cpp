@@ -239,7 +239,6 @@ class Planner {
     plan_.network = context_.sandbox.network;
     plan_.seccomp = context_.sandbox.seccomp;
     plan_.seccomp_abis = context_.sandbox.compat_abis;
-    plan_.seccomp_withholds_abis = context_.sandbox.withholds_abis;
     plan_.notes = sandbox_notes(profile_, context_.sandbox);
     plan_.steps = context_.steps_override.value_or(job_.dryrun.steps);
     plan_.batch = context_.batch_override.value_or(job_.dryrun.batch);

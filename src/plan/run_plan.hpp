@@ -88,7 +88,6 @@ struct RunPlan {
   bool network = false;         // the host's: only when the user passed --network
   spec::SeccompPolicy seccomp;  // the floor or --seccomp's; no rules: no filter (a plan made in a test)
   std::vector<std::string> seccomp_abis;  // the ABIs besides the host's own its filter answers
-  bool seccomp_withholds_abis = false;    // fewer of them than the platform's runtime answers
   int steps = 2;
   int batch = 2;  // PREFLIGHT_BATCH: a DataLoader's batch above it is sampled to it; 0: never
   std::chrono::milliseconds timeout{600000};

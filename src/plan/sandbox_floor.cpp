@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace preflight::plan {
 namespace {
 
@@ -9,6 +11,26 @@ namespace {
 std::string at(const SourceLocation& where) { return where.known() ? where.str() + ": " : ""; }
 
 }  // namespace
+
+const std::vector<CompatAbi>& compat_abi_loaders() {
+  static const std::vector<CompatAbi> loaders = {
+#if defined(__x86_64__)
+    {"SCMP_ARCH_X86", "/lib/ld-linux.so.2"},
+    {"SCMP_ARCH_X32", "/libx32/ld-linux-x32.so.2"},
+#elif defined(__aarch64__)
+    {"SCMP_ARCH_ARM", "/lib/ld-linux-armhf.so.3"},
+    {"SCMP_ARCH_ARM", "/lib/ld-linux.so.3"},
+#endif
+  };
+  return loaders;
+}
+
+std::vector<std::string> compat_abis() {
+  std::vector<std::string> names;
+  for (const CompatAbi& abi : compat_abi_loaders())
+    if (std::find(names.begin(), names.end(), abi.name) == names.end()) names.emplace_back(abi.name);
+  return names;
+}
 
 void soften_withheld(std::vector<model::Finding>& findings, const spec::PlatformProfile& profile,
                      const SandboxFloor& sandbox) {
@@ -38,7 +60,7 @@ void soften_withheld(std::vector<model::Finding>& findings, const spec::Platform
                  " runs its jobs without a seccomp policy; the dry run keeps the floor, which refused "
                  "this call",
              "--seccomp unconfined");
-    else if (finding.rule == "system-call-killed" && sandbox.withholds_abis) {
+    else if (finding.rule == "system-call-killed" && sandbox.compat_abis.size() < compat_abis().size()) {
       finding.severity = model::Severity::Warning;
       finding.message = fmt::format(
           "the dry run's seccomp filter answers only the system-call ABIs the image holds a program loader "
@@ -47,10 +69,8 @@ void soften_withheld(std::vector<model::Finding>& findings, const spec::Platform
           profile.name, finding.message);
       finding.hint = "Not a failure on " + profile.name +
                      " unless the call is one its policy refuses: the dry run stopped here, so what follows "
-                     "did not run. Pass "
-                     "--seccomp unconfined to answer every ABI and run the rest, or build the program for "
-                     "the image's own "
-                     "architecture";
+                     "did not run. Pass --seccomp unconfined to answer every ABI and run the rest, or build "
+                     "the program for the image's own architecture";
     }
   }
 }

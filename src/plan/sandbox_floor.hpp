@@ -17,12 +17,24 @@ namespace preflight::plan {
 struct SandboxFloor {
   bool network = false;         // --network: the host's network
   spec::SeccompPolicy seccomp;  // the floor's policy, or the one --seccomp names
-  // The system-call ABIs besides the host's own that the filter answers (SCMP_ARCH_*,
-  // sandbox::compat_abis): under the floor, those the image has a program loader of; a call
-  // of another one kills the caller with SIGSYS.
+  // The system-call ABIs besides the host's own that the filter answers (SCMP_ARCH_*): under
+  // the floor, those the image has a program loader of; a call of another one kills the caller
+  // with SIGSYS.
   std::vector<std::string> compat_abis;
-  bool withholds_abis = false;  // the filter answers fewer ABIs than the platform's runtime
 };
+
+// An ABI besides the host's own that its processes can call the kernel through, with the
+// program loader (PT_INTERP) every dynamically linked program of it names.
+struct CompatAbi {
+  const char* name;    // libseccomp's
+  const char* loader;  // absolute, in the image
+};
+
+// On x86-64 i386's (int 0x80) and x32's, on aarch64 32-bit Arm's (one ABI, two loaders).
+const std::vector<CompatAbi>& compat_abi_loaders();
+
+// Each ABI of compat_abi_loaders() once: what a container runtime's filter answers.
+std::vector<std::string> compat_abis();
 
 // The report's notes on the sandbox: each way the user lowered the floor, and each way the
 // platform (at the profile's line) gives its jobs more than the dry run did.

@@ -72,23 +72,6 @@ const char* native_abi() {
 #endif
 }
 
-// The ABIs besides the host's own that its processes can call the kernel through, each with
-// the program loader (PT_INTERP) that every dynamically linked program of it names.
-struct CompatAbi {
-  const char* name;
-  const char* loader;
-};
-constexpr CompatAbi kCompatAbis[] = {
-#if defined(__x86_64__)
-    {"SCMP_ARCH_X86", "/lib/ld-linux.so.2"},
-    {"SCMP_ARCH_X32", "/libx32/ld-linux-x32.so.2"},
-#elif defined(__aarch64__)
-    {"SCMP_ARCH_ARM", "/lib/ld-linux-armhf.so.3"},
-    {"SCMP_ARCH_ARM", "/lib/ld-linux.so.3"},
-#endif
-    {nullptr, nullptr},
-};
-
 // The host's ABI first, then `compat` (no name twice). A call of any other ABI meets
 // libseccomp's bad-architecture action and kills the thread: nothing slips past by ABI.
 json seccomp_architectures(const std::vector<std::string>& compat) {
@@ -158,20 +141,12 @@ json seccomp(const spec::SeccompPolicy& policy, const std::vector<std::string>& 
 
 }  // namespace
 
-std::vector<std::string> compat_abis() {
-  std::vector<std::string> names;
-  for (const CompatAbi& abi : kCompatAbis)
-    if (abi.name != nullptr && std::find(names.begin(), names.end(), abi.name) == names.end())
-      names.emplace_back(abi.name);
-  return names;
-}
-
 std::vector<std::string> compat_abis_of_image(const std::filesystem::path& rootfs) {
   std::vector<std::string> names;
   auto root = open_folder(rootfs);
   if (!root) return names;
-  for (const CompatAbi& abi : kCompatAbis) {
-    if (abi.name == nullptr || std::find(names.begin(), names.end(), abi.name) != names.end()) continue;
+  for (const plan::CompatAbi& abi : plan::compat_abi_loaders()) {
+    if (std::find(names.begin(), names.end(), abi.name) != names.end()) continue;
     if (open_below(root->get(), abi.loader, O_PATH, Links::InRoot)) names.emplace_back(abi.name);
   }
   return names;

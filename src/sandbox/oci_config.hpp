@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "plan/run_plan.hpp"
+#include "plan/sandbox_floor.hpp"
 
 namespace preflight::sandbox {
 
@@ -19,11 +20,7 @@ namespace preflight::sandbox {
 nlohmann::json make_oci_config(const plan::RunPlan& plan, const std::filesystem::path& rootfs,
                                const std::optional<std::string>& cgroup_path);
 
-// The system-call ABIs besides the host's own that a process can call the kernel through
-// (libseccomp's names): on x86-64 i386's (int 0x80) and x32's, on aarch64 32-bit Arm's.
-std::vector<std::string> compat_abis();
-
-// Those of compat_abis() whose program loader the image at `rootfs` holds (/lib/ld-linux.so.2
+// Those of plan::compat_abis() whose program loader the image at `rootfs` holds (/lib/ld-linux.so.2
 // for i386, resolved in the image as in a root): the ABIs its programs can run in. Each ABI a
 // seccomp filter answers costs runc about 10 ms of compiling at every start; a call of an ABI
 // the filter does not answer kills the caller (SIGSYS).

@@ -47,7 +47,7 @@ struct Planned {
 constexpr const char* kOpenProfile = "name: open\nnetwork: true\nseccomp: unconfined\n";
 
 TEST(PlanSandboxFloor, AProfileAskingForNetworkAndUnconfinedKeepsTheFloor) {
-  Planned job(kOpenProfile, {false, shipped_policy("default"), {}, false});
+  Planned job(kOpenProfile, {false, shipped_policy("default"), {}});
   EXPECT_FALSE(job.plan.network);
   EXPECT_EQ(job.plan.seccomp.name, "default");
   EXPECT_EQ(job.plan.seccomp.otherwise_errno, 1);
@@ -64,7 +64,7 @@ TEST(PlanSandboxFloor, AProfileAskingForNetworkAndUnconfinedKeepsTheFloor) {
 }
 
 TEST(PlanSandboxFloor, OnlyTheUsersChoiceLowersItAndIsNoted) {
-  Planned job(kOpenProfile, {true, shipped_policy("unconfined"), {}, false});
+  Planned job(kOpenProfile, {true, shipped_policy("unconfined"), {}});
   EXPECT_TRUE(job.plan.network);
   EXPECT_EQ(job.plan.seccomp.name, "unconfined");
   ASSERT_EQ(job.plan.notes.size(), 2u);
@@ -74,8 +74,7 @@ TEST(PlanSandboxFloor, OnlyTheUsersChoiceLowersItAndIsNoted) {
 }
 
 TEST(PlanSandboxFloor, APlatformAtTheFloorHasNoNote) {
-  Planned job("name: closed\nnetwork: false\nseccomp: default\n",
-              {false, shipped_policy("default"), {}, false});
+  Planned job("name: closed\nnetwork: false\nseccomp: default\n", {false, shipped_policy("default"), {}});
   EXPECT_FALSE(job.plan.network);
   EXPECT_TRUE(job.plan.notes.empty());
 }
@@ -94,7 +93,7 @@ TEST(PlanSandboxFloor, AFailureOnlyTheFloorCausedIsAWarningThatSaysWhatWasWithhe
     return findings;
   };
   auto floor = failures();
-  soften_withheld(floor, *profile, {false, shipped_policy("default"), {}, false});
+  soften_withheld(floor, *profile, {false, shipped_policy("default"), {}});
   for (int i : {0, 1, 2}) EXPECT_EQ(floor[i].severity, model::Severity::Warning) << floor[i].rule;
   EXPECT_EQ(floor[3].severity, model::Severity::Error);
   EXPECT_EQ(floor[0].message,
@@ -105,12 +104,12 @@ TEST(PlanSandboxFloor, AFailureOnlyTheFloorCausedIsAWarningThatSaysWhatWasWithhe
 
   // With what the user granted, a failure is the job's again; so on a platform without network.
   auto granted = failures();
-  soften_withheld(granted, *profile, {true, shipped_policy("unconfined"), {}, false});
+  soften_withheld(granted, *profile, {true, shipped_policy("unconfined"), {}});
   for (const auto& finding : granted) EXPECT_EQ(finding.severity, model::Severity::Error) << finding.rule;
   auto philly = spec::load_platform("philly", preflight::testing::source_dir() / "policies" / "platforms");
   ASSERT_TRUE(philly.ok());
   auto closed = failures();
-  soften_withheld(closed, *philly, {false, shipped_policy("default"), {}, false});
+  soften_withheld(closed, *philly, {false, shipped_policy("default"), {}});
   for (const auto& finding : closed) EXPECT_EQ(finding.severity, model::Severity::Error) << finding.rule;
 }
 
@@ -121,7 +120,7 @@ TEST(PlanSandboxFloor, ACallOfAnAbiTheFilterWithheldIsAWarningWhateverThePlatfor
   killed[0].rule = "system-call-killed";
   killed[0].message = "the job was killed by SIGSYS (exit status 159)";
   auto answered = killed;
-  soften_withheld(killed, *philly, {false, shipped_policy("default"), {}, true});
+  soften_withheld(killed, *philly, {false, shipped_policy("default"), {}});
   EXPECT_EQ(killed[0].severity, model::Severity::Warning);
   EXPECT_NE(
       killed[0].message.find("a 32-bit call), which philly's runtime answers: the job was killed by SIGSYS"),
@@ -130,8 +129,7 @@ TEST(PlanSandboxFloor, ACallOfAnAbiTheFilterWithheldIsAWarningWhateverThePlatfor
   EXPECT_NE(killed[0].hint.find("Pass --seccomp unconfined to answer every ABI"), std::string::npos)
       << killed[0].hint;
   // Every ABI answered: the kill is the platform's filter's too, and the job's failure.
-  soften_withheld(answered, *philly,
-                  {false, shipped_policy("default"), {"SCMP_ARCH_X86", "SCMP_ARCH_X32"}, false});
+  soften_withheld(answered, *philly, {false, shipped_policy("default"), compat_abis()});
   EXPECT_EQ(answered[0].severity, model::Severity::Error);
 }
 

@@ -126,7 +126,7 @@ TEST(SandboxOciConfig, TheFilterAnswersTheHostsAbiAndThePlansOthers) {
   plan.seccomp_abis = {"SCMP_ARCH_X32", "SCMP_ARCH_X86_64"};
   EXPECT_EQ(make_oci_config(plan, "/r", std::nullopt)["linux"]["seccomp"]["architectures"],
             nlohmann::json({"SCMP_ARCH_X86_64", "SCMP_ARCH_X32"}));
-  EXPECT_EQ(compat_abis(), (std::vector<std::string>{"SCMP_ARCH_X86", "SCMP_ARCH_X32"}));
+  EXPECT_EQ(plan::compat_abis(), (std::vector<std::string>{"SCMP_ARCH_X86", "SCMP_ARCH_X32"}));
 }
 
 TEST(SandboxOciConfig, AnImageRunsTheAbisWhoseProgramLoaderItHoldsFoundAsInItsRoot) {

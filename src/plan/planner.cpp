@@ -466,8 +466,9 @@ class Planner {
     return Ok{};
   }
 
-  // The launcher runs setup, then the command, as the platform's user in its working folder;
-  // the user's home is made for it.
+  // The platform's launcher runs the command as the platform's user in its working folder;
+  // a job with setup runs it first, through emulator/launch.sh, which marks where setup ended
+  // (a job without starts the launcher itself: one shell fewer). The user's home is made for it.
   Status set_process() {
     auto working_dir = filled_path(profile_.mounts.working_dir, vars_, where_, true);
     if (!working_dir) return std::move(working_dir).error();
@@ -475,9 +476,14 @@ class Planner {
     process.cwd = *working_dir;
     process.uid = profile_.user.uid;
     process.gid = profile_.user.gid;
-    process.args = {"/bin/sh", std::string(kEmulatorMount) + "/launch.sh", plan_.setup, plan_.command};
-    auto launcher = launcher_keeping_env(process.env, profile_.launcher);
-    process.args.insert(process.args.end(), launcher.begin(), launcher.end());
+    if (plan_.setup.empty()) {
+      process.args = profile_.launcher;
+      process.args.push_back(plan_.command);
+    } else {
+      process.args = {"/bin/sh", std::string(kEmulatorMount) + "/launch.sh", plan_.setup, plan_.command};
+      auto launcher = launcher_keeping_env(process.env, profile_.launcher);
+      process.args.insert(process.args.end(), launcher.begin(), launcher.end());
+    }
     if (!profile_.user.home.empty()) plan_.user_dirs.push_back({profile_.user.home, true});
     return Ok{};
   }

@@ -353,8 +353,18 @@ TEST(PlanPlanner, LauncherRunsSetupThenCommandThroughThePlatformShell) {
   EXPECT_EQ(p.plan->process.args, expected);
 }
 
-TEST(PlanPlanner, VariablesThatAreNotShellIdentifiersAreSetAgainBeforeTheLauncher) {
+TEST(PlanPlanner, AJobWithoutSetupStartsThePlatformsLauncherItself) {
   PlannedJob p(kSageMakerJob, "sagemaker");
+  ASSERT_TRUE(p.plan.ok()) << p.plan.error().str();
+  std::vector<std::string> expected = p.profile.launcher;
+  expected.push_back(p.plan->command);
+  EXPECT_EQ(p.plan->process.args, expected);
+  // No shell stands between the runtime and the launcher to drop a name that is not an identifier.
+  EXPECT_EQ(p.env("SM_HP_LEARNING-RATE"), "0.01");
+}
+
+TEST(PlanPlanner, VariablesThatAreNotShellIdentifiersAreSetAgainBeforeTheLauncher) {
+  PlannedJob p(std::string("setup: pip install --user -r requirements.txt\n") + kSageMakerJob, "sagemaker");
   ASSERT_TRUE(p.plan.ok()) << p.plan.error().str();
   const auto& args = p.plan->process.args;
   // launch.sh SETUP COMMAND, then env NAME=VALUE... and the platform's launcher.

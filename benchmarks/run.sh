@@ -136,10 +136,14 @@ for round_number in range(runs + 1):  # the first round warms the caches and is 
         # Every other round in the reverse order: no way always follows the same other one.
         for label, command in (commands if round_number % 2 else list(reversed(commands))):
             cpu_before, start = cpu_used(), time.monotonic()
-            status = subprocess.call(shlex.split(command), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            took, cpu = time.monotonic() - start, cpu_used() - cpu_before
-            if status != 0:
-                sys.exit("run.sh: {} exited {}: {}".format(label, status, command))
+            # stderr to a file, read only when the command failed: what it said is the reason.
+            with open(os.path.join(work, "stderr"), "w+b") as err:
+                status = subprocess.call(shlex.split(command), stdout=subprocess.DEVNULL, stderr=err)
+                took, cpu = time.monotonic() - start, cpu_used() - cpu_before
+                if status != 0:
+                    err.seek(0)
+                    sys.exit("run.sh: {} exited {}: {}\n{}".format(label, status, command,
+                                                                  err.read().decode(errors="replace")[-2000:]))
             if round_number > 0:
                 times[name][label].append(took)
                 cpu_times[name][label].append(cpu)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The CI outputs of the real binary, read back by the tools CI servers use (pinned in
-# tests/tools/package.json, installed by scripts/setup): `--sarif` must pass Microsoft's SARIF
+# tests/tools/package.json, installed by scripts/setup --tests): `--sarif` must pass Microsoft's SARIF
 # multitool `validate` with no error-level result, `--junit` must read back through a JUnit
 # parser with the counts and failure message the run had, and GITHUB_ACTIONS=true must print
 # workflow commands at the job's file and line. Fixtures: static_laptop_path (preflight
@@ -12,10 +12,10 @@ source "$(dirname "$0")/lib.sh"
 preflight=$1
 root=$(cd "$(dirname "$0")/../.." && pwd)
 tools=$root/tests/tools
-command -v node >/dev/null || { echo "SKIP: node is not installed (scripts/setup installs it)" >&2; exit 77; }
+command -v node >/dev/null || { echo "SKIP: node is not installed (scripts/setup --tests installs it)" >&2; exit 77; }
 command -v jq >/dev/null || { echo "SKIP: jq is not installed" >&2; exit 77; }
 if [[ ! -x $tools/node_modules/.bin/sarif-multitool || ! -d $tools/node_modules/test-results-parser ]]; then
-  echo "FAIL: the validators are not installed: run scripts/setup (npm ci in tests/tools)" >&2
+  echo "FAIL: the validators are not installed: run scripts/setup --tests (npm ci in tests/tools)" >&2
   exit 1
 fi
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The HTML report and the trace of the real binary, opened as their readers open them, in
-# Debian's Chromium with the npm tools pinned in tests/tools/package.json (scripts/setup
+# Debian's Chromium with the npm tools pinned in tests/tools/package.json (scripts/setup --tests
 # installs both). `preflight run --html --trace --json` on a passing job (examples/mnist) and
 # on a failing one (tests/jobs/path_laptop_dataset: Path Not Found at train.py:11, stage data):
 # - the page (tests/tools/html_check.mjs, headless, offline) shows the run's verdict, every
@@ -24,15 +24,15 @@ source "$(dirname "$0")/lib.sh"
 preflight=$1
 root=$(cd "$(dirname "$0")/../.." && pwd)
 tools=$root/tests/tools
-command -v node >/dev/null || { echo "SKIP: node is not installed (scripts/setup installs it)" >&2; exit 77; }
+command -v node >/dev/null || { echo "SKIP: node is not installed (scripts/setup --tests installs it)" >&2; exit 77; }
 command -v jq >/dev/null || { echo "SKIP: jq is not installed" >&2; exit 77; }
 chromium=${PREFLIGHT_CHROMIUM:-/usr/bin/chromium}
 if [[ ! -x $chromium ]]; then
-  echo "SKIP: $chromium is not installed (apt-get install chromium; scripts/setup installs it)" >&2
+  echo "SKIP: $chromium is not installed (apt-get install chromium; scripts/setup --tests installs it)" >&2
   exit 77
 fi
 if [[ ! -d $tools/node_modules/puppeteer-core || ! -d $tools/node_modules/speedscope ]]; then
-  echo "FAIL: puppeteer-core and speedscope are not installed: run scripts/setup (npm ci in tests/tools)" >&2
+  echo "FAIL: puppeteer-core and speedscope are not installed: run scripts/setup --tests (npm ci in tests/tools)" >&2
   exit 1
 fi
 

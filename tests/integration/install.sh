@@ -29,7 +29,7 @@ for file in bin/preflight share/preflight/policies/platforms/philly.yaml share/p
   share/preflight/emulator/launch.sh share/preflight/emulator/site/sitecustomize.py \
   share/bash-completion/completions/preflight share/zsh/vendor-completions/_preflight \
   share/fish/vendor_completions.d/preflight.fish share/man/man1/preflight.1.gz \
-  share/doc/preflight/copyright share/doc/preflight/changelog.gz; do
+  share/doc/preflight/copyright share/doc/preflight/changelog.Debian.gz; do
   [[ -f $prefix/$file ]] || fail "not installed: $file"
 done
 check_equal "no bytecode installed" "" "$(find "$prefix/share/preflight" -name __pycache__)"

@@ -38,15 +38,16 @@ stamp() { awk -v pattern="$1" '$0 ~ pattern {print $1; exit}' "$work/log"; }
 compile=$(stamp '\[1/[0-9]+\]')
 image=$(stamp 'preflight: (building|mmdebstrap)')
 running=$(stamp 'preflight: running ')
-verdict=$(grep -m1 'verdict:' "$work/log" | cut -d' ' -f2-)
+verdict=$(grep -m1 ' verdict: ' "$work/log" | sed 's/^[0-9.]* verdict: //')
 part() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.0f s", b - a }'; }
 section=$work/section.md
 {
   echo "## The README's first command on a fresh machine (issue 35)"
   echo
   echo "\`benchmarks/fresh.sh\` at $(git rev-parse --short HEAD), $(date -u +%Y-%m-%d), on $(python3 benchmarks/section.py machine):"
-  echo "\`$first\` as root in a fresh Debian 12 root file system (mmdebstrap's minbase with"
-  echo "ca-certificates), everything fetched from Debian's mirror. Target: under 6 minutes."
+  echo "\`$first\`"
+  echo "as root in a fresh Debian 12 root file system (mmdebstrap's minbase with ca-certificates),"
+  echo "everything fetched from Debian's mirror. Target: under 6 minutes."
   echo
   echo "| part | wall |"
   echo "|---|---|"

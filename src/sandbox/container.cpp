@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <boost/process.hpp>
+#include <boost/process/extend.hpp>
 #include <chrono>
 #include <csignal>
 #include <deque>
@@ -152,9 +153,16 @@ Result<pid_t> start_container(const Runtime& runtime, const plan::RunPlan& plan,
   try {
     const auto args = runtime.arguments({"run", "--detach", "--bundle", layout.bundle().string(),
                                          "--pid-file", layout.container_pid().string(), plan.container_id});
+    // A Preflight killed while the runtime is still starting the container takes the runtime
+    // with it: else the runtime would go on to start the job after the next Preflight (or
+    // `cache prune`) had reaped the run, and the job would run on with nothing to stop it.
+    const pid_t preflight = ::getpid();
     auto launch_with = [&](auto&& stdin_spec) {
-      bp::child launch(runtime.program.string(), bp::args(args), stdin_spec, bp::std_out > out.pipe,
-                       bp::std_err > err.pipe);
+      bp::child launch(
+          runtime.program.string(), bp::args(args), stdin_spec, bp::std_out > out.pipe,
+          bp::std_err > err.pipe, bp::extend::on_exec_setup = [preflight](auto&) {
+            if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != preflight) ::_exit(127);
+          });
       launch.wait();
       return launch.exit_code();
     };

@@ -13,12 +13,8 @@ source "$(dirname "$0")/lib.sh"
 preflight=$(realpath "$1")
 root=$(cd "$(dirname "$0")/../.." && pwd)
 tools=$root/tests/tools
-command -v node >/dev/null || { echo "SKIP: node is not installed (scripts/setup --tests installs it)" >&2; exit 77; }
 command -v jq >/dev/null || { echo "SKIP: jq is not installed" >&2; exit 77; }
-if [[ ! -d $tools/node_modules/@action-validator/core ]]; then
-  echo "FAIL: @action-validator/core is not installed: run scripts/setup --tests (npm ci in tests/tools)" >&2
-  exit 1
-fi
+require_npm_package @action-validator/core
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -20,11 +20,7 @@ preflight=$(realpath "$1")
 root=$(cd "$(dirname "$0")/../.." && pwd)
 tools=$root/tests/tools
 command -v jq >/dev/null || { echo "SKIP: jq is not installed" >&2; exit 77; }
-command -v node >/dev/null || { echo "SKIP: node is not installed (scripts/setup --tests installs it)" >&2; exit 77; }
-if [[ ! -d $tools/node_modules/kubernetes-models ]]; then
-  echo "FAIL: kubernetes-models is not installed: run scripts/setup --tests (npm ci in tests/tools)" >&2
-  exit 1
-fi
+require_npm_package kubernetes-models
 
 work=$(mktemp -d)
 pods=()

@@ -191,10 +191,13 @@ Result<pid_t> start_container(const Runtime& runtime, const plan::RunPlan& plan,
 
 bool delete_container(const std::string& id) {
   const Runtime runtime = runtime_for_this_user(find_runtime());
-  const bool existed =
-      !runtime.program.empty() && run_runtime(runtime, {"delete", "--force", id}).status == 0;
+  // runc's `delete --force` exits 0 when it could not signal the container's process, from a
+  // user namespace that has no say over the container's ("container still running"): the
+  // container is deleted only when the runtime no longer knows it.
+  const bool deleted = !runtime.program.empty() &&
+                       run_runtime(runtime, {"delete", "--force", id}).status == 0 && !container_exists(id);
   if (is_host_root()) remove_cgroups(id);
-  return existed;
+  return deleted;
 }
 
 bool container_exists(const std::string& id) {

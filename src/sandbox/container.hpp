@@ -12,7 +12,7 @@
 namespace preflight::sandbox {
 
 // Deletes the container `id` with whatever is left of it (processes, cgroup); true when it
-// existed. Safe to call for a container that never was.
+// existed and is gone. Safe to call for a container that never was.
 bool delete_container(const std::string& id);
 
 // Whether the runtime knows the container `id` (`runc state`): one this process could not

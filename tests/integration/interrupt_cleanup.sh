@@ -36,16 +36,19 @@ check_equal "exit status" 130 "$?"
 check_contains "message" "interrupted" "$(cat "$work/err")"
 check_no_leftovers interrupted
 
-# The job's processes still running: the job of run NAME runs `python main.py NAME`.
+# The job's processes still running: the job of run NAME runs `python main.py NAME TAG`, TAG
+# this test's own, so that a job an earlier failure left running fails no later test.
+tag=$$
 check_no_job_left() {  # NAME
-  check_equal "processes of $1's job left" 0 "$(pgrep -fc "main.py $1\$" || true)"
+  check_equal "processes of $1's job left" 0 "$(pgrep -fc "main.py $1 $tag\$" || true)"
 }
 # Starts a run of job NAME whose job sleeps forever.
 start_sleeper() {  # NAME
   printf 'import time\nwhile True:\n    time.sleep(1)\n' >"$job/main.py"
-  printf 'name: %s\nimage: python\ncommand: python main.py %s\n' "$1" "$1" >"$job/job.yaml"
+  printf 'name: %s\nimage: python\ncommand: python main.py %s %s\n' "$1" "$1" "$tag" >"$job/job.yaml"
   start_run "$1"
 }
+trap 'pkill -KILL -f "main.py [a-z]+ $tag\$"; rm -rf "$work"' EXIT
 # Runs a job that ends at once: the next Preflight after one that was killed.
 run_next() {
   printf 'print("next")\n' >"$job/next.py"
@@ -80,7 +83,7 @@ shared=${PREFLIGHT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/preflight}
 export PREFLIGHT_CACHE=$work/preflight  # ends in preflight/, as check_no_leftovers looks for preflight/runs/
 mkdir -p "$PREFLIGHT_CACHE/images"
 cp -al "$shared/images/python" "$PREFLIGHT_CACHE/images/" 2>/dev/null || cp -a "$shared/images/python" "$PREFLIGHT_CACHE/images/"
-trap '"$preflight" cache prune >/dev/null 2>&1; rm -rf "$work"' EXIT
+trap '"$preflight" cache prune >/dev/null 2>&1; pkill -KILL -f "main.py [a-z]+ $tag\$"; rm -rf "$work"' EXIT
 start_sleeper alive
 alive_pid=$pid
 start_sleeper pruned
@@ -88,7 +91,7 @@ kill_all_of_preflight
 "$preflight" cache prune >"$work/prune" 2>&1 || fail "cache prune failed: $(cat "$work/prune")"
 check_no_leftovers pruned
 check_no_job_left pruned
-check_equal "processes of the live run's job" 1 "$(pgrep -fc "main.py alive\$" || true)"
+check_equal "processes of the live run's job" 1 "$(pgrep -fc "main.py alive $tag\$" || true)"
 [[ -n $(find "$PREFLIGHT_CACHE/runs" -maxdepth 1 -name 'alive-*' -print -quit) ]] ||
   fail "cache prune removed the live run's folder"
 check_equal "images in the cache after the prune" 1 "$(find "$PREFLIGHT_CACHE/rootfs" -maxdepth 1 -name 'sha256-*' | wc -l)"

@@ -62,7 +62,8 @@ TEST(RunFolder, TheNewestAreKeptCountingThoseInUse) {
 TEST(RunFolder, OnlyTheContainerOfARunCutShortWhoseOwnerIsGoneIsStopped) {
   TempDir dir;
   const fs::path runtime = dir.path() / "runtime", log = dir.path() / "log";
-  std::ofstream(runtime) << "#!/bin/sh\necho \"$@\" >>" << log << "\n";  // knows every container
+  // Deletes any container it is asked to, and then no longer knows it.
+  std::ofstream(runtime) << "#!/bin/sh\necho \"$@\" >>" << log << "\ncase \"$*\" in *state*) exit 1;; esac\n";
   fs::permissions(runtime, fs::perms::owner_all);
   testing::ScopedEnv fake("PREFLIGHT_RUNTIME", runtime.c_str());
   const fs::path runs = dir.path() / "runs";
@@ -79,8 +80,9 @@ TEST(RunFolder, OnlyTheContainerOfARunCutShortWhoseOwnerIsGoneIsStopped) {
   EXPECT_EQ(stop_abandoned_containers(runs), 1u);
   // Without root, runc's global options (its root in the cache) come first.
   const std::string called = read_file(log).value_or("");
-  EXPECT_TRUE(called.ends_with("delete --force preflight-killed\n")) << called;
-  EXPECT_EQ(std::count(called.begin(), called.end(), '\n'), 1) << called;
+  EXPECT_NE(called.find("delete --force preflight-killed\n"), std::string::npos) << called;
+  EXPECT_TRUE(called.ends_with("state preflight-killed\n")) << called;  // gone, as it should be
+  EXPECT_EQ(std::count(called.begin(), called.end(), '\n'), 2) << called;
   EXPECT_TRUE(fs::exists(runs / "killed"));
   EXPECT_TRUE(fs::exists(runs / "ended"));
 }
@@ -90,7 +92,7 @@ TEST(RunFolder, OnlyTheContainerOfARunCutShortWhoseOwnerIsGoneIsStopped) {
 TEST(RunFolder, WhatARunCutShortKeptIsDisarmedWhenItIsReaped) {
   TempDir dir;
   const fs::path runtime = dir.path() / "runtime";
-  std::ofstream(runtime) << "#!/bin/sh\nexit 0\n";
+  std::ofstream(runtime) << "#!/bin/sh\ncase \"$*\" in *state*) exit 1;; esac\n";  // deletes every container
   fs::permissions(runtime, fs::perms::owner_all);
   testing::ScopedEnv fake("PREFLIGHT_RUNTIME", runtime.c_str());
   const fs::path runs = dir.path() / "runs";
@@ -131,6 +133,29 @@ TEST(RunFolder, AFolderIsNotRemovedFromUnderAContainerThatCouldNotBeDeleted) {
     ASSERT_TRUE(killed);
     fs::create_directories(model::RunLayout(killed->path()).rootfs());
   }
+  const Reaped reaped = reap_abandoned(runs, 0);
+  EXPECT_EQ(reaped.containers, 0u);
+  EXPECT_EQ(reaped.removed, 0u);
+  EXPECT_TRUE(fs::exists(model::RunLayout(runs / "killed").rootfs()));
+}
+
+// runc's `delete --force` from a user namespace without a say over the container's (another
+// rootless Preflight's) cannot signal its process, and still exits 0, "container still
+// running": the container counts as not deleted, and its folder stays for the process outside.
+TEST(RunFolder, ADeleteThatLeavesTheContainerRunningIsNoDeletion) {
+  TempDir dir;
+  const fs::path runtime = dir.path() / "runtime";
+  std::ofstream(runtime)
+      << "#!/bin/sh\ncase \"$*\" in *delete*) echo 'container still running' >&2;; esac\nexit 0\n";
+  fs::permissions(runtime, fs::perms::owner_all);
+  testing::ScopedEnv fake("PREFLIGHT_RUNTIME", runtime.c_str());
+  const fs::path runs = dir.path() / "runs";
+  {
+    auto killed = RunFolder::create(runs / "killed");
+    ASSERT_TRUE(killed);
+    fs::create_directories(model::RunLayout(killed->path()).rootfs());
+  }
+  EXPECT_EQ(stop_abandoned_containers(runs), 0u);
   const Reaped reaped = reap_abandoned(runs, 0);
   EXPECT_EQ(reaped.containers, 0u);
   EXPECT_EQ(reaped.removed, 0u);

@@ -101,11 +101,22 @@ void remove_cgroups(const std::string& id) {
   }
 }
 
-// Deletes the container (killing what is left of it) when this goes out of scope.
+// `runtime delete --force` of the container `id`, and its cgroups as root; whether the
+// runtime exited 0, which is not yet that the container is gone (delete_container).
+bool force_delete(const std::string& id) {
+  const Runtime runtime = runtime_for_this_user(find_runtime());
+  const bool deleted =
+      !runtime.program.empty() && run_runtime(runtime, {"delete", "--force", id}).status == 0;
+  if (is_host_root()) remove_cgroups(id);
+  return deleted;
+}
+
+// Deletes the container (killing what is left of it) when this goes out of scope: this
+// process's own container, which it may always delete.
 class ContainerGuard {
  public:
   explicit ContainerGuard(std::string id) : id_(std::move(id)) {}
-  ~ContainerGuard() { delete_container(id_); }
+  ~ContainerGuard() { force_delete(id_); }
 
  private:
   std::string id_;
@@ -190,14 +201,10 @@ Result<pid_t> start_container(const Runtime& runtime, const plan::RunPlan& plan,
 }  // namespace
 
 bool delete_container(const std::string& id) {
-  const Runtime runtime = runtime_for_this_user(find_runtime());
   // runc's `delete --force` exits 0 when it could not signal the container's process, from a
   // user namespace that has no say over the container's ("container still running"): the
   // container is deleted only when the runtime no longer knows it.
-  const bool deleted = !runtime.program.empty() &&
-                       run_runtime(runtime, {"delete", "--force", id}).status == 0 && !container_exists(id);
-  if (is_host_root()) remove_cgroups(id);
-  return deleted;
+  return force_delete(id) && !container_exists(id);
 }
 
 bool container_exists(const std::string& id) {

@@ -25,19 +25,23 @@ with_variable() {  # IN OUT NAME VALUE
 # Runs `preflight run -q` of WORK/CASE-on.yaml and WORK/CASE-off.yaml, one after the other
 # (every other run in the reverse order: neither side always follows the other), RUNS times: "CASE SIDE WALL CPU" appended to WORK/times, each run's report to
 # WORK/CASE-SIDE-RUN.json and its trace to WORK/CASE-SIDE-RUN.json.gz; load_before and
-# load_after are the 1-minute load averages around it.
+# load_after are the 1-minute load averages around it. With `baseline` set (another build of
+# preflight), a third side, "before", runs that build on WORK/CASE-on.yaml.
 run_pairs() {  # RUNS CASE...
-  local runs=$1 run case side out sides
+  local runs=$1 run case side out sides binary job
   shift
   load_before=$(cut -d' ' -f1 /proc/loadavg)
   for run in $(seq "$runs"); do
     sides=(on off)
-    ((run % 2)) || sides=(off on)
+    [[ -z ${baseline:-} ]] || sides+=(before)
+    ((run % 2)) || mapfile -t sides < <(printf '%s\n' "${sides[@]}" | tac)
     for case in "$@"; do
       for side in "${sides[@]}"; do
         out=$work/$case-$side-$run
+        binary=$preflight job=$work/$case-$side.yaml
+        [[ $side != before ]] || binary=$baseline job=$work/$case-on.yaml
         echo "$case $side $(python3 benchmarks/timed.py \
-          "$preflight" run -q --json "$out.json" --trace "$out.json.gz" "$work/$case-$side.yaml" || true)" \
+          "$binary" run -q --json "$out.json" --trace "$out.json.gz" "$job" || true)" \
           >>"$work/times"
       done
     done

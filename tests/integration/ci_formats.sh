@@ -12,12 +12,8 @@ source "$(dirname "$0")/lib.sh"
 preflight=$1
 root=$(cd "$(dirname "$0")/../.." && pwd)
 tools=$root/tests/tools
-command -v node >/dev/null || { echo "SKIP: node is not installed (scripts/setup --tests installs it)" >&2; exit 77; }
+require_npm_package @microsoft/sarif-multitool test-results-parser
 command -v jq >/dev/null || { echo "SKIP: jq is not installed" >&2; exit 77; }
-if [[ ! -x $tools/node_modules/.bin/sarif-multitool || ! -d $tools/node_modules/test-results-parser ]]; then
-  echo "FAIL: the validators are not installed: run scripts/setup --tests (npm ci in tests/tools)" >&2
-  exit 1
-fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -24,16 +24,12 @@ source "$(dirname "$0")/lib.sh"
 preflight=$1
 root=$(cd "$(dirname "$0")/../.." && pwd)
 tools=$root/tests/tools
-command -v node >/dev/null || { echo "SKIP: node is not installed (scripts/setup --tests installs it)" >&2; exit 77; }
+require_npm_package puppeteer-core speedscope
 command -v jq >/dev/null || { echo "SKIP: jq is not installed" >&2; exit 77; }
 chromium=${PREFLIGHT_CHROMIUM:-/usr/bin/chromium}
 if [[ ! -x $chromium ]]; then
   echo "SKIP: $chromium is not installed (apt-get install chromium; scripts/setup --tests installs it)" >&2
   exit 77
-fi
-if [[ ! -d $tools/node_modules/puppeteer-core || ! -d $tools/node_modules/speedscope ]]; then
-  echo "FAIL: puppeteer-core and speedscope are not installed: run scripts/setup --tests (npm ci in tests/tools)" >&2
-  exit 1
 fi
 
 work=$(mktemp -d)

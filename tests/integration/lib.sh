@@ -66,16 +66,18 @@ check_no_leftovers() {
   [[ -z $cgroups ]] || fail "cgroups left behind: $cgroups"
 }
 
-# Node and a package of the npm tools in tests/tools (scripts/setup --tests): without node the
-# test is skipped; without the package, which the tests' setup installs, it fails.
-require_npm_package() {  # PACKAGE
-  local tools
+# Node and packages of the npm tools in tests/tools (scripts/setup --tests): without node the
+# test is skipped; without a package, which the tests' setup installs, it fails.
+require_npm_package() {  # PACKAGE...
+  local tools package
   tools=$(cd "$(dirname "${BASH_SOURCE[0]}")/../tools" && pwd)
   command -v node >/dev/null || { echo "SKIP: node is not installed (scripts/setup --tests installs it)" >&2; exit 77; }
-  if [[ ! -d $tools/node_modules/$1 ]]; then
-    echo "FAIL: $1 is not installed: run scripts/setup --tests (npm ci in tests/tools)" >&2
-    exit 1
-  fi
+  for package in "$@"; do
+    if [[ ! -d $tools/node_modules/$package ]]; then
+      echo "FAIL: $package is not installed: run scripts/setup --tests (npm ci in tests/tools)" >&2
+      exit 1
+    fi
+  done
 }
 
 finish() {

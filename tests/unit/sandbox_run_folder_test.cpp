@@ -17,6 +17,29 @@ namespace {
 namespace fs = std::filesystem;
 using testing::TempDir;
 
+// A container runtime of a shell script's `body`, $PREFLIGHT_RUNTIME while this lives.
+class FakeRuntime {
+ public:
+  FakeRuntime(const TempDir& dir, const std::string& body) : path_(write(dir.path() / "runtime", body)) {}
+
+ private:
+  static fs::path write(const fs::path& path, const std::string& body) {
+    std::ofstream(path) << "#!/bin/sh\n" << body;
+    fs::permissions(path, fs::perms::owner_all);
+    return path;
+  }
+  fs::path path_;
+  testing::ScopedEnv env_{"PREFLIGHT_RUNTIME", path_.c_str()};
+};
+
+// A run of `runs` whose Preflight was killed: its folder, no longer locked, and its
+// container's root still there.
+void make_cut_short_run(const fs::path& runs, const std::string& name) {
+  auto run = RunFolder::create(runs / name);
+  ASSERT_TRUE(run);
+  fs::create_directories(model::RunLayout(run->path()).rootfs());
+}
+
 TEST(RunFolder, APrunedFolderIsOnlyOneWhoseOwnerIsGone) {
   TempDir dir;
   const fs::path runs = dir.path() / "runs";
@@ -61,20 +84,14 @@ TEST(RunFolder, TheNewestAreKeptCountingThoseInUse) {
 // of a run whose process died, and only that; the folder is left for the next run to reap.
 TEST(RunFolder, OnlyTheContainerOfARunCutShortWhoseOwnerIsGoneIsStopped) {
   TempDir dir;
-  const fs::path runtime = dir.path() / "runtime", log = dir.path() / "log";
+  const fs::path log = dir.path() / "log";
   // Deletes any container it is asked to, and then no longer knows it.
-  std::ofstream(runtime) << "#!/bin/sh\necho \"$@\" >>" << log << "\ncase \"$*\" in *state*) exit 1;; esac\n";
-  fs::permissions(runtime, fs::perms::owner_all);
-  testing::ScopedEnv fake("PREFLIGHT_RUNTIME", runtime.c_str());
+  FakeRuntime runtime(dir, "echo \"$@\" >>\"" + log.string() + "\"\ncase \"$*\" in *state*) exit 1;; esac\n");
   const fs::path runs = dir.path() / "runs";
   auto running = RunFolder::create(runs / "running");  // its container's root is there, and it lives
   ASSERT_TRUE(running);
   fs::create_directories(model::RunLayout(running->path()).rootfs());
-  {
-    auto killed = RunFolder::create(runs / "killed");
-    ASSERT_TRUE(killed);
-    fs::create_directories(model::RunLayout(killed->path()).rootfs());
-  }
+  make_cut_short_run(runs, "killed");
   ASSERT_TRUE(RunFolder::create(runs / "ended"));  // ended whole: its root was removed
 
   EXPECT_EQ(stop_abandoned_containers(runs), 1u);
@@ -91,19 +108,10 @@ TEST(RunFolder, OnlyTheContainerOfARunCutShortWhoseOwnerIsGoneIsStopped) {
 // any run, so that nothing set-user-ID or a device is left of it on the host.
 TEST(RunFolder, WhatARunCutShortKeptIsDisarmedWhenItIsReaped) {
   TempDir dir;
-  const fs::path runtime = dir.path() / "runtime";
-  std::ofstream(runtime) << "#!/bin/sh\ncase \"$*\" in *state*) exit 1;; esac\n";  // deletes every container
-  fs::permissions(runtime, fs::perms::owner_all);
-  testing::ScopedEnv fake("PREFLIGHT_RUNTIME", runtime.c_str());
-  const fs::path runs = dir.path() / "runs";
-  fs::path killed;
-  {
-    auto run = RunFolder::create(runs / "killed");
-    ASSERT_TRUE(run);
-    killed = run->path();
-  }
+  FakeRuntime runtime(dir, "case \"$*\" in *state*) exit 1;; esac\n");  // deletes every container
+  const fs::path runs = dir.path() / "runs", killed = runs / "killed";
+  make_cut_short_run(runs, "killed");
   const model::RunLayout layout(killed);
-  fs::create_directories(layout.rootfs());
   fs::create_directories(layout.upper());
   const fs::path shell = dir.write("runs/killed/outputs/model/rootsh", "#!/bin/sh\n");
   fs::permissions(shell, static_cast<fs::perms>(04755));
@@ -123,16 +131,9 @@ TEST(RunFolder, WhatARunCutShortKeptIsDisarmedWhenItIsReaped) {
 // may be kept, for the process outside to stop the container it marks.
 TEST(RunFolder, AFolderIsNotRemovedFromUnderAContainerThatCouldNotBeDeleted) {
   TempDir dir;
-  const fs::path runtime = dir.path() / "runtime";
-  std::ofstream(runtime) << "#!/bin/sh\ncase \"$*\" in *delete*) exit 1;; *) exit 0;; esac\n";
-  fs::permissions(runtime, fs::perms::owner_all);
-  testing::ScopedEnv fake("PREFLIGHT_RUNTIME", runtime.c_str());
+  FakeRuntime runtime(dir, "case \"$*\" in *delete*) exit 1;; *) exit 0;; esac\n");
   const fs::path runs = dir.path() / "runs";
-  {
-    auto killed = RunFolder::create(runs / "killed");
-    ASSERT_TRUE(killed);
-    fs::create_directories(model::RunLayout(killed->path()).rootfs());
-  }
+  make_cut_short_run(runs, "killed");
   const Reaped reaped = reap_abandoned(runs, 0);
   EXPECT_EQ(reaped.containers, 0u);
   EXPECT_EQ(reaped.removed, 0u);
@@ -144,17 +145,9 @@ TEST(RunFolder, AFolderIsNotRemovedFromUnderAContainerThatCouldNotBeDeleted) {
 // running": the container counts as not deleted, and its folder stays for the process outside.
 TEST(RunFolder, ADeleteThatLeavesTheContainerRunningIsNoDeletion) {
   TempDir dir;
-  const fs::path runtime = dir.path() / "runtime";
-  std::ofstream(runtime)
-      << "#!/bin/sh\ncase \"$*\" in *delete*) echo 'container still running' >&2;; esac\nexit 0\n";
-  fs::permissions(runtime, fs::perms::owner_all);
-  testing::ScopedEnv fake("PREFLIGHT_RUNTIME", runtime.c_str());
+  FakeRuntime runtime(dir, "case \"$*\" in *delete*) echo 'container still running' >&2;; esac\nexit 0\n");
   const fs::path runs = dir.path() / "runs";
-  {
-    auto killed = RunFolder::create(runs / "killed");
-    ASSERT_TRUE(killed);
-    fs::create_directories(model::RunLayout(killed->path()).rootfs());
-  }
+  make_cut_short_run(runs, "killed");
   EXPECT_EQ(stop_abandoned_containers(runs), 0u);
   const Reaped reaped = reap_abandoned(runs, 0);
   EXPECT_EQ(reaped.containers, 0u);

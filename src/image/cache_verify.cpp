@@ -15,6 +15,7 @@
 
 #include "image/digest.hpp"
 #include "image/rootfs_cache.hpp"
+#include "image/sealed_folders.hpp"
 #include "image/tree_digest.hpp"
 #include "util/sha256.hpp"
 #include "util/text.hpp"
@@ -141,6 +142,15 @@ EntryCheck RootfsCache::check_entry(int cache_fd, const std::string& name) const
     return {name, State::Corrupt,
             fmt::format("its files changed since they were unpacked (digest {}, recorded {})",
                         tree->digest.substr(0, 19), cut_utf8(record_line(*recorded), 19))};
+  }
+  // The record of its sealed folders, when it has one, is what its files say.
+  if (auto sealed_record = read_entry_file(entry->get(), cache_names::kSealed, kMaxSealedRecordBytes)) {
+    auto sealed = sealed_folders(dir_ / name / cache_names::kRootfs, limits->max_entries);
+    if (!sealed) return {name, State::Corrupt, "its files: " + sealed.error().message};
+    if (parse_sealed(*sealed_record) != std::optional(*sealed))
+      return {name, State::Corrupt,
+              "its record of sealed folders does not match its files: a run would bind folders the job "
+              "may write (`preflight cache prune` and the next run unpack it again)"};
   }
   EntryCheck verified{name, State::Verified, {}};
   verified.files = tree->files;

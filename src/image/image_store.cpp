@@ -243,7 +243,9 @@ Result<UnpackedImage> ImageStore::resolve(const ImageRef& ref, const ProgressSin
   UnpackedImage image;
   image.ref = ref.text;
   image.digest = source->digest;
-  std::tie(image.rootfs, image.hold) = std::move(*unpacked);
+  image.rootfs = std::move(unpacked->rootfs);
+  image.sealed = std::move(unpacked->sealed);
+  image.hold = std::move(unpacked->hold);
   image.config = std::move(*config);
   return image;
 }

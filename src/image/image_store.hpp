@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "image/sealed_folders.hpp"
 #include "util/error.hpp"
 #include "util/untrusted_fs.hpp"
 
@@ -42,6 +43,9 @@ struct UnpackedImage {
   std::string digest;            // "sha256:<hex>": the image config digest (image ID)
   std::filesystem::path rootfs;  // read-only lower layer for the container; never written
   ImageConfig config;
+  // Folders of the root that a run may bind in place of the overlay (sealed_folders.hpp); none
+  // for a rootfs: folder, whose files can change under its name.
+  std::vector<SealedFolder> sealed;
   // Keeps a cached root from being pruned while this image (or a copy of it) is in use;
   // none for a rootfs: folder.
   std::shared_ptr<const UniqueFd> hold;

@@ -72,6 +72,17 @@ std::uint64_t entry_bytes(const fs::path& entry) {
   return bytes;
 }
 
+// Writes the record `name` of an entry whole or not at all: a run reading it meanwhile finds
+// it missing, never half written.
+void write_record(const fs::path& entry, const char* name, const std::string& text) {
+  const fs::path temp = entry / fmt::format(".{}-{}", name, ::getpid());
+  if (std::ofstream out(temp); !(out << text)) {
+    ::unlink(temp.c_str());
+    return;
+  }
+  if (::rename(temp.c_str(), (entry / name).c_str()) != 0) ::unlink(temp.c_str());
+}
+
 }  // namespace
 
 Result<UniqueFd> take_turn(const fs::path& lock_file, const std::string& waiting,
@@ -132,10 +143,26 @@ std::shared_ptr<const UniqueFd> RootfsCache::hold(const std::string& digest) con
   return std::make_shared<const UniqueFd>(std::move(lock));
 }
 
-Result<std::pair<fs::path, std::shared_ptr<const UniqueFd>>> RootfsCache::unpack(
-    const ImageSource& source, const std::string& ref_text, const ProgressSink& progress) {
+HeldRoot RootfsCache::held_root(const std::string& digest, std::shared_ptr<const UniqueFd> hold) const {
+  const fs::path entry = entry_dir(digest);
+  HeldRoot held{entry / cache_names::kRootfs, {}, std::move(hold)};
+  if (auto text = read_regular_file(entry / cache_names::kSealed, kMaxSealedRecordBytes)) {
+    held.sealed = parse_sealed(*text).value_or(std::vector<SealedFolder>{});
+    return held;
+  }
+  auto limits = unpack_limits();
+  if (!limits) return held;
+  auto sealed = sealed_folders(held.rootfs, limits->max_entries);
+  if (!sealed) return held;
+  held.sealed = std::move(*sealed);
+  write_record(entry, cache_names::kSealed, format_sealed(held.sealed));
+  return held;
+}
+
+Result<HeldRoot> RootfsCache::unpack(const ImageSource& source, const std::string& ref_text,
+                                     const ProgressSink& progress) {
   fs::path final_dir = entry_dir(source.digest);
-  if (auto held = hold(source.digest)) return std::pair{final_dir / "rootfs", held};
+  if (auto held = hold(source.digest)) return held_root(source.digest, std::move(held));
 
   std::error_code ec;
   fs::create_directories(dir_, ec);
@@ -146,7 +173,8 @@ Result<std::pair<fs::path, std::shared_ptr<const UniqueFd>>> RootfsCache::unpack
   auto turn = take_turn(dir_.parent_path() / "locks" / ("unpack-" + hex),
                         "waiting for another Preflight's unpack of image " + ref_text + "...", progress);
   if (!turn) return std::move(turn).error();
-  if (auto held = hold(source.digest)) return std::pair{final_dir / "rootfs", held};  // unpacked meanwhile
+  if (auto held = hold(source.digest))
+    return held_root(source.digest, std::move(held));  // unpacked meanwhile
   remove_abandoned_temporaries();
   auto limit = cache_limit();
   if (!limit) return std::move(limit).error();
@@ -181,6 +209,8 @@ Result<std::pair<fs::path, std::shared_ptr<const UniqueFd>>> RootfsCache::unpack
     // bounds (deeper than its folders' bound) is kept without it.
     if (auto tree = tree_digest(temp.path() / "rootfs", *limits))
       std::ofstream(temp.path() / cache_names::kTree) << tree->digest << "\n";
+    if (auto sealed = sealed_folders(temp.path() / "rootfs", limits->max_entries))
+      std::ofstream(temp.path() / cache_names::kSealed) << format_sealed(*sealed);
     std::ofstream marker(temp.path() / kCompleteMarker);
     marker << source.digest << "\n";
     if (!config || !size || !marker || !open_lock(temp.path()).valid())
@@ -205,7 +235,7 @@ Result<std::pair<fs::path, std::shared_ptr<const UniqueFd>>> RootfsCache::unpack
       progress("removed unused image " + removed.digest + " (" + human_size(removed.bytes) +
                ") from the cache, to keep it under " + human_size(*limit));
   }
-  return std::pair{final_dir / "rootfs", held};
+  return held_root(source.digest, std::move(held));
 }
 
 std::vector<CacheEntry> RootfsCache::entries() const {

@@ -1,11 +1,12 @@
 // The digest-keyed cache of unpacked root filesystems:
-//   <cache>/rootfs/sha256-<hex>/{rootfs/, config.json, size, tree, lock, complete}
+//   <cache>/rootfs/sha256-<hex>/{rootfs/, config.json, size, tree, sealed, lock, complete}
 // An entry appears by an atomic rename of a finished temporary folder, so a present entry
 // is always whole; a failed unpack leaves nothing behind. Each use holds the entry (a shared
 // flock on `lock`, whose time is the last use) so that pruning, least recently used first,
 // never takes an image from under a run; the cache is kept under a size bound
 // ($PREFLIGHT_CACHE_LIMIT, docs/images.md "The cache"). `tree` records the digest of the
-// entry's files as unpacked, which `preflight cache verify` recomputes.
+// entry's files as unpacked, and `sealed` its sealed folders (sealed_folders.hpp), which
+// `preflight cache verify` recomputes.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,7 @@
 #include "image/image_source.hpp"
 #include "image/image_store.hpp"
 #include "image/layer_unpacker.hpp"
+#include "image/sealed_folders.hpp"
 #include "util/untrusted_fs.hpp"
 
 namespace preflight::image {
@@ -35,6 +37,7 @@ inline constexpr const char* kConfig = "config.json";        // the image config
 inline constexpr const char* kLock = "lock";      // held shared by each use; its time is the last use
 inline constexpr const char* kSize = "size";      // the bytes of the entry's files, as unpacked
 inline constexpr const char* kTree = "tree";      // the digest of its files (tree_digest.hpp)
+inline constexpr const char* kSealed = "sealed";  // its sealed folders (sealed_folders.hpp)
 inline constexpr const char* kRootfs = "rootfs";  // the root filesystem
 }  // namespace cache_names
 
@@ -67,6 +70,13 @@ struct EntryCheck {
   }
 };
 
+// An entry as a run uses it.
+struct HeldRoot {
+  std::filesystem::path rootfs;
+  std::vector<SealedFolder> sealed;
+  std::shared_ptr<const UniqueFd> hold;  // UnpackedImage::hold
+};
+
 class RootfsCache {
  public:
   explicit RootfsCache(const std::filesystem::path& cache_dir);
@@ -76,9 +86,10 @@ class RootfsCache {
   bool contains(const std::string& digest) const;
 
   // Unpacks the source's layers into a new entry unless one exists, then holds it and keeps
-  // the cache under its bound; returns the rootfs path and the hold (UnpackedImage::hold).
-  Result<std::pair<std::filesystem::path, std::shared_ptr<const UniqueFd>>> unpack(
-      const ImageSource& source, const std::string& ref_text, const ProgressSink& progress);
+  // the cache under its bound. An entry unpacked before sealed folders were recorded gets its
+  // record now (one walk of its files' modes).
+  Result<HeldRoot> unpack(const ImageSource& source, const std::string& ref_text,
+                          const ProgressSink& progress);
 
   // Every whole entry, least recently used first.
   std::vector<CacheEntry> entries() const;
@@ -94,6 +105,8 @@ class RootfsCache {
   // A shared hold on the entry, or nothing when it is not (or no longer) in the cache.
   std::shared_ptr<const UniqueFd> hold(const std::string& digest) const;
   EntryCheck check_entry(int cache_fd, const std::string& name) const;
+  // The held entry of `digest`, its sealed folders read (or recorded, when missing).
+  HeldRoot held_root(const std::string& digest, std::shared_ptr<const UniqueFd> hold) const;
 
   std::filesystem::path dir_;  // <cache>/rootfs
 };

@@ -205,6 +205,7 @@ Result<plan::RunPlan> plan_run(const JobContext& context, const DryRunOptions& o
   plan_context.timeout_override = options.timeout;
   plan_context.harness = options.harness;
   plan_context.watched = watched_lines(static_results);
+  plan_context.image_sealed = context.image.sealed;
   plan_context.sandbox.network = options.network;
   if (options.seccomp) {
     plan_context.sandbox.seccomp = *options.seccomp;

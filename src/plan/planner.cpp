@@ -244,6 +244,7 @@ class Planner {
     plan_.batch = context_.batch_override.value_or(job_.dryrun.batch);
     plan_.timeout = context_.timeout_override.value_or(job_.dryrun.timeout);
     plan_.harness = context_.harness;
+    plan_.image_sealed = context_.image_sealed;
     // What the platform gives the job, as variables for the profile's templates.
     vars_ = {{"job.name", job_.name},
              {"job.id", context_.job_id},

@@ -93,8 +93,11 @@ struct RunPlan {
   std::chrono::milliseconds timeout{600000};
   bool harness = true;               // the harness is injected: on timeout it is asked for its stacks first
   std::filesystem::path stdin_file;  // the process's standard input (one of `files`); empty: none
-  model::PlatformFacts facts;        // for diagnosis (functions left unset here)
-  std::vector<std::string> notes;    // what the platform does with the job that the user should know
+  // The image's sealed folders, which the sandbox may bind into the container's root in place
+  // of its overlay (sandbox/sealed_binds.hpp); none: the overlay throughout.
+  std::vector<image::SealedFolder> image_sealed;
+  model::PlatformFacts facts;      // for diagnosis (functions left unset here)
+  std::vector<std::string> notes;  // what the platform does with the job that the user should know
 
   model::RunLayout layout() const { return model::RunLayout(run_dir); }
 };
@@ -113,6 +116,7 @@ struct PlanContext {
   // The sandbox: the floor, or what the user lowered it to; never the profile's (plan/sandbox_floor.hpp).
   SandboxFloor sandbox;
   std::optional<int> batch_override;  // 0: the job's own batch size (a re-run whose failure sampling made)
+  std::vector<image::SealedFolder> image_sealed;  // image::UnpackedImage::sealed
 };
 
 Result<RunPlan> make_plan(const spec::JobSpec& job, const spec::PlatformProfile& profile,

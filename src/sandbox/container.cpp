@@ -20,6 +20,7 @@
 #include "sandbox/overlay.hpp"
 #include "sandbox/pid_namespace.hpp"
 #include "sandbox/process_watch.hpp"
+#include "sandbox/sealed_binds.hpp"
 #include "util/host_root.hpp"
 #include "util/text.hpp"
 #include "util/untrusted_fs.hpp"
@@ -138,10 +139,12 @@ Status prepare_root(const plan::RunPlan& plan, const fs::path& root) {
 }
 
 // The container's root, mounted for as long as this lives: an overlay over the image whose
-// upper layer takes the job's writes, the copy-on-write mounts, the user's folders in it.
+// upper layer takes the job's writes, the copy-on-write mounts, the user's folders in it, and
+// the image's sealed folders bound over it (unmounted first).
 struct MountedRoot {
   Overlay root;
   std::deque<Overlay> copy_on_write;
+  SealedBinds sealed;
 };
 
 Status mount_root(const plan::RunPlan& plan, const fs::path& image_rootfs, MountedRoot& mounted) {
@@ -237,8 +240,10 @@ Result<ContainerExit> Runc::run(const plan::RunPlan& plan, const fs::path& image
   // goes without and its report says so.
   std::optional<std::string> cgroup_path;
   if (is_host_root()) cgroup_path = fmt::format("/{}/{}", kCgroupParent, plan.container_id);
-  std::ofstream(plan.layout().bundle() / "config.json")
-      << make_oci_config(plan, mounted.root.path(), cgroup_path).dump(2);
+  const nlohmann::json config = make_oci_config(plan, mounted.root.path(), cgroup_path);
+  mounted.sealed.mount(image_rootfs, mounted.root.path(),
+                       sealed_folders_to_bind(plan, mounted.root.path(), places_touched(config, plan)));
+  std::ofstream(plan.layout().bundle() / "config.json") << config.dump(2);
 
   OutputPipe out(model::OutputLine::Stream::Stdout, max_line_bytes);
   OutputPipe err(model::OutputLine::Stream::Stderr, max_line_bytes);

@@ -83,7 +83,7 @@ struct StaticJob {
     image::ImageConfig image;
     image.env = {"PATH=/usr/bin", "IMAGE_VAR=1"};
     plan = *plan::make_plan(job, profile, image,
-                            {dir.path() / "run", "/src/emulator", "job-1", {}, {}, false, {}, {}, {}});
+                            {dir.path() / "run", "/src/emulator", "job-1", {}, {}, false, {}, {}, {}, {}});
     index =
         *check::parse_module_index(R"({"python": "3.11.2", "modules": ["torch", "numpy", "os"]})", "test");
     entry = check::entry_point(plan.command, job.code_dir);

@@ -100,7 +100,7 @@ struct OfflinePip {
     auto job = *spec::load_job(dir.write("code/job.yaml", "command: python train.py\n"));
     auto profile = *spec::load_platform("philly", testing::source_dir() / "policies" / "platforms");
     plan = *plan::make_plan(job, profile, {},
-                            {dir.path() / "run", "/src/emulator", "job-1", {}, {}, false, {}, {}, {}});
+                            {dir.path() / "run", "/src/emulator", "job-1", {}, {}, false, {}, {}, {}, {}});
     index = *check::parse_module_index(
         R"({"python": "3.11.2", "modules": [], "distributions": [
             {"name": "torch", "version": "1.13.0a0+gitunknown"}, {"name": "numpy", "version": "1.24.2"},

@@ -19,7 +19,7 @@ struct PhillyJob {
     auto job = *spec::load_job(dir.write("code/job.yaml", "command: python main.py\n"));
     auto profile = *spec::load_platform("philly", testing::source_dir() / "policies" / "platforms");
     plan = *plan::make_plan(job, profile, {},
-                            {dir.path() / "run", "/src/emulator", "job-1", {}, {}, false, {}, {}, {}});
+                            {dir.path() / "run", "/src/emulator", "job-1", {}, {}, false, {}, {}, {}, {}});
   }
   // The folder each simple command starts in, as "path|why" (path "?" when unknown).
   std::vector<std::string> folders(const std::string& text) const {

@@ -32,7 +32,7 @@ struct PlannedJob {
     image::ImageConfig image;
     image.env = {"PATH=/image/bin", "IMAGE_ONLY=1", "LANG=image"};
     plan = plan::make_plan(job, profile, image,
-                           {dir.path() / "run", "/src/emulator", "job-1", {}, {}, true, {}, {}, {}});
+                           {dir.path() / "run", "/src/emulator", "job-1", {}, {}, true, {}, {}, {}, {}});
   }
 
   std::string env(const std::string& key) const {
@@ -155,7 +155,7 @@ TEST(PlanPlanner, APlatformFileThatIsNotJsonIsAnErrorOfTheProfile) {
   PlannedJob p("command: python main.py\n");
   p.profile.files.push_back({"/etc/config.json", "{\"hosts\": {{hosts.json}},", {p.profile.file, 7, 3}});
   auto plan = plan::make_plan(p.job, p.profile, {},
-                              {p.dir.path() / "run", "/src/emulator", "job-1", {}, {}, true, {}, {}, {}});
+                              {p.dir.path() / "run", "/src/emulator", "job-1", {}, {}, true, {}, {}, {}, {}});
   ASSERT_FALSE(plan.ok());
   EXPECT_EQ(plan.error().exit_status(), 2);
   EXPECT_EQ(plan.error().where.line, 7);
@@ -165,7 +165,7 @@ TEST(PlanPlanner, AProfileFolderThatIsRootOnceFilledInIsAnErrorOfTheProfile) {
   PlannedJob p("command: python main.py\n");
   p.profile.mounts.code = "/";
   auto plan = plan::make_plan(p.job, p.profile, {},
-                              {p.dir.path() / "run", "/src/emulator", "job-1", {}, {}, true, {}, {}, {}});
+                              {p.dir.path() / "run", "/src/emulator", "job-1", {}, {}, true, {}, {}, {}, {}});
   ASSERT_FALSE(plan.ok());
   EXPECT_EQ(plan.error().exit_status(), 2);
   EXPECT_EQ(plan.error().message,

@@ -32,7 +32,7 @@ struct Planned {
                                        preflight::testing::source_dir() / "policies" / "platforms");
     if (!job || !profile) throw std::runtime_error("the test's job or profile does not load");
     PlanContext context{
-        dir.path() / "run", "/src/emulator", "job-1", {}, {}, true, {}, std::move(sandbox), {}};
+        dir.path() / "run", "/src/emulator", "job-1", {}, {}, true, {}, std::move(sandbox), {}, {}};
     auto planned = make_plan(*job, *profile, {}, context);
     if (!planned) throw std::runtime_error(planned.error().str());
     plan = std::move(*planned);

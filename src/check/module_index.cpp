@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -12,6 +11,7 @@
 #include "util/data_dir.hpp"
 #include "util/json_fields.hpp"
 #include "util/text.hpp"
+#include "util/untrusted_fs.hpp"
 
 namespace preflight::check {
 namespace fs = std::filesystem;
@@ -96,13 +96,7 @@ Result<std::optional<ModuleIndex>> load_module_index(const image::UnpackedImage&
   // into the file another one is renaming into place, so readers never see half a file.
   const fs::path partial =
       fmt::format("{}.partial-{}-{:08x}", cached.string(), ::getpid(), std::random_device()());
-  bool written = false;
-  {
-    std::ofstream out(partial);
-    written = static_cast<bool>(out << stored << std::flush);
-  }
-  if (written) fs::rename(partial, cached, ec);
-  if (!written || ec) fs::remove(partial, ec);
+  write_file_whole(partial, cached, stored);
   return std::optional<ModuleIndex>(std::move(*index));
 }
 

@@ -78,17 +78,7 @@ void ScanCache::store(const std::string& key, const std::string& output) const {
   // half a scan, and two commands storing one key at once both leave a whole one.
   const fs::path partial = dir_ / fmt::format(".{}.{:08x}", key, std::random_device()());
   // The user's own, as a run folder is: a scan tells the code's paths and variables.
-  UniqueFd out(::open(partial.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-  if (!out.valid()) return;
-  bool written = true;
-  for (std::size_t done = 0; written && done < output.size();) {
-    const ssize_t wrote = ::write(out.get(), output.data() + done, output.size() - done);
-    written = wrote > 0;
-    done += written ? static_cast<std::size_t>(wrote) : 0;
-  }
-  out = UniqueFd();
-  if (written) fs::rename(partial, dir_ / (key + std::string(kScanSuffix)), ec);
-  if (!written || ec) fs::remove(partial, ec);
+  if (!write_file_whole(partial, dir_ / (key + std::string(kScanSuffix)), output, 0600)) return;
   keep_within_bounds();
 }
 

@@ -84,16 +84,8 @@ Status PartCache::store(const std::string& id, const PartTime& time) const {
                    : json{{"error", time.error}};
   std::random_device random;
   const fs::path temp = dir_ / fmt::format(".{}.{:08x}", id, random());
-  {
-    std::ofstream out(temp, std::ios::trunc);
-    out << value.dump();
-    if (!out.flush()) return Error::runtime("cannot write " + temp.string());
-  }
-  fs::rename(temp, dir_ / (id + ".json"), ec);
-  if (ec) {
-    fs::remove(temp, ec);
+  if (!write_file_whole(temp, dir_ / (id + ".json"), value.dump()))
     return Error::runtime(fmt::format("cannot write the result of part {} in {}", id, dir_.string()));
-  }
   return Ok{};
 }
 

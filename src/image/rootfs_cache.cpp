@@ -72,17 +72,6 @@ std::uint64_t entry_bytes(const fs::path& entry) {
   return bytes;
 }
 
-// Writes the record `name` of an entry whole or not at all: a run reading it meanwhile finds
-// it missing, never half written.
-void write_record(const fs::path& entry, const char* name, const std::string& text) {
-  const fs::path temp = entry / fmt::format(".{}-{}", name, ::getpid());
-  if (std::ofstream out(temp); !(out << text)) {
-    ::unlink(temp.c_str());
-    return;
-  }
-  if (::rename(temp.c_str(), (entry / name).c_str()) != 0) ::unlink(temp.c_str());
-}
-
 }  // namespace
 
 Result<UniqueFd> take_turn(const fs::path& lock_file, const std::string& waiting,
@@ -155,7 +144,9 @@ HeldRoot RootfsCache::held_root(const std::string& digest, std::shared_ptr<const
   auto sealed = sealed_folders(held.rootfs, limits->max_entries);
   if (!sealed) return held;
   held.sealed = std::move(*sealed);
-  write_record(entry, cache_names::kSealed, format_sealed(held.sealed));
+  // Whole or not at all: a run reading it meanwhile finds it missing, never half written.
+  write_file_whole(entry / fmt::format(".{}-{:08x}", cache_names::kSealed, std::random_device()()),
+                   entry / cache_names::kSealed, format_sealed(held.sealed));
   return held;
 }
 

@@ -68,6 +68,21 @@ Result<UniqueFd> open_below(int dir, const std::string& path, int flags, Links l
   return UniqueFd(fd);
 }
 
+bool write_file_whole(const fs::path& partial, const fs::path& file, std::string_view text, mode_t mode) {
+  UniqueFd out(::open(partial.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
+  if (!out.valid()) return false;
+  bool written = true;
+  for (std::size_t done = 0; written && done < text.size();) {
+    const ssize_t wrote = ::write(out.get(), text.data() + done, text.size() - done);
+    written = wrote > 0 || (wrote < 0 && errno == EINTR);
+    done += wrote > 0 ? static_cast<std::size_t>(wrote) : 0;
+  }
+  out = UniqueFd();
+  if (written && ::rename(partial.c_str(), file.c_str()) == 0) return true;
+  ::unlink(partial.c_str());
+  return false;
+}
+
 Result<UniqueFd> open_folder(const fs::path& dir) {
   int fd = ::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return Error::runtime(fmt::format("cannot open {}: {}", dir.string(), std::strerror(errno)));

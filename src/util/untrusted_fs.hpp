@@ -12,6 +12,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "util/error.hpp"
@@ -63,6 +64,13 @@ Status make_folder_in_root(int root, const std::string& path, unsigned uid, unsi
 // The whole content of the regular file open at `fd`, of at most `max_bytes`; an error for
 // anything else (a FIFO, a device, a folder, a longer file). `name` is for messages.
 Result<std::string> read_regular(int fd, std::size_t max_bytes, const std::string& name);
+
+// Writes `text` to `file` whole or not at all: into `partial`, a name of this writer's own in
+// the same folder (made new, O_EXCL, with `mode`, no link followed), then renamed into place,
+// so that a reader never sees half a file and two writers of one file each leave a whole one.
+// False, and no partial file left, when it could not.
+bool write_file_whole(const std::filesystem::path& partial, const std::filesystem::path& file,
+                      std::string_view text, mode_t mode = 0644);
 
 // The regular file `path` (links followed as the user's own paths are), read with a bound.
 Result<std::string> read_regular_file(const std::filesystem::path& path, std::size_t max_bytes);

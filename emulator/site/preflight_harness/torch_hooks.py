@@ -8,8 +8,34 @@ import sys
 import time
 
 import preflight_harness as core
-from . import (dataloader_cap, endless, frames, layers, loop_cut, loss_check, measure, periodic, report,
-               shape_only, stages)
+from . import frames, shape_only, stages
+
+
+class _Later(object):
+    """A harness module imported at its first use (a job's first DataLoader iteration, forward
+    pass or step), not as torch finishes importing: these modules are a few milliseconds of
+    every torch job's start, and a job that never trains never needs them."""
+
+    __slots__ = ("_module_name",)
+
+    def __init__(self, name):
+        self._module_name = name
+
+    def __getattr__(self, attr):
+        name = object.__getattribute__(self, "_module_name")
+        module = __import__(__package__ + "." + name, fromlist=["_"])
+        globals()[name] = module
+        return getattr(module, attr)
+
+
+dataloader_cap = _Later("dataloader_cap")
+endless = _Later("endless")
+layers = _Later("layers")
+loop_cut = _Later("loop_cut")
+loss_check = _Later("loss_check")
+measure = _Later("measure")
+periodic = _Later("periodic")
+report = _Later("report")
 
 # Module classes that are not models although they are nn.Modules.
 _NOT_MODELS = ("torchvision.transforms", "torchaudio.transforms")
@@ -322,7 +348,14 @@ def _patch_optimizer(torch):
 
     optimizer_cls.__init__ = __init__
     import atexit
-    atexit.register(measure.abandon)
+    atexit.register(_abandon_step)
+
+
+def _abandon_step():
+    """At exit, the measured step's window closed if a step ever opened it."""
+    loaded = sys.modules.get(__package__ + ".measure")
+    if loaded is not None:
+        loaded.abandon()
 
 
 def _patch_autocast(torch):

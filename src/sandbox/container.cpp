@@ -13,6 +13,7 @@
 #include <csignal>
 #include <deque>
 #include <fstream>
+#include <utility>
 
 #include "image/image_store.hpp"
 #include "sandbox/interrupt.hpp"
@@ -113,11 +114,19 @@ bool force_delete(const std::string& id) {
 }
 
 // Deletes the container (killing what is left of it) when this goes out of scope: this
-// process's own container, which it may always delete.
+// process's own container, which it may always delete. A container whose first process has
+// ended and been waited for is handed to a ContainerDeletion instead (delete_later).
 class ContainerGuard {
  public:
   explicit ContainerGuard(std::string id) : id_(std::move(id)) {}
-  ~ContainerGuard() { force_delete(id_); }
+  ContainerGuard(const ContainerGuard&) = delete;
+  ContainerGuard& operator=(const ContainerGuard&) = delete;
+  ~ContainerGuard() {
+    if (!id_.empty()) force_delete(id_);
+  }
+
+  // The runtime's delete, started and not waited for; this guard then deletes nothing.
+  ContainerDeletion delete_later() { return ContainerDeletion(std::exchange(id_, {})); }
 
  private:
   std::string id_;
@@ -203,6 +212,47 @@ Result<pid_t> start_container(const Runtime& runtime, const plan::RunPlan& plan,
 
 }  // namespace
 
+struct ContainerDeletion::Runtime {
+  bp::child process;
+};
+
+ContainerDeletion::ContainerDeletion() = default;
+
+ContainerDeletion::ContainerDeletion(std::string id) : id_(std::move(id)) {
+  const sandbox::Runtime runtime = runtime_for_this_user(find_runtime());
+  if (runtime.program.empty()) return;
+  try {
+    runtime_ = std::make_unique<Runtime>(
+        Runtime{bp::child(runtime.program.string(), bp::args(runtime.arguments({"delete", "--force", id_})),
+                          bp::std_in<bp::null, bp::std_out> bp::null, bp::std_err > bp::null)});
+  } catch (const bp::process_error&) {
+    // Not started: the cgroups still go (finish), as when force_delete cannot start it.
+  }
+}
+
+ContainerDeletion::ContainerDeletion(ContainerDeletion&& other) noexcept = default;
+
+ContainerDeletion& ContainerDeletion::operator=(ContainerDeletion&& other) noexcept {
+  if (this != &other) {
+    finish();
+    id_ = std::move(other.id_);
+    runtime_ = std::move(other.runtime_);
+  }
+  return *this;
+}
+
+ContainerDeletion::~ContainerDeletion() { finish(); }
+
+void ContainerDeletion::finish() {
+  if (runtime_) {
+    std::error_code ignored;
+    runtime_->process.wait(ignored);
+    runtime_.reset();
+  }
+  if (!id_.empty() && is_host_root()) remove_cgroups(id_);
+  id_.clear();
+}
+
 bool delete_container(const std::string& id) {
   // runc's `delete --force` exits 0 when it could not signal the container's process, from a
   // user namespace that has no say over the container's ("container still running"): the
@@ -229,6 +279,7 @@ Result<ContainerExit> Runc::run(const plan::RunPlan& plan, const fs::path& image
   if (::geteuid() != 0)
     return Error::runtime(
         "running a container without root needs Preflight's user namespace (docs/rootless.md)");
+  deleting_.finish();  // the last run's container
   install_interrupt_handlers();
   // Adopt the container's process when the detached `runc run` exits, to wait for it and read its cgroup.
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
@@ -263,10 +314,18 @@ Result<ContainerExit> Runc::run(const plan::RunPlan& plan, const fs::path& image
     read_memory_cgroup(*cgroup_path, exit);
   else
     exit.unenforced = unenforced_limits(plan.limits);
-  // Reap processes re-parented to us on their way out (the runtime's helpers).
+  // Reap processes re-parented to us on their way out (the runtime's helpers), before the
+  // runtime's delete is started: this loop must not reap it.
   while (::waitpid(-1, nullptr, WNOHANG) > 0) {
   }
+  // The container's processes are gone (its first process ended, and with it its pid
+  // namespace): what is left is the runtime's state and the cgroup, read above. Their
+  // deletion (8 ms of a warm run) goes on while the caller reads the run folder and reports.
+  deleting_ = guard.delete_later();
   return exit;
 }
+
+Runc::Runc() = default;
+Runc::~Runc() = default;
 
 }  // namespace preflight::sandbox

@@ -15,22 +15,8 @@ namespace preflight::sandbox {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::FakeRuntime;
 using testing::TempDir;
-
-// A container runtime of a shell script's `body`, $PREFLIGHT_RUNTIME while this lives.
-class FakeRuntime {
- public:
-  FakeRuntime(const TempDir& dir, const std::string& body) : path_(write(dir.path() / "runtime", body)) {}
-
- private:
-  static fs::path write(const fs::path& path, const std::string& body) {
-    std::ofstream(path) << "#!/bin/sh\n" << body;
-    fs::permissions(path, fs::perms::owner_all);
-    return path;
-  }
-  fs::path path_;
-  testing::ScopedEnv env_{"PREFLIGHT_RUNTIME", path_.c_str()};
-};
 
 // A run of `runs` whose Preflight was killed: its folder, no longer locked, and its
 // container's root still there.

@@ -26,6 +26,19 @@ std::filesystem::path TempDir::write(const std::string& relative, const std::str
   return full;
 }
 
+namespace {
+
+std::filesystem::path write_script(const std::filesystem::path& path, const std::string& body) {
+  std::ofstream(path) << "#!/bin/sh\n" << body;
+  std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+  return path;
+}
+
+}  // namespace
+
+FakeRuntime::FakeRuntime(const TempDir& dir, const std::string& body)
+    : path_(write_script(dir.path() / "runtime", body)), env_("PREFLIGHT_RUNTIME", path_.c_str()) {}
+
 std::filesystem::path source_dir() {
   if (const char* dir = std::getenv("PREFLIGHT_SOURCE_DIR")) return dir;
   return source_data_dir();

@@ -41,6 +41,16 @@ class ScopedEnv {
   std::optional<std::string> saved_;
 };
 
+// A container runtime of a shell script's `body` in `dir`, $PREFLIGHT_RUNTIME while this lives.
+class FakeRuntime {
+ public:
+  FakeRuntime(const TempDir& dir, const std::string& body);
+
+ private:
+  std::filesystem::path path_;
+  ScopedEnv env_;
+};
+
 // The repository's top folder (policies/, images/, tests/jobs/ live there).
 std::filesystem::path source_dir();
 

@@ -75,8 +75,12 @@ for file in ./usr/bin/preflight ./usr/share/preflight/policies/rules/failures.ya
   check_contains "package holds $file" "$file" "$contents"
 done
 depends=$(dpkg-deb -f "$deb" Depends)
-for package in runc uidmap mmdebstrap skopeo libarchive13 libyaml-cpp; do
+for package in runc uidmap mmdebstrap skopeo libarchive13 libfmt; do
   check_contains "Depends: $package" "$package" "$depends"
+done
+# yaml-cpp, RE2 and Boost.Filesystem are linked in from their archives (CMakeLists.txt).
+for library in libyaml-cpp libre2 libboost-filesystem; do
+  [[ $depends == *"$library"* ]] && fail "Depends names $library, which the binary holds: $depends"
 done
 for tool in chromium slurm podman nodejs munge clang; do
   [[ $depends == *"$tool"* ]] && fail "Depends names a test tool, $tool: $depends"

@@ -1,10 +1,10 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
-#include <sstream>
 
 #include "sandbox/container.hpp"
 #include "test_support.hpp"
+#include "util/text.hpp"
 
 namespace preflight::sandbox {
 namespace {
@@ -13,12 +13,7 @@ namespace fs = std::filesystem;
 using testing::FakeRuntime;
 using testing::TempDir;
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+std::string read_text(const fs::path& path) { return read_file(path).value_or(""); }
 
 // A runtime whose `delete` waits (up to 10 s) for the file `go`, which the test makes only
 // once the deletion has been started, then says what it was asked in `asked`.

@@ -105,13 +105,7 @@ void remove_cgroups(const std::string& id) {
 
 // `runtime delete --force` of the container `id`, and its cgroups as root; whether the
 // runtime exited 0, which is not yet that the container is gone (delete_container).
-bool force_delete(const std::string& id) {
-  const Runtime runtime = runtime_for_this_user(find_runtime());
-  const bool deleted =
-      !runtime.program.empty() && run_runtime(runtime, {"delete", "--force", id}).status == 0;
-  if (is_host_root()) remove_cgroups(id);
-  return deleted;
-}
+bool force_delete(const std::string& id) { return ContainerDeletion(id).finish(); }
 
 // Deletes the container (killing what is left of it) when this goes out of scope: this
 // process's own container, which it may always delete. A container whose first process has
@@ -226,7 +220,7 @@ ContainerDeletion::ContainerDeletion(std::string id) : id_(std::move(id)) {
         Runtime{bp::child(runtime.program.string(), bp::args(runtime.arguments({"delete", "--force", id_})),
                           bp::std_in<bp::null, bp::std_out> bp::null, bp::std_err > bp::null)});
   } catch (const bp::process_error&) {
-    // Not started: the cgroups still go (finish), as when force_delete cannot start it.
+    // Not started: the cgroups still go (finish).
   }
 }
 
@@ -243,14 +237,17 @@ ContainerDeletion& ContainerDeletion::operator=(ContainerDeletion&& other) noexc
 
 ContainerDeletion::~ContainerDeletion() { finish(); }
 
-void ContainerDeletion::finish() {
+bool ContainerDeletion::finish() {
+  bool deleted = false;
   if (runtime_) {
-    std::error_code ignored;
-    runtime_->process.wait(ignored);
+    std::error_code ec;
+    runtime_->process.wait(ec);
+    deleted = !ec && runtime_->process.exit_code() == 0;
     runtime_.reset();
   }
   if (!id_.empty() && is_host_root()) remove_cgroups(id_);
   id_.clear();
+  return deleted;
 }
 
 bool delete_container(const std::string& id) {

@@ -15,7 +15,7 @@ namespace preflight::sandbox {
 
 // The runtime's `delete --force` of a container, started and left to run while this process
 // goes on; `finish` (or the destructor) waits for it, then removes the container's cgroups as
-// root. Empty (nothing to finish) when default-made.
+// root, and says whether the runtime exited 0. Empty (nothing to finish) when default-made.
 class ContainerDeletion {
  public:
   ContainerDeletion();
@@ -24,7 +24,7 @@ class ContainerDeletion {
   ContainerDeletion& operator=(ContainerDeletion&& other) noexcept;
   ~ContainerDeletion();
 
-  void finish();
+  bool finish();
 
  private:
   struct Runtime;  // the runtime's process

@@ -22,9 +22,8 @@ class _Later(object):
         self._module_name = name
 
     def __getattr__(self, attr):
-        name = object.__getattribute__(self, "_module_name")
-        module = __import__(__package__ + "." + name, fromlist=["_"])
-        globals()[name] = module
+        module = __import__(__package__ + "." + self._module_name, fromlist=["_"])
+        globals()[self._module_name] = module
         return getattr(module, attr)
 
 

@@ -366,34 +366,46 @@ fs::path runs_folder(const DryRunOptions& options) {
   return options.runs_dir.empty() ? image::default_cache_dir() / "runs" : options.runs_dir;
 }
 
+// Made before a run's folder, from nothing the static checks or the policies decide: room in
+// the cache, and the harness's folder for the image (the emulator folder the run mounts).
+Result<fs::path> prepare_for_run(const image::UnpackedImage& image, const DryRunOptions& options,
+                                 const Console& console, sandbox::ContainerRuntime& runtime) {
+  // Runs cut short (a SIGKILLed Preflight) are reaped first; the newest runs are kept for a
+  // look at their outputs and events (docs/security.md "Crash-safe lifecycle"), the coming
+  // one among them, as the cache's bound and the disk's floor allow.
+  const auto room = make_room_for_run(runs_folder(options), kKeptRuns - 1, console.progress);
+  if (!room) return room.error();
+  return options.harness ? harness_folder(image, image::default_cache_dir(), runtime)
+                         : data_dir() / "emulator";
+}
+
 // The job, its platform and image, as the options choose them; in a pod, the image's
-// configuration is the pod's (DryRunOptions::image_config).
-Result<JobContext> load_for_run(const DryRunOptions& options, const Console& console) {
-  auto context =
-      load_job_context({options.job_file, options.platform, options.image, options.read}, console.progress);
+// configuration is the pod's (DryRunOptions::image_config). `meanwhile`: as load_job_context's.
+Result<JobContext> load_for_run(const DryRunOptions& options, const Console& console,
+                                const WhilePoliciesLoad& meanwhile = {}) {
+  auto context = load_job_context({options.job_file, options.platform, options.image, options.read},
+                                  console.progress, meanwhile);
   if (context && options.image_config) context->image.config = *options.image_config;
   return context;
 }
 
 // One dry run of the job; `resample` says why it must run again at the job's own batch size
-// (pipeline/batch_sampling.hpp), if it must.
+// (pipeline/batch_sampling.hpp), if it must. `emulator_dir`: prepare_for_run's, when it was
+// made ahead (else it is made here).
 Result<report::Report> run_once(const JobContext& context, const DryRunOptions& options,
                                 const Console& console, sandbox::ContainerRuntime& runtime,
                                 std::vector<model::Finding> static_results, std::vector<std::string> notes,
-                                std::optional<std::string>& resample) {
-  const fs::path runs_dir = runs_folder(options);
-  // Runs cut short (a SIGKILLed Preflight) are reaped first; the newest runs are kept for a
-  // look at their outputs and events (docs/security.md "Crash-safe lifecycle"), this one among
-  // them, as the cache's bound and the disk's floor allow.
-  const auto room = make_room_for_run(runs_dir, kKeptRuns - 1, console.progress);
-  if (!room) return room.error();
-  auto folder = sandbox::RunFolder::create_new(runs_dir, [&] { return make_job_id(context.job.name); });
+                                std::optional<std::string>& resample, std::optional<fs::path> emulator_dir) {
+  if (!emulator_dir) {
+    auto prepared = prepare_for_run(context.image, options, console, runtime);
+    if (!prepared) return std::move(prepared).error();
+    emulator_dir = std::move(*prepared);
+  }
+  auto folder =
+      sandbox::RunFolder::create_new(runs_folder(options), [&] { return make_job_id(context.job.name); });
   if (!folder) return std::move(folder).error();
   const std::string job_id = folder->path().filename().string();
-  const fs::path emulator_dir = options.harness
-                                    ? harness_folder(context.image, image::default_cache_dir(), runtime)
-                                    : data_dir() / "emulator";
-  auto plan = plan_run(context, options, static_results, job_id, folder->path(), emulator_dir);
+  auto plan = plan_run(context, options, static_results, job_id, folder->path(), *emulator_dir);
   if (!plan) return std::move(plan).error();
 
   for (const auto& note : plan->notes) say(console, note);
@@ -412,11 +424,10 @@ Result<report::Report> run_once(const JobContext& context, const DryRunOptions& 
   return report;
 }
 
-}  // namespace
-
-Result<report::Report> dry_run_loaded(const JobContext& context, const DryRunOptions& options,
-                                      const Console& console, sandbox::ContainerRuntime& runtime,
-                                      Clock::time_point started) {
+// dry_run_loaded's work; `emulator_dir`: prepare_for_run's for the first run, if made ahead.
+Result<report::Report> run_loaded(const JobContext& context, const DryRunOptions& options,
+                                  const Console& console, sandbox::ContainerRuntime& runtime,
+                                  Clock::time_point started, std::optional<fs::path> emulator_dir) {
   // The static checks open every run; a certain error among them ends it before the container
   // starts. The rest are predictions, for the dry run to settle.
   if (auto user = runtime.check_user(context.profile.user.uid, context.profile.user.gid); !user)
@@ -427,7 +438,8 @@ Result<report::Report> dry_run_loaded(const JobContext& context, const DryRunOpt
     return stopped_before_run(context, std::move(*static_results), options.strict);
 
   std::optional<std::string> resample;
-  auto report = run_once(context, options, console, runtime, *static_results, {}, resample);
+  auto report =
+      run_once(context, options, console, runtime, *static_results, {}, resample, std::move(emulator_dir));
   // A failure that could come from the sampled batch, and that the full-size check of its loop
   // did not show, is not evidence: the job runs again at its own batch size.
   if (report && resample) {
@@ -435,18 +447,38 @@ Result<report::Report> dry_run_loaded(const JobContext& context, const DryRunOpt
     DryRunOptions full = options;
     full.batch = 0;
     std::optional<std::string> again;
-    report = run_once(context, full, console, runtime, std::move(*static_results), {*resample}, again);
+    report = run_once(context, full, console, runtime, std::move(*static_results), {*resample}, again, {});
   }
   if (report) report->duration_s = std::chrono::duration<double>(Clock::now() - started).count();
   return report;
 }
 
+}  // namespace
+
+Result<report::Report> dry_run_loaded(const JobContext& context, const DryRunOptions& options,
+                                      const Console& console, sandbox::ContainerRuntime& runtime,
+                                      Clock::time_point started) {
+  return run_loaded(context, options, console, runtime, started, {});
+}
+
 Result<report::Report> dry_run(const DryRunOptions& options, const Console& console,
                                sandbox::ContainerRuntime& runtime) {
   const auto started = Clock::now();
-  auto loaded = load_for_run(options, console);
+  // The cache's room and the harness's folder are made while the shipped policies load, which
+  // the main thread otherwise waits for (docs/benchmarks.md); in a pod the image's
+  // configuration is only the pod's once loaded, so there they are made as the run starts.
+  std::optional<fs::path> emulator_dir;
+  WhilePoliciesLoad meanwhile;
+  if (!options.image_config)
+    meanwhile = [&](const image::UnpackedImage& image) -> Status {
+      auto prepared = prepare_for_run(image, options, console, runtime);
+      if (!prepared) return std::move(prepared).error();
+      emulator_dir = std::move(*prepared);
+      return Ok{};
+    };
+  auto loaded = load_for_run(options, console, meanwhile);
   if (!loaded) return std::move(loaded).error();
-  auto report = dry_run_loaded(*loaded, options, console, runtime, started);
+  auto report = run_loaded(*loaded, options, console, runtime, started, std::move(emulator_dir));
   if (report && report->run_dir.empty())
     report->duration_s = std::chrono::duration<double>(Clock::now() - started).count();
   return report;

@@ -13,7 +13,8 @@ constexpr const char* kDefaultPlatform = "philly";
 
 }  // namespace
 
-Result<JobContext> load_job_context(const JobChoices& choices, const image::ProgressSink& progress) {
+Result<JobContext> load_job_context(const JobChoices& choices, const image::ProgressSink& progress,
+                                    const WhilePoliciesLoad& meanwhile) {
   // The shipped tables are most of the reading (failures.yaml alone is 48 KB of YAML), and
   // depend on nothing the job says: the policies are read on a thread beside the job, its
   // profile, its image and then the GPU table, which take this thread less time.
@@ -50,6 +51,8 @@ Result<JobContext> load_job_context(const JobChoices& choices, const image::Prog
   auto image = resolve_image(image_text, base_dir, where, progress);
   if (!image) return std::move(image).error();
   auto gpus = estimate::load_gpu_table(estimate::shipped_gpu_table());
+  if (meanwhile)
+    if (auto done = meanwhile(*image); !done) return std::move(done).error();
   auto read_policies = policies.get();
   if (!read_policies) return std::move(read_policies).error();
   if (!gpus) return std::move(gpus).error();

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -32,9 +33,15 @@ struct JobContext {
   estimate::GpuTable gpus;       // policies/gpus.yaml
 };
 
+// Work that needs neither the shipped policies nor anything that follows them, given the
+// resolved image: done on the loading thread while the policies are still being read.
+using WhilePoliciesLoad = std::function<Status(const image::UnpackedImage&)>;
+
 // The job, its profile, its image and the shipped policies and GPU table, each error at its
-// file:line.
-Result<JobContext> load_job_context(const JobChoices& choices, const image::ProgressSink& progress);
+// file:line; `meanwhile`, when given, runs once the image is resolved, and its error is the
+// load's.
+Result<JobContext> load_job_context(const JobChoices& choices, const image::ProgressSink& progress,
+                                    const WhilePoliciesLoad& meanwhile = {});
 
 // Whether a job file (or a profile it names) may choose the image `text`: a path (rootfs:,
 // oci:, docker-archive:) in its folder tree or a granted folder, a registry the user allows.

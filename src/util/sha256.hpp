@@ -1,4 +1,4 @@
-// SHA-256 digests in lowercase hex, over strings, files and streams (OpenSSL's EVP).
+// SHA-256 digests in lowercase hex, over strings, files and streams (OpenSSL's).
 #pragma once
 
 #include <cstddef>

@@ -156,11 +156,13 @@ def ms(values):
 
 def against(values, base):
     """The ratio of the means, and the difference of each round's pair: mean ± its standard error
-    (a load that changes between rounds falls on both sides of a pair)."""
+    (a load that changes between rounds falls on both sides of a pair), and its median, which a
+    few rounds slowed on one side alone move less."""
     differences = [v - b for v, b in zip(values, base)]
     error = statistics.stdev(differences) / len(differences) ** 0.5
-    return "{:.2f}×, {:+.0f} ± {:.0f} ms".format(
-        statistics.mean(values) / statistics.mean(base), statistics.mean(differences) * 1e3, error * 1e3)
+    return "{:.2f}×, {:+.0f} ± {:.0f} ms (median {:+.0f})".format(
+        statistics.mean(values) / statistics.mean(base), statistics.mean(differences) * 1e3, error * 1e3,
+        statistics.median(differences) * 1e3)
 
 has_baseline = any(label.startswith("preflight run at ") for label, _ in jobs["hello"])
 print("## A warm `preflight run` against the bare container\n")
@@ -177,7 +179,8 @@ print("The same command, root filesystem and user (uid 1000) three ways: the who
       "beside those of Preflight's containers (`/preflight/bench-*`), so that other containers on the "
       "machine share the CPUs with each way alike. Target (issue 33): a warm `preflight run` within "
       "1.05× and 100 ms of the chroot. Wall time, mean ± standard deviation (median); a comparison "
-      "is the ratio of the means and the mean difference of the rounds' pairs ± its standard error:\n")
+      "is the ratio of the means and the mean difference of the rounds' pairs ± its standard error "
+      "(with the median of those differences):\n")
 header = ["job", "preflight run"]
 if has_baseline:
     header.append("preflight run at " + baseline_name)

@@ -79,7 +79,7 @@ for package in runc uidmap mmdebstrap skopeo libarchive13 libfmt; do
   check_contains "Depends: $package" "$package" "$depends"
 done
 # yaml-cpp, RE2 and Boost.Filesystem are linked in from their archives (CMakeLists.txt).
-for library in libyaml-cpp libre2 libboost-filesystem; do
+for library in libyaml-cpp libre2 libboost-filesystem libssl; do
   [[ $depends == *"$library"* ]] && fail "Depends names $library, which the binary holds: $depends"
 done
 for tool in chromium slurm podman nodejs munge clang; do

@@ -34,7 +34,7 @@ struct JobContext {
 };
 
 // Work that needs neither the shipped policies nor anything that follows them, given the
-// resolved image: done on the loading thread while the policies are still being read.
+// resolved image: done on the calling thread while the policies' thread is still reading them.
 using WhilePoliciesLoad = std::function<Status(const image::UnpackedImage&)>;
 
 // The job, its profile, its image and the shipped policies and GPU table, each error at its

@@ -13,6 +13,7 @@
 #include "image/rootfs_cache.hpp"
 #include "sandbox/disk_watch.hpp"
 #include "sandbox/run_folder.hpp"
+#include "util/data_dir.hpp"
 #include "util/text.hpp"
 #include "util/units.hpp"
 
@@ -66,14 +67,40 @@ std::string_view state_text(image::EntryCheck::State state) {
   return "?";
 }
 
-// Exit 1 when any name in the cache's rootfs/ folder is incomplete, foreign or does not verify.
-int verify() {
+// The names in the cache's rootfs/ folder of the images given: each a digest as `cache list`
+// prints it, or an image as a job names it whose digest is here without building or pulling it.
+Result<std::vector<std::string>> entries_of(const std::vector<std::string>& images, const fs::path& cache) {
+  const image::RootfsCache rootfs(cache);
+  const image::ImageStore store(cache, data_dir() / "images");
+  std::vector<std::string> names;
+  for (const auto& text : images) {
+    Result<std::string> digest = text;
+    if (!text.starts_with("sha256:")) {
+      auto ref = image::parse_image_ref(text, fs::current_path());
+      if (!ref) return ref.error();
+      digest = store.digest_here(*ref);
+    }
+    if (!digest) return digest.error();
+    auto name = rootfs.find_entry(*digest);
+    if (!name) return text.starts_with("sha256:") ? name.error() : name.error().context("image " + text);
+    names.push_back(std::move(*name));
+  }
+  return names;
+}
+
+// Exit 1 when any name checked in the cache's rootfs/ folder is incomplete, foreign or does not
+// verify; exit 2 when an image given is not in the cache.
+int verify(const std::vector<std::string>& images) {
   // Without root, images are unpacked in Preflight's user namespace: their owners read as there.
   if (auto exit_status = enter_user_namespace()) return *exit_status;
-  const fs::path rootfs = image::default_cache_dir() / "rootfs";
-  std::cout << "verifying the unpacked images in " << rootfs.string() << ":\n";
+  const fs::path cache = image::default_cache_dir();
+  auto names = entries_of(images, cache);
+  if (!names) return report_error(names.error());
+  const fs::path rootfs = cache / "rootfs";
+  std::cout << "verifying " << (images.empty() ? "the" : "these") << " unpacked images in " << rootfs.string()
+            << ":\n";
   std::size_t verified = 0, failed = 0, other = 0;
-  for (const auto& check : image::RootfsCache(image::default_cache_dir()).verify()) {
+  for (const auto& check : image::RootfsCache(cache).verify(*names)) {
     const bool entry = check.name.starts_with(image::cache_names::kEntryPrefix) && !check.fails();
     const std::string name =
         entry ? "sha256:" + check.name.substr(image::cache_names::kEntryPrefix.size(), 12) : check.name;
@@ -140,24 +167,28 @@ int prune(const std::string& keep_text) {
 }  // namespace
 
 Command cache_command() {
-  return {"cache", "List, verify or prune the cache of unpacked images and run folders",
-          [](CLI::App& app) -> Action {
-            auto keep = std::make_shared<std::string>("0");
-            app.require_subcommand(1);
-            app.add_subcommand("list", "the unpacked images, their sizes and last use");
-            auto* verify_cmd = app.add_subcommand(
-                "verify", "check each unpacked image against its digest and the digest of its files");
-            auto* prune_cmd = app.add_subcommand(
-                "prune",
-                "remove unpacked images no run is using (least recently used first) and finished runs");
-            prune_cmd
-                ->add_option("--keep", *keep, "keep the most recently used images up to this size, e.g. 20Gi")
-                ->capture_default_str();
-            return [keep, prune_cmd, verify_cmd] {
-              if (verify_cmd->parsed()) return verify();
-              return prune_cmd->parsed() ? prune(*keep) : list();
-            };
-          }};
+  return {
+      "cache", "List, verify or prune the cache of unpacked images and run folders",
+      [](CLI::App& app) -> Action {
+        auto keep = std::make_shared<std::string>("0");
+        auto images = std::make_shared<std::vector<std::string>>();
+        app.require_subcommand(1);
+        app.add_subcommand("list", "the unpacked images, their sizes and last use");
+        auto* verify_cmd = app.add_subcommand(
+            "verify", "check each unpacked image against its digest and the digest of its files");
+        verify_cmd->add_option("image", *images,
+                               "only these: digests as `cache list` prints them (sha256:0123456789ab), or "
+                               "images as a job names them (python, oci:PATH, docker-archive:PATH)");
+        auto* prune_cmd = app.add_subcommand(
+            "prune", "remove unpacked images no run is using (least recently used first) and finished runs");
+        prune_cmd
+            ->add_option("--keep", *keep, "keep the most recently used images up to this size, e.g. 20Gi")
+            ->capture_default_str();
+        return [keep, images, prune_cmd, verify_cmd] {
+          if (verify_cmd->parsed()) return verify(*images);
+          return prune_cmd->parsed() ? prune(*keep) : list();
+        };
+      }};
 }
 
 }  // namespace preflight::cli

@@ -39,11 +39,12 @@ Result<std::string> read_entry_file(int entry, const std::string& name, std::siz
 // A one-line record file (the marker, the tree digest) without its newline.
 std::string record_line(std::string_view text) { return trim(text.substr(0, text.find('\n'))); }
 
-bool is_lower_hex(std::string_view text) {
-  return text.size() == 64 && std::all_of(text.begin(), text.end(), [](char c) {
-           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-         });
+bool lower_hex_digits(std::string_view text) {
+  return std::all_of(text.begin(), text.end(),
+                     [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
+
+bool is_lower_hex(std::string_view text) { return text.size() == 64 && lower_hex_digits(text); }
 
 // A temporary folder ".tmp-...-PID" is in progress while its process lives.
 EntryCheck check_temporary(const std::string& name) {
@@ -56,7 +57,7 @@ EntryCheck check_temporary(const std::string& name) {
 
 }  // namespace
 
-std::vector<EntryCheck> RootfsCache::verify() const {
+std::vector<EntryCheck> RootfsCache::verify(const std::vector<std::string>& only) const {
   std::vector<EntryCheck> checks;
   const int cache_fd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (cache_fd < 0) return checks;  // no cache yet: nothing to check
@@ -69,6 +70,7 @@ std::vector<EntryCheck> RootfsCache::verify() const {
   while (const dirent* found = ::readdir(listing)) {
     const std::string_view name = found->d_name;
     if (name == "." || name == "..") continue;
+    if (!only.empty() && std::find(only.begin(), only.end(), name) == only.end()) continue;
     if (names.size() == kMaxCheckedNames) {
       checks.push_back({"...", EntryCheck::State::Foreign,
                         fmt::format("more than {} names in {}: the rest were not checked", kMaxCheckedNames,
@@ -89,6 +91,32 @@ std::vector<EntryCheck> RootfsCache::verify() const {
   }
   ::closedir(listing);
   return checks;
+}
+
+Result<std::string> RootfsCache::find_entry(std::string_view digest) const {
+  constexpr std::size_t kShortest = 12;  // hex digits, as `cache list` prints them
+  const std::string_view hex = digest.substr(std::min(digest.size(), std::string_view("sha256:").size()));
+  if (!digest.starts_with("sha256:") || hex.size() < kShortest || hex.size() > 64 || !lower_hex_digits(hex))
+    return Error::bad_input(
+        fmt::format("\"{}\" is not an image digest: sha256: and at least {} of its lower-case "
+                    "hex digits, as `preflight cache list` prints it",
+                    cut_utf8(std::string(digest), 80), kShortest));
+  const std::string prefix = std::string(cache_names::kEntryPrefix) + std::string(hex);
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (name.starts_with(prefix) && name.size() == cache_names::kEntryPrefix.size() + 64)
+      found.push_back(name);
+  }
+  if (found.size() == 1) return found.front();
+  if (found.empty())
+    return Error::bad_input(
+        fmt::format("{}: no unpacked image in {} has this digest (`preflight cache list` "
+                    "shows those there; a run of a job that uses the image unpacks it)",
+                    digest, dir_.string()));
+  return Error::bad_input(fmt::format(
+      "{}: {} unpacked images begin with this digest; give more of its digits", digest, found.size()));
 }
 
 EntryCheck RootfsCache::check_entry(int cache_fd, const std::string& name) const {

@@ -55,6 +55,11 @@ Result<UnpackedImage> use_rootfs_folder(const ImageRef& ref) {
   return image;
 }
 
+// Where docker://REF's pull is kept: an OCI layout under the cache.
+fs::path registry_layout(const ImageRef& ref, const fs::path& cache_dir) {
+  return cache_dir / "registry" / sha256_hex(ref.name).substr(0, 16);
+}
+
 // docker://REF goes through skopeo into an OCI layout under the cache, then as oci:.
 Result<fs::path> pull_with_skopeo(const ImageRef& ref, const fs::path& cache_dir,
                                   const ProgressSink& progress) {
@@ -65,7 +70,7 @@ Result<fs::path> pull_with_skopeo(const ImageRef& ref, const fs::path& cache_dir
         ": pulling from a registry needs skopeo, which is not installed; "
         "install it (apt-get install skopeo), or `docker save` the image and use docker-archive:PATH");
   }
-  fs::path layout = cache_dir / "registry" / sha256_hex(ref.name).substr(0, 16);
+  const fs::path layout = registry_layout(ref, cache_dir);
   std::error_code ec;
   fs::create_directories(layout.parent_path(), ec);
   if (progress) progress("pulling " + ref.name + " with skopeo...");
@@ -183,14 +188,25 @@ std::vector<std::string> ImageStore::builtin_names() const {
   return names;
 }
 
+// The image's config and layers, from its archive or layout: `layout` is where a built-in, a
+// pulled or a copied image's layout is in the cache.
+Result<ImageSource> read_source(const ImageRef& ref, const fs::path& layout) {
+  Result<ImageSource> source = ref.kind == ImageRef::Kind::OciLayout ? read_oci_layout(ref.path, ref.tag)
+                               : ref.kind == ImageRef::Kind::DockerArchive ? read_docker_archive(ref.path)
+                               : ref.kind == ImageRef::Kind::Builtin       ? read_oci_layout(layout, "")
+                                                                     : read_oci_layout(layout, "latest");
+  if (!source) return source.error().context("image " + ref.text);
+  return source;
+}
+
 Result<UnpackedImage> ImageStore::resolve(const ImageRef& ref, const ProgressSink& progress) {
   if (ref.kind == ImageRef::Kind::Rootfs) return use_rootfs_folder(ref);
 
-  Result<ImageSource> source = Error::runtime("unreachable");
+  fs::path layout;
   switch (ref.kind) {
     case ImageRef::Kind::Builtin: {
       fs::path recipe_file = recipes_dir_ / (ref.name + ".yaml");
-      fs::path layout = cache_dir_ / "images" / ref.name;
+      layout = cache_dir_ / "images" / ref.name;
       if (fs::exists(recipe_file)) {
         auto recipe = load_recipe(recipe_file);
         if (!recipe) return recipe.error();
@@ -208,32 +224,28 @@ Result<UnpackedImage> ImageStore::resolve(const ImageRef& ref, const ProgressSin
         auto missing = build(ref.name, progress);  // reports the unknown name and the known ones
         if (!missing) return missing.error();
       }
-      source = read_oci_layout(layout, "");
       break;
     }
-    case ImageRef::Kind::OciLayout:
-      source = read_oci_layout(ref.path, ref.tag);
-      break;
-    case ImageRef::Kind::DockerArchive:
-      source = read_docker_archive(ref.path);
-      break;
     case ImageRef::Kind::Registry: {
-      auto layout = pull_with_skopeo(ref, cache_dir_, progress);
-      if (!layout) return layout.error();
-      source = read_oci_layout(*layout, "latest");
+      auto pulled = pull_with_skopeo(ref, cache_dir_, progress);
+      if (!pulled) return pulled.error();
+      layout = *pulled;
       break;
     }
     case ImageRef::Kind::LocalStore:
     case ImageRef::Kind::Named: {
-      auto layout = copy_from_store(ref, cache_dir_, progress);
-      if (!layout) return layout.error();
-      source = read_oci_layout(*layout, "latest");
+      auto copied = copy_from_store(ref, cache_dir_, progress);
+      if (!copied) return copied.error();
+      layout = *copied;
       break;
     }
+    case ImageRef::Kind::OciLayout:
+    case ImageRef::Kind::DockerArchive:
     case ImageRef::Kind::Rootfs:
       break;
   }
-  if (!source) return source.error().context("image " + ref.text);
+  auto source = read_source(ref, layout);
+  if (!source) return source.error();
 
   auto config = parse_image_config(source->config_json, ref.text);
   if (!config) return config.error();
@@ -248,6 +260,41 @@ Result<UnpackedImage> ImageStore::resolve(const ImageRef& ref, const ProgressSin
   image.hold = std::move(unpacked->hold);
   image.config = std::move(*config);
   return image;
+}
+
+Result<std::string> ImageStore::digest_here(const ImageRef& ref) const {
+  std::error_code ec;
+  fs::path layout;
+  switch (ref.kind) {
+    case ImageRef::Kind::Builtin:
+      layout = cache_dir_ / "images" / ref.name;
+      if (!fs::exists(layout / "index.json", ec) && !fs::exists(recipes_dir_ / (ref.name + ".yaml"), ec))
+        return no_recipe(ref.name);
+      if (!fs::exists(layout / "index.json", ec))
+        return Error::bad_input("image " + ref.text +
+                                " is not built, so the cache holds none of it (`preflight image build " +
+                                ref.name + "` builds it)");
+      break;
+    case ImageRef::Kind::Registry:
+      layout = registry_layout(ref, cache_dir_);
+      if (!fs::exists(layout / "index.json", ec))
+        return Error::bad_input("image " + ref.text + " was not pulled, so the cache holds none of it");
+      break;
+    case ImageRef::Kind::LocalStore:
+    case ImageRef::Kind::Named:
+      return Error::bad_input("image " + ref.text +
+                              ": an image of Docker's or Podman's store is named here by its digest, as "
+                              "`preflight cache list` prints it (sha256:0123456789ab)");
+    case ImageRef::Kind::Rootfs:
+      return Error::bad_input("image " + ref.text +
+                              ": a rootfs: folder is used in place, never unpacked into the cache");
+    case ImageRef::Kind::OciLayout:
+    case ImageRef::Kind::DockerArchive:
+      break;
+  }
+  auto source = read_source(ref, layout);
+  if (!source) return source.error();
+  return source->digest;
 }
 
 }  // namespace preflight::image

@@ -72,9 +72,16 @@ class ImageStore {
 
   std::vector<std::string> builtin_names() const;
 
+  // The image's digest, read from what is already here without building, pulling or copying
+  // it: a built image's layout, an OCI layout, a docker archive, a pull kept in the cache. An
+  // image of a local store or a rootfs: folder is bad input.
+  Result<std::string> digest_here(const ImageRef& ref) const;
+
  private:
   Result<std::string> build_in_turn(const std::string& name, const ProgressSink& progress);
   Result<UniqueFd> take_build_turn(const std::string& name, const ProgressSink& progress) const;
+  // No recipe images/NAME.yaml: the error names the built-in images there are.
+  Error no_recipe(const std::string& name) const;
 
   std::filesystem::path cache_dir_;
   std::filesystem::path recipes_dir_;

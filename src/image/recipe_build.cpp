@@ -24,14 +24,17 @@ Result<std::string> ImageStore::build(const std::string& name, const ProgressSin
   return build_in_turn(name, progress);
 }
 
+Error ImageStore::no_recipe(const std::string& name) const {
+  std::string known;
+  for (const auto& n : builtin_names()) known += (known.empty() ? "" : ", ") + n;
+  return Error::bad_input("no built-in image \"" + name + "\" (no " +
+                          (recipes_dir_ / (name + ".yaml")).string() +
+                          "); built-in images: " + (known.empty() ? "(none)" : known));
+}
+
 Result<std::string> ImageStore::build_in_turn(const std::string& name, const ProgressSink& progress) {
   fs::path recipe_file = recipes_dir_ / (name + ".yaml");
-  if (!fs::exists(recipe_file)) {
-    std::string known;
-    for (const auto& n : builtin_names()) known += (known.empty() ? "" : ", ") + n;
-    return Error::bad_input("no built-in image \"" + name + "\" (no " + recipe_file.string() +
-                            "); built-in images: " + (known.empty() ? "(none)" : known));
-  }
+  if (!fs::exists(recipe_file)) return no_recipe(name);
   auto recipe = load_recipe(recipe_file);
   if (!recipe) return recipe.error();
   std::string mmdebstrap = find_program("mmdebstrap");

@@ -96,9 +96,13 @@ class RootfsCache {
   // Removes entries no run holds, least recently used first, until those left take at most
   // `keep_bytes`; returns the removed ones.
   std::vector<CacheEntry> prune(std::uint64_t keep_bytes) const;
-  // Checks every name in the cache's rootfs/ folder, in name order; an entry is held (shared)
-  // while it is checked, and one pruned meanwhile is left out.
-  std::vector<EntryCheck> verify() const;
+  // Checks the names in the cache's rootfs/ folder, in name order: `names` among them, or every
+  // one when `names` is empty. An entry is held (shared) while it is checked, and one pruned
+  // meanwhile is left out.
+  std::vector<EntryCheck> verify(const std::vector<std::string>& names = {}) const;
+  // The name in rootfs/ of the one entry whose digest is or begins with `digest`
+  // ("sha256:<hex>", at least 12 hex digits, as `preflight cache list` prints it).
+  Result<std::string> find_entry(std::string_view digest) const;
 
  private:
   void remove_abandoned_temporaries() const;

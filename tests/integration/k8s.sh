@@ -24,6 +24,7 @@ require_npm_package kubernetes-models
 
 work=$(mktemp -d)
 pods=()
+digests=()  # of the images the pods ran on
 cleanup() {
   local pod
   for pod in "${pods[@]}"; do
@@ -92,6 +93,7 @@ run_pod() {  # NAME POD_FILTER [EDIT]
   jq "$filter | $edit" pods.json >"$name.pod.json"
   local digest rootfs
   digest=$(jq -r '.image | split(" ")[1]' "$name.pod.json")
+  digests+=("$digest")
   rootfs=${PREFLIGHT_CACHE:-$HOME/.cache/preflight}/rootfs/${digest/:/-}/rootfs
   local volumes=$work/$name.volumes volume
   mkdir -p "$volumes/configmap"
@@ -190,8 +192,10 @@ check_equal "a pod without the code's emptyDir: exit" 3 $?
 check_contains "a pod without the code's emptyDir: message" "/philly/code" "$(cat no-code.pod.out)"
 check_contains "a pod without the code's emptyDir: what to do" "emptyDir" "$(cat no-code.pod.out)"
 
-# The pods wrote into overlays of their own: the images' cached roots verify.
-"$preflight" cache verify >verify.out 2>&1
+# The pods wrote into overlays of their own: the cached roots of their images verify (those
+# alone: reading every image in a shared cache cold takes minutes).
+mapfile -t digests < <(printf '%s\n' "${digests[@]}" | sort -u)
+"$preflight" cache verify "${digests[@]}" >verify.out 2>&1
 status=$?
 check_equal "the cached roots after the pods ($(tail -2 verify.out))" 0 "$status"
 

@@ -3,8 +3,8 @@
 # the platform's user (philly, uid 1000) sees /usr as a mount of the image's folder, nosuid and
 # nodev, and every write there is refused as in the overlay (EACCES; EPERM for chmod); a job
 # run as root (sagemaker) and a job whose code is mounted under /usr keep the overlay, and what
-# the root job writes into /usr stays in its run. The cache verifies afterwards. As root and as
-# an ordinary user alike.
+# the root job writes into /usr stays in its run. The python image's cached root verifies
+# afterwards. As root and as an ordinary user alike.
 # Usage: sealed_folders.sh PREFLIGHT_BINARY
 set -u
 source "$(dirname "$0")/lib.sh"
@@ -62,7 +62,9 @@ check_equal "code under /usr: the overlay, writes refused by the image's permiss
 cache=${PREFLIGHT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/preflight}
 check_equal "files the jobs wrote into the cached images" "" \
   "$(find "$cache/rootfs" -mindepth 5 -maxdepth 5 -name 'planted*' 2>/dev/null)"
-"$preflight" cache verify >"$work/verify" 2>&1
-check_equal "cache verify after the runs" 0 "$?"
+# The python image's root alone: reading every image in a shared cache cold takes minutes.
+"$preflight" cache verify python >"$work/verify" 2>&1
+check_equal "cache verify of the python image after the runs ($(tail -1 "$work/verify"))" 0 "$?"
+check_contains "what cache verify read" "1 verified, 0 not verified, 0 failed" "$(cat "$work/verify")"
 check_no_leftovers "$name"
 finish

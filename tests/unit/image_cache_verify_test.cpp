@@ -164,6 +164,49 @@ TEST_F(CacheVerify, NamesWhatTheCacheDoesNotMakeAndWhatIsHalfMade) {
   EXPECT_FALSE(fs::exists(rootfs / (".tmp-" + hex.substr(0, 12) + "-999999999")));
 }
 
+// `cache verify IMAGE...`: an image found by its digest or its start, or by what a job names,
+// and only its entry read.
+TEST_F(CacheVerify, ChecksOnlyTheImagesNamedFoundByDigestOrReference) {
+  auto app = resolve(make_image("app", 3));
+  auto other = resolve(make_image("other", 4));
+  ASSERT_TRUE(app.ok() && other.ok());
+  RootfsCache cache(cache_.path());
+  const std::string app_name = "sha256-" + digest_hex(app->digest);
+  write_file(other->rootfs / "usr/lib/f1", "changed");  // would fail, were it checked
+
+  auto found = cache.find_entry(app->digest.substr(0, 7 + 12));
+  ASSERT_TRUE(found.ok()) << found.error().str();
+  EXPECT_EQ(*found, app_name);
+  const auto checks = cache.verify({*found});
+  ASSERT_EQ(checks.size(), 1u);
+  EXPECT_EQ(checks[0].name, app_name);
+  EXPECT_EQ(checks[0].state, State::Verified) << checks[0].detail;
+  EXPECT_EQ(cache.verify().size(), 2u);
+
+  // What a job names reads its digest without unpacking; a rootfs: folder is never cached.
+  const ImageStore store(cache_.path(), work_.path() / "recipes");
+  auto ref = parse_image_ref(make_image("app", 3), work_.path());
+  ASSERT_TRUE(ref.ok());
+  auto digest = store.digest_here(*ref);
+  ASSERT_TRUE(digest.ok()) << digest.error().str();
+  EXPECT_EQ(*digest, app->digest);
+  EXPECT_FALSE(store.digest_here(*parse_image_ref("rootfs:/srv/root", work_.path())).ok());
+  auto unbuilt = store.digest_here(*parse_image_ref("pytorch", work_.path()));
+  ASSERT_FALSE(unbuilt.ok());
+  EXPECT_NE(unbuilt.error().message.find("no built-in image \"pytorch\""), std::string::npos)
+      << unbuilt.error().message;
+
+  // Too short, not hex, not there, and a start two entries share.
+  for (const std::string bad :
+       {"sha256:0123", "sha256:0123456789AB", "0123456789abcdef", "sha256:000000000000"})
+    EXPECT_EQ(cache.find_entry(bad).error().kind, ErrorKind::BadInput) << bad;
+  fs::create_directories(cache_.path() / "rootfs" / (app_name.substr(0, 7 + 12) + std::string(52, '0')));
+  auto shared = cache.find_entry(app->digest.substr(0, 7 + 12));
+  ASSERT_FALSE(shared.ok());
+  EXPECT_NE(shared.error().message.find("2 unpacked images begin with this digest"), std::string::npos)
+      << shared.error().message;
+}
+
 // Two unpacks of one image at once in one process (two threads using the core library): each must
 // unpack into a folder of its own. Both get the image, whole, and nothing half made stays.
 TEST_F(CacheVerify, TwoUnpacksOfOneImageAtOnceInOneProcessBothSucceed) {

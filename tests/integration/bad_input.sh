@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Bad input gets a clear error naming the file (and line and column where one applies) and
 # exit status 2 — never a crash, a hang or anything left behind: a malformed job file, an
-# unknown key, an unknown platform, a corrupt image archive, an archive entry escaping the root.
+# unknown key, an unknown platform, a corrupt image archive, an archive entry escaping the root;
+# and a `cache verify` of what is not in the cache.
 # Usage: bad_input.sh PREFLIGHT_BINARY
 set -u
 source "$(dirname "$0")/lib.sh"
@@ -63,6 +64,21 @@ with tarfile.open(work + "/escape.tar", "w") as t:
 PY
 printf 'command: python main.py\nimage: docker-archive:%s\n' "$job/escape.tar" >"$job/job.yaml"
 expect_usage_error "escaping entry" "../escaped.txt"
+
+# `cache verify IMAGE`: what names no unpacked image is bad input, and says what to give.
+expect_verify_error() {  # WHAT IMAGE EXPECTED_MESSAGE_PART
+  local status
+  "$preflight" cache verify "$2" >"$work/out" 2>"$work/err" </dev/null
+  status=$?
+  check_equal "cache verify $1: exit status" 2 "$status"
+  check_contains "cache verify $1: message" "$3" "$(cat "$work/err")"
+  check_contains "cache verify $1: error prefix" "preflight: error: " "$(cat "$work/err")"
+}
+expect_verify_error "a digest too short" sha256:0123 'at least 12 of its lower-case hex digits'
+expect_verify_error "a digest not unpacked" sha256:0123456789ab 'no unpacked image in'
+expect_verify_error "an image not built" python 'image python is not built'
+expect_verify_error "an unknown built-in" pythno 'no built-in image "pythno"'
+expect_verify_error "a folder used in place" "rootfs:$work" 'never unpacked into the cache'
 
 # Nothing of the failed attempts may remain: no unpacked image, no run folder, no file outside.
 leftovers=$(find "$PREFLIGHT_CACHE" -mindepth 2 -maxdepth 2 2>/dev/null | grep -E '/(rootfs|runs)/' || true)

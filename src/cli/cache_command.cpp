@@ -74,15 +74,16 @@ Result<std::vector<std::string>> entries_of(const std::vector<std::string>& imag
   const image::ImageStore store(cache, data_dir() / "images");
   std::vector<std::string> names;
   for (const auto& text : images) {
+    const bool by_digest = text.starts_with("sha256:");
     Result<std::string> digest = text;
-    if (!text.starts_with("sha256:")) {
+    if (!by_digest) {
       auto ref = image::parse_image_ref(text, fs::current_path());
       if (!ref) return ref.error();
       digest = store.digest_here(*ref);
+      if (!digest) return digest.error();
     }
-    if (!digest) return digest.error();
     auto name = rootfs.find_entry(*digest);
-    if (!name) return text.starts_with("sha256:") ? name.error() : name.error().context("image " + text);
+    if (!name) return by_digest ? name.error() : name.error().context("image " + text);
     names.push_back(std::move(*name));
   }
   return names;

@@ -268,13 +268,11 @@ Result<std::string> ImageStore::digest_here(const ImageRef& ref) const {
   switch (ref.kind) {
     case ImageRef::Kind::Builtin:
       layout = cache_dir_ / "images" / ref.name;
-      if (!fs::exists(layout / "index.json", ec) && !fs::exists(recipes_dir_ / (ref.name + ".yaml"), ec))
-        return no_recipe(ref.name);
-      if (!fs::exists(layout / "index.json", ec))
-        return Error::bad_input("image " + ref.text +
-                                " is not built, so the cache holds none of it (`preflight image build " +
-                                ref.name + "` builds it)");
-      break;
+      if (fs::exists(layout / "index.json", ec)) break;
+      if (!fs::exists(recipes_dir_ / (ref.name + ".yaml"), ec)) return no_recipe(ref.name);
+      return Error::bad_input("image " + ref.text +
+                              " is not built, so the cache holds none of it (`preflight image build " +
+                              ref.name + "` builds it)");
     case ImageRef::Kind::Registry:
       layout = registry_layout(ref, cache_dir_);
       if (!fs::exists(layout / "index.json", ec))

@@ -156,6 +156,63 @@ class WithoutTorch(HarnessCase):
         self.assertTrue(stage["why"].endswith("/data/train.txt"), stage)
         self.assertEqual(stage["where"]["line"], 8)
 
+    @unittest.skipIf(sys.version_info < (3, 8), "no audit hooks")
+    def test_each_read_is_seen_before_and_after_the_audit_hook_takes_over(self):
+        """Until torch has imported, wrappers of open, os.open, os.listdir and os.scandir watch
+        the reads (data_watch.py); end_early (torch's import done) gives each function back
+        and the audit hook sees the same reads, once each, at the job's own line."""
+        inputs = os.path.join(self.dir, "inputs")
+        os.makedirs(os.path.join(inputs, "shards"))
+        with open(os.path.join(self.dir, "train.bin"), "w") as f:
+            f.write("x")
+        code, out, err = self.run_script("""
+            import builtins, io, os, sys
+            import preflight_harness, preflight_harness.data_watch as watch
+            top, inputs = os.path.dirname(os.getcwd()), sys.argv[1]
+            def init():  # back before the data, so that the next read is seen too
+                preflight_harness.state.stage = "init"
+            def reads(tag):
+                init(); os.listdir(os.path.join(inputs, "shards"))
+                init(); list(os.scandir(inputs))
+                init(); os.close(os.open(os.path.join(top, "train.bin"), os.O_RDONLY))
+                init(); open(os.path.join(top, "train.bin")).close()
+                init(); open(os.path.join(top, "train.bin"), "a").close()
+                init(); io.open(os.path.join(top, "log.txt"), "w").close()
+                print(tag, type(open).__name__, io.open is open, open.__name__, os.listdir.__name__)
+            reads("wrapped")
+            kept = os.listdir
+            watch.end_early()
+            reads("audited")
+            init(); kept(inputs)
+            init(); open(sys.argv[2])
+        """, args=[inputs, "/nonexistent/preflight/labels.csv"],
+            variables={"PREFLIGHT_INPUTS": inputs})
+        self.assertEqual(code, 1, err)
+        self.assertEqual(out.split("\n")[:2], ["wrapped function True open listdir",
+                                                "audited builtin_function_or_method True open listdir"])
+        whys = [(e["why"][len("data read: "):].replace(self.dir, "D"), e["where"]["line"])
+                for e in self.events("stage")]
+        reads = [("D/inputs/shards", 8), ("D/inputs", 9), ("D/train.bin", 10), ("D/train.bin", 11)]
+        self.assertEqual(whys, reads + reads + [("D/inputs", 19),
+                                                ("/nonexistent/preflight/labels.csv", 20)])
+        e = self.only_exception()
+        self.assertEqual((e["type"], e["stage"], e["frames"][-1]["line"]), ("FileNotFoundError", "data", 20))
+        self.assertEqual(self.events("harness_error"), [])
+
+    @unittest.skipIf(sys.version_info < (3, 8), "no audit hooks")
+    def test_a_failed_read_before_torch_names_the_jobs_line(self):
+        """A wrapper's frame is the harness's: the report leaves it out."""
+        code, _, err = self.run_script("""
+            import os
+            def shards(folder):
+                return sorted(os.listdir(folder))
+            shards("/nonexistent/preflight/shards")
+        """)
+        self.assertEqual(code, 1, err)
+        e = self.only_exception()
+        self.assertEqual((e["type"], e["stage"]), ("FileNotFoundError", "init"))
+        self.assertEqual([(f["function"], f["line"]) for f in e["frames"]], [("<module>", 5), ("shards", 4)])
+
     def test_qualified_type_and_replaced_excepthook(self):
         self.run_script("""
             import sys, json
@@ -348,6 +405,23 @@ class WithTorch(HarnessCase):
         at = stages.index("checkpoint")
         self.assertEqual(stages[at - 1], stages[at + 1])
         self.assertEqual(self.only_exception()["stage"], "evaluate")
+
+    def test_the_audit_hook_watches_once_torch_has_imported(self):
+        with open(os.path.join(self.dir, "tokens.bin"), "w") as f:
+            f.write("x")
+        code, out, err = self.run_script("""
+            import os
+            top = os.path.dirname(os.getcwd())
+            import torch
+            print(type(open).__name__, type(os.listdir).__name__)
+            open(os.path.join(top, "tokens.bin")).read()
+        """)
+        self.assertEqual(code, 0, err)
+        self.assertEqual(out.split(), ["builtin_function_or_method", "builtin_function_or_method"])
+        stage = self.events("stage")[0]
+        self.assertEqual((stage["stage"], stage["where"]["line"]), ("data", 6), stage)
+        self.assertTrue(stage["why"].endswith("/tokens.bin"), stage)
+        self.assertEqual(self.events("harness_error"), [])
 
     def test_missing_file_in_dataset_is_a_data_failure(self):
         self.run_script("""

@@ -1,6 +1,7 @@
 """Preflight's harness inside the job (docs/harness.md). Loaded at every interpreter start and
-compiled each time (its folder is read-only), so this file holds only start-up; the rest is
-imported lazily: events, stages, report, torch_hooks. Python 3.6 to 3.13, standard library.
+compiled each time (its folder is read-only), so this file holds only start-up, with
+data_watch; the rest is imported lazily: events, stages, report, torch_hooks. Python 3.6 to
+3.13, standard library.
 Nothing here may raise into the job."""
 
 import _thread
@@ -216,64 +217,8 @@ def _install_line_watch():
 
 
 def _install_data_watch():
-    """Reading the data before training enters stage `data`, for jobs that read it without a
-    Dataset (np.load, open, pandas, a corpus read line by line): a file or folder under an
-    input mount opened or listed, or a data file read from anywhere else the job keeps files
-    (its code folder, a folder an earlier step wrote); not the Python installation, the
-    system's folders, hidden folders (library caches), source, configuration or weights, and
-    nothing the import system reads. An audit hook (Python 3.8+) cannot be removed and hears
-    every audited event, so it returns at its first test for any other event, and at its
-    second for these once training began."""
-    if not hasattr(sys, "addaudithook"):
-        return
-    inputs = tuple(p.rstrip("/") + "/" for p in os.environ.get("PREFLIGHT_INPUTS", "").split(":") if p)
-    exact = tuple(p[:-1] for p in inputs)
-    system = tuple(sorted(set(p.rstrip("/") + "/" for p in (
-        sys.prefix, sys.base_prefix, sys.exec_prefix, "/usr", "/lib", "/lib64", "/bin", "/sbin",
-        "/etc", "/proc", "/sys", "/dev", "/run", "/var", "/opt/preflight") if p)))
-    not_data = (".py", ".pyc", ".pyi", ".so", ".pth", ".pt", ".ckpt", ".safetensors", ".json",
-                ".yaml", ".yml", ".toml", ".cfg", ".ini", ".conf")
-    events = frozenset(("open", "os.listdir", "os.scandir"))
-    writing = getattr(os, "O_WRONLY", 1) | getattr(os, "O_RDWR", 2)
-
-    def is_data(event, args, path):
-        if path.startswith(inputs) or path in exact:
-            return True
-        if event != "open" or path.startswith(system) or "/." in path:
-            return False
-        mode, flags = (tuple(args) + (None, None))[1:3]
-        if isinstance(mode, str) and any(c in mode for c in "wax+"):
-            return False
-        if isinstance(flags, int) and flags & writing:
-            return False
-        if "-packages/" in path or path.lower().endswith(not_data):
-            return False
-        frame = sys._getframe(2)
-        while frame is not None:
-            if frame.f_code.co_filename.startswith("<frozen importlib"):
-                return False
-            frame = frame.f_back
-        return True
-
-    def audit(event, args):
-        # Some 16,000 events as torch imports, nearly none of them these.
-        if event not in events or state.trained or state.stage not in ("setup", "init", "model"):
-            return
-        try:
-            path = args[0] if args else None
-            if isinstance(path, bytes):
-                path = os.fsdecode(path)
-            if not isinstance(path, str):
-                return  # a file descriptor
-            if not path.startswith("/"):
-                path = os.path.normpath(os.path.join(os.getcwd(), path))
-            if is_data(event, args, path):
-                from . import stages
-                stages.on_data("data read: " + path, sys._getframe(1))
-        except Exception as exc:
-            harness_error("data watch", exc)
-
-    sys.addaudithook(audit)
+    from . import data_watch
+    data_watch.install()
 
 
 class _ImportWatcher(object):
@@ -326,3 +271,9 @@ def _loaded(name):
         patches.loaded(name, sys.modules[name])
     except Exception as exc:
         harness_error("patch " + name, exc)
+    watch = sys.modules.get(__name__ + ".data_watch") if name == "torch" else None
+    if watch is not None:
+        try:
+            watch.end_early()
+        except Exception as exc:
+            harness_error("data watch", exc)

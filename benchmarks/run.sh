@@ -87,11 +87,15 @@ run_commands() {
   [[ -z $baseline ]] || printf 'preflight run at %s\t%s run -q %s\n' "$baseline_name" "$baseline" "$work/$name/job/job.yaml"
   printf 'runc run (hand-made bundle)\trunc run --bundle %s bench-%s\n' "$work/$name/bundle" "$name"
   # The image's /dev is empty (devices are never unpacked) and PyTorch reads /dev/urandom as
-  # it loads: the host's /dev is bound there in a mount namespace of the chroot's own, which
-  # the image's folder never sees (about 4 ms of unshare and mount).
+  # it loads; it also reads the CPUs' description from /proc/cpuinfo and /sys, as it does in
+  # any container, and without them prints "Error in cpuinfo" and skips that work. The host's
+  # /dev and /sys and a /proc are mounted there in a mount namespace of the chroot's own,
+  # which the image's folder never sees (about 4 ms of unshare and mounts).
   # shellcheck disable=SC2016  # expanded by the chroot's sh
+  local mounts='mount --bind /dev "$0/dev" && mount -t proc proc "$0/proc" && mount --rbind /sys "$0/sys"'
+  # shellcheck disable=SC2016
   printf 'chroot\t%s bench-%s-chroot unshare --mount --propagation private sh -c %q %s %q\n' "$work/in_cgroup" \
-    "$name" 'mount --bind /dev "$0/dev" && exec chroot --userspec=1000:1000 "$0" python -c "$1"' "$rootfs" "$code"
+    "$name" "$mounts"' && exec chroot --userspec=1000:1000 "$0" python -c "$1"' "$rootfs" "$code"
 }
 
 measure_run() {
@@ -175,7 +179,7 @@ print("Measured by `benchmarks/run.sh {} run` ({} rounds timing every command in
 print("The same command, root filesystem and user (uid 1000) three ways: the whole Preflight pipeline "
       "(spec, profile, plan, the static checks, overlay root, `runc run --detach` and `runc delete`, "
       "harness, diagnosis, report); `runc run` of a hand-made bundle; a bare `chroot` (with the host's "
-      "`/dev` bound in a mount namespace of its own). The hand-made bundle and the chroot run in cgroups "
+      "`/dev` and `/sys` and a `/proc` mounted in a mount namespace of its own). The hand-made bundle and the chroot run in cgroups "
       "beside those of Preflight's containers (`/preflight/bench-*`), so that other containers on the "
       "machine share the CPUs with each way alike. Target (issue 33): a warm `preflight run` within "
       "1.05× and 100 ms of the chroot. Wall time, mean ± standard deviation (median); a comparison "

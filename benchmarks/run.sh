@@ -93,7 +93,7 @@ run_commands() {
   # which the image's folder never sees (about 4 ms of unshare and mounts).
   # shellcheck disable=SC2016  # expanded by the chroot's sh
   local mounts='mount --bind /dev "$0/dev" && mount -t proc proc "$0/proc" && mount --rbind /sys "$0/sys"'
-  # shellcheck disable=SC2016
+  # shellcheck disable=SC2016  # the same
   printf 'chroot\t%s bench-%s-chroot unshare --mount --propagation private sh -c %q %s %q\n' "$work/in_cgroup" \
     "$name" "$mounts"' && exec chroot --userspec=1000:1000 "$0" python -c "$1"' "$rootfs" "$code"
 }

@@ -24,6 +24,7 @@ _WRITING = getattr(os, "O_WRONLY", 1) | getattr(os, "O_RDWR", 2)
 _NOT_DATA = (".py", ".pyc", ".pyi", ".so", ".pth", ".pt", ".ckpt", ".safetensors", ".json", ".yaml",
              ".yml", ".toml", ".cfg", ".ini", ".conf")
 _wrapped = []  # (module, name, original, wrapper) while the wrappers watch
+_inputs = _exact = _system = ()  # the input mounts (with and without "/"), the system's folders
 
 
 def install():
@@ -38,13 +39,10 @@ def install():
     if "torch" in sys.modules:
         sys.addaudithook(_audit)
         return
-    _wrap(builtins, "open", "open", _open_args)
-    if io.open is _wrapped[0][2]:  # the same function, which `io.open(...)` and pathlib call
-        io.open = _wrapped[0][3]
-        _wrapped.append((io, "open", _wrapped[0][2], _wrapped[0][3]))
-    _wrap(os, "open", "open", _os_open_args)
-    _wrap(os, "listdir", "os.listdir", _listing_args)
-    _wrap(os, "scandir", "os.scandir", _listing_args)
+    _wrap((builtins, io), "open", "open", _open_args)  # one function, which pathlib calls as io.open
+    _wrap((os,), "open", "open", _os_open_args)
+    _wrap((os,), "listdir", "os.listdir", _listing_args)
+    _wrap((os,), "scandir", "os.scandir", _listing_args)
 
 
 def end_early():
@@ -59,8 +57,8 @@ def end_early():
     sys.addaudithook(_audit)
 
 
-def _wrap(module, name, event, to_args):
-    original = getattr(module, name)
+def _wrap(modules, name, event, to_args):
+    original = getattr(modules[0], name)
 
     def wrapper(*args, **kwargs):
         if _wrapped:  # once the audit hook watches, a wrapper the job kept only passes through
@@ -69,8 +67,10 @@ def _wrap(module, name, event, to_args):
 
     wrapper.__name__, wrapper.__qualname__ = original.__name__, original.__qualname__
     wrapper.__doc__, wrapper.__wrapped__ = original.__doc__, original
-    _wrapped.append((module, name, original, wrapper))
-    setattr(module, name, wrapper)
+    for module in modules:
+        if getattr(module, name, None) is original:
+            _wrapped.append((module, name, original, wrapper))
+            setattr(module, name, wrapper)
 
 
 # A wrapper's arguments as the audit event gives them: (path, mode, flags).
@@ -134,6 +134,3 @@ def _is_data(event, args, path, frame):
             return False
         frame = frame.f_back
     return True
-
-
-_inputs = _exact = _system = ()
